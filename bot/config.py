@@ -1,0 +1,242 @@
+"""Settings: environment variables plus an optional `arca.toml` (DESIGN.md §10).
+
+An invalid value fails at start-up with one line naming the variable and what is expected
+(`ConfigError`), never a traceback deep inside the bot.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+CONFIG_FILE_ENV = "ARCA_CONFIG"
+DEFAULT_CONFIG_FILE = "arca.toml"
+
+
+class ConfigError(Exception):
+    """A configuration value is missing or invalid; the message is one line for the operator."""
+
+
+class ModelConfig(BaseModel):
+    """One named model of the `ModelRegistry`. Abilities are declared, never guessed from the name."""
+
+    model: str
+    """The model name sent to the endpoint, e.g. `gpt-4o-mini` or `qwen2.5:7b`."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint; None means the global `OPENAI_BASE_URL` (or OpenAI itself)."""
+    api_key: SecretStr | None = None
+    """Key for this endpoint; None means the global `OPENAI_API_KEY`."""
+    roles: list[str] = Field(default_factory=list)
+    """Roles this model serves: `main`, `fast`."""
+    tool_call: bool = True
+    """The endpoint supports native function calling (`tools` / `tool_calls`)."""
+    json_mode: bool = True
+    """The endpoint supports `response_format={"type": "json_object"}`."""
+    streaming: bool = True
+    """The endpoint supports `stream=True`."""
+    context_window: int = Field(default=32_000, ge=1_000)
+    """Tokens the model accepts; the ContextGuard budgets against it."""
+
+    def abilities(self) -> dict[str, Any]:
+        return {
+            "tool_call": self.tool_call,
+            "json_mode": self.json_mode,
+            "streaming": self.streaming,
+            "context_window": self.context_window,
+        }
+
+
+def _env(*names: str) -> AliasChoices:
+    """Accept the env var name (any case) and the lowercase field name in arca.toml."""
+    return AliasChoices(*names, *(n.lower() for n in names))
+
+
+class Settings(BaseSettings):
+    """Everything the operator can set. Secrets are `SecretStr` so they never print."""
+
+    model_config = SettingsConfigDict(
+        env_file=None,
+        extra="ignore",
+        case_sensitive=False,
+        populate_by_name=True,
+    )
+
+    discord_token: SecretStr | None = Field(default=None, validation_alias=_env("DISCORD_TOKEN"))
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias=_env("OPENAI_API_KEY"))
+    openai_base_url: str | None = Field(default=None, validation_alias=_env("OPENAI_BASE_URL"))
+    model: str | None = Field(default=None, validation_alias=_env("ARCA_MODEL"))
+    fast_model: str | None = Field(default=None, validation_alias=_env("ARCA_FAST_MODEL"))
+    model_tool_call: bool = Field(default=True, validation_alias=_env("ARCA_MODEL_TOOL_CALL"))
+    model_json_mode: bool = Field(default=True, validation_alias=_env("ARCA_MODEL_JSON_MODE"))
+    model_streaming: bool = Field(default=True, validation_alias=_env("ARCA_MODEL_STREAMING"))
+    model_context_window: int = Field(
+        default=32_000, ge=1_000, validation_alias=_env("ARCA_MODEL_CONTEXT_WINDOW")
+    )
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    """Extra named models from arca.toml (`[models.NAME]` tables)."""
+
+    data_dir: Path = Field(default=Path("var"), validation_alias=_env("ARCA_DATA_DIR"))
+    db_url: str | None = Field(default=None, validation_alias=_env("ARCA_DB_URL"))
+    chroma_url: str | None = Field(default=None, validation_alias=_env("ARCA_CHROMA_URL"))
+    policies_dir: Path = Field(default=Path("policies"), validation_alias=_env("ARCA_POLICIES_DIR"))
+    embedding_model: str | None = Field(default=None, validation_alias=_env("ARCA_EMBEDDING_MODEL"))
+
+    staff_role: str = Field(default="Support Staff", validation_alias=_env("ARCA_STAFF_ROLE"))
+    staff_channel: int | None = Field(default=None, validation_alias=_env("ARCA_STAFF_CHANNEL"))
+    support_channels: list[int] = Field(default_factory=list, validation_alias=_env("ARCA_SUPPORT_CHANNELS"))
+    allow_dms: bool = Field(default=False, validation_alias=_env("ARCA_ALLOW_DMS"))
+    guild_ids: list[int] = Field(default_factory=list, validation_alias=_env("ARCA_GUILD_IDS"))
+    timezone: str = Field(default="Asia/Seoul", validation_alias=_env("ARCA_TIMEZONE"))
+
+    max_iterations: int = Field(default=50, ge=1, le=500, validation_alias=_env("ARCA_MAX_ITERATIONS"))
+    llm_concurrency: int = Field(default=8, ge=1, le=1000, validation_alias=_env("ARCA_LLM_CONCURRENCY"))
+    llm_timeout: float = Field(default=60.0, gt=0, validation_alias=_env("ARCA_LLM_TIMEOUT"))
+    llm_max_retries: int = Field(default=2, ge=0, le=10, validation_alias=_env("ARCA_LLM_MAX_RETRIES"))
+    edit_interval: float = Field(default=1.0, ge=0.0, validation_alias=_env("ARCA_EDIT_INTERVAL"))
+    max_message_chars: int = Field(default=4_000, ge=100, validation_alias=_env("ARCA_MAX_MESSAGE_CHARS"))
+    log_level: str = Field(default="INFO", validation_alias=_env("ARCA_LOG_LEVEL"))
+
+    @field_validator("support_channels", "guild_ids", mode="before")
+    @classmethod
+    def _split_ids(cls, value: Any) -> Any:
+        if isinstance(value, int):
+            return [value]
+        if isinstance(value, str):
+            parts = [p.strip() for p in value.replace(";", ",").split(",")]
+            return [p for p in parts if p]
+        return value
+
+    @field_validator("staff_channel", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("timezone")
+    @classmethod
+    def _valid_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"expected an IANA time zone such as Asia/Seoul, got {value!r}") from exc
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _valid_level(cls, value: str) -> str:
+        level = value.upper()
+        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+            raise ValueError("expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        return level
+
+    @field_validator("db_url", "chroma_url", "openai_base_url", "model", "embedding_model", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = Path(os.environ.get(CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
+        return tuple(sources)
+
+    # ---- derived values -------------------------------------------------------------------
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    @property
+    def database_url(self) -> str:
+        """The SQLAlchemy async URL: `ARCA_DB_URL`, else a SQLite file in the data dir."""
+        if self.db_url:
+            return self.db_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'arca.db').resolve()}"
+
+    @property
+    def chroma_dir(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def llm_configured(self) -> bool:
+        """A real model is configured (a model name and either a key or a custom endpoint)."""
+        return bool(self.model or self.models) and bool(
+            self.openai_api_key or self.openai_base_url or any(m.base_url for m in self.models.values())
+        )
+
+    def model_configs(self) -> dict[str, ModelConfig]:
+        """Named models: `main` (and `fast`) from the env vars, plus `[models.*]` from arca.toml."""
+        configs: dict[str, ModelConfig] = {}
+        if self.model:
+            configs["main"] = ModelConfig(
+                model=self.model,
+                roles=["main"] + ([] if self.fast_model else ["fast"]),
+                tool_call=self.model_tool_call,
+                json_mode=self.model_json_mode,
+                streaming=self.model_streaming,
+                context_window=self.model_context_window,
+            )
+        if self.fast_model:
+            configs["fast"] = ModelConfig(
+                model=self.fast_model,
+                roles=["fast"],
+                tool_call=self.model_tool_call,
+                json_mode=self.model_json_mode,
+                streaming=self.model_streaming,
+                context_window=self.model_context_window,
+            )
+        configs.update(self.models)
+        return configs
+
+
+_FIELD_TO_ENV = {
+    "discord_token": "DISCORD_TOKEN",
+    "openai_api_key": "OPENAI_API_KEY",
+    "openai_base_url": "OPENAI_BASE_URL",
+    "model": "ARCA_MODEL",
+}
+
+
+def _env_name(field: str) -> str:
+    if field in _FIELD_TO_ENV:
+        return _FIELD_TO_ENV[field]
+    info = Settings.model_fields.get(field)
+    if info is not None and isinstance(info.validation_alias, AliasChoices):
+        first = info.validation_alias.choices[0]
+        if isinstance(first, str):
+            return first
+    return field
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the settings, turning any validation failure into one clear `ConfigError` line."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first.get("loc") or ("?",)
+        field = str(loc[0])
+        value = first.get("input")
+        shown = "" if "token" in field or "key" in field else f" (got {value!r})"
+        msg = first.get("msg", "invalid value").removeprefix("Value error, ")
+        raise ConfigError(f"{_env_name(field)}: {msg}{shown}") from None
+    except (OSError, ValueError) as exc:  # unreadable or malformed arca.toml
+        raise ConfigError(f"configuration file: {exc}") from None

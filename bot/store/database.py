@@ -1,0 +1,186 @@
+"""The `Store`: one async SQLAlchemy engine, the schema check, sessions and the audit writer.
+
+SQLite (WAL) by default, any SQLAlchemy async URL through `ARCA_DB_URL`. A database with an
+unknown or newer schema is refused with a clear message and never modified.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, inspect, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from bot.store.models import SCHEMA_VERSION, AuditEntry, Base, SchemaMeta, utcnow
+
+
+class StoreError(Exception):
+    """The database cannot be used (unreachable, foreign or newer schema); one line for the operator."""
+
+
+def _redact_url(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # an unparsable URL is shown as its scheme only
+        return url.split(":", 1)[0] + ":…"
+
+
+class Store:
+    """Owns the engine and hands out sessions. Construct, then `await open()`; `await close()` at the end."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = url
+        self._echo = echo
+        self._engine: AsyncEngine | None = None
+        self._sessions: async_sessionmaker[AsyncSession] | None = None
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.startswith("sqlite")
+
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._engine is None:
+            raise RuntimeError("Store.open() was not awaited")
+        return self._engine
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def _make_engine(self) -> AsyncEngine:
+        kwargs: dict[str, Any] = {"echo": self._echo}
+        if self.is_sqlite:
+            url = make_url(self.url)
+            database = url.database or ""
+            if database in ("", ":memory:"):
+                kwargs["poolclass"] = StaticPool
+            else:
+                Path(database).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"timeout": 30}
+        else:
+            kwargs["pool_pre_ping"] = True
+        engine = create_async_engine(self.url, **kwargs)
+        if self.is_sqlite:
+
+            @event.listens_for(engine.sync_engine, "connect")
+            def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+                cur = dbapi_conn.cursor()
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute("PRAGMA foreign_keys=ON")
+                cur.execute("PRAGMA busy_timeout=30000")
+                cur.close()
+
+        return engine
+
+    async def open(self, *, create: bool = True) -> None:
+        """Connect, then check the schema: create it in an empty database, refuse a foreign one."""
+        if self._engine is not None:
+            return
+        try:
+            self._engine = self._make_engine()
+        except (SQLAlchemyError, ImportError, ValueError) as exc:
+            raise StoreError(f"cannot open database {_redact_url(self.url)}: {exc}") from None
+        self._sessions = async_sessionmaker(self._engine, expire_on_commit=False)
+        try:
+            await self._check_schema(create=create)
+        except StoreError:
+            await self.close()
+            raise
+        except (SQLAlchemyError, OSError) as exc:
+            await self.close()
+            raise StoreError(f"cannot open database {_redact_url(self.url)}: {exc}") from None
+
+    async def _check_schema(self, *, create: bool) -> None:
+        async with self.engine.begin() as conn:
+            tables = set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+            ours = set(Base.metadata.tables)
+            if "schema_meta" not in tables:
+                if tables:
+                    raise StoreError(
+                        f"database {_redact_url(self.url)} holds tables that are not Arca Support Bot's "
+                        f"({', '.join(sorted(tables)[:5])}); refusing to touch it. Point ARCA_DB_URL or "
+                        "ARCA_DATA_DIR at an empty or Arca database."
+                    )
+                if not create:
+                    raise StoreError(f"database {_redact_url(self.url)} is empty; run `arca-bot seed`")
+                await conn.run_sync(Base.metadata.create_all)
+                await conn.execute(
+                    SchemaMeta.__table__.insert().values(key="schema_version", value=str(SCHEMA_VERSION))
+                )
+                return
+            row = (
+                await conn.execute(select(SchemaMeta.value).where(SchemaMeta.key == "schema_version"))
+            ).scalar_one_or_none()
+            try:
+                version = int(row) if row is not None else None
+            except ValueError:
+                version = None
+            if version is None:
+                raise StoreError(f"database {_redact_url(self.url)} has no readable schema version; refusing it")
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"database schema version {version} is newer than this bot understands "
+                    f"({SCHEMA_VERSION}); upgrade the bot, the database was not modified"
+                )
+            if version < SCHEMA_VERSION:
+                raise StoreError(
+                    f"database schema version {version} is older than {SCHEMA_VERSION} and no migration "
+                    "exists for it; the database was not modified"
+                )
+            missing = ours - tables
+            if missing:
+                raise StoreError(
+                    f"database schema version {version} is missing tables {sorted(missing)}; "
+                    "it was not modified"
+                )
+
+    async def close(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+        self._engine = None
+        self._sessions = None
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session for reads or a unit of work; the caller commits (or uses `session.begin()`)."""
+        if self._sessions is None:
+            raise RuntimeError("Store.open() was not awaited")
+        async with self._sessions() as session:
+            yield session
+
+    async def audit(
+        self,
+        *,
+        actor: str,
+        action: str,
+        thread_id: str | None = None,
+        target: str | None = None,
+        code: str | None = None,
+        detail: str | dict[str, Any] | None = None,
+        session: AsyncSession | None = None,
+    ) -> None:
+        """Append one audit row; inside `session` when given (same transaction), else on its own."""
+        text = json.dumps(detail, ensure_ascii=False, default=str) if isinstance(detail, dict) else detail
+        entry = AuditEntry(
+            at=utcnow(), actor=actor, thread_id=thread_id, action=action, target=target, code=code, detail=text
+        )
+        if session is not None:
+            session.add(entry)
+            return
+        async with self.session() as s:
+            s.add(entry)
+            await s.commit()
+
+    async def recent_audit(self, limit: int = 20) -> list[AuditEntry]:
+        async with self.session() as s:
+            rows = await s.execute(select(AuditEntry).order_by(AuditEntry.id.desc()).limit(limit))
+            return list(rows.scalars())

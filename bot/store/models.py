@@ -1,0 +1,209 @@
+"""ORM tables: players, orders, coupons (the ledger), audit, conversation memory, schema meta.
+
+Constraints that protect money live in the database itself (one live coupon per order,
+unique idempotency keys), so no code path can bypass them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+SCHEMA_VERSION = 1
+"""Bumped whenever a table changes; a database with another version is refused at start-up."""
+
+ORDER_STATUSES: dict[str, str] = {
+    "paid": "결제 완료",
+    "preparing": "상품 준비 중",
+    "shipping": "배송 중",
+    "delayed": "배송 지연",
+    "delivered": "배송 완료",
+    "cancelled": "주문 취소",
+    "refunded": "환불 완료",
+}
+"""Order status codes and their Korean labels (DESIGN.md §5)."""
+
+ORDER_STATUS_EN: dict[str, str] = {
+    "paid": "paid",
+    "preparing": "preparing",
+    "shipping": "shipping",
+    "delayed": "delivery delayed",
+    "delivered": "delivered",
+    "cancelled": "cancelled",
+    "refunded": "refunded",
+}
+
+COUPON_STATUSES = ("active", "revoked", "pending", "rejected")
+"""`pending` waits for `/coupon approve`; `rejected` is a pending coupon staff declined."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores aware datetimes as UTC; SQLite drops the zone, so it is put back on load."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: object) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: object) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class SchemaMeta(Base):
+    __tablename__ = "schema_meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(256))
+
+
+class Player(Base):
+    __tablename__ = "players"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    discord_id: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
+    name: Mapped[str] = mapped_column(String(100))
+    locale: Mapped[str] = mapped_column(String(8), default="ko")
+    email: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    phone: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Order(Base):
+    __tablename__ = "orders"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), index=True)
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    item: Mapped[str] = mapped_column(String(200))
+    amount: Mapped[int] = mapped_column(Integer)
+    currency: Mapped[str] = mapped_column(String(3), default="KRW")
+    ordered_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class Coupon(Base):
+    __tablename__ = "coupons"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    code: Mapped[str] = mapped_column(String(32), unique=True)
+    order_id: Mapped[str] = mapped_column(ForeignKey("orders.id"), index=True)
+    player_id: Mapped[str] = mapped_column(ForeignKey("players.id"), index=True)
+    amount: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    issued_by: Mapped[str] = mapped_column(String(64))
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+    __table_args__ = (
+        # At most one live (active or awaiting approval) coupon per order, enforced by the database.
+        Index(
+            "uq_coupons_one_live_per_order",
+            "order_id",
+            unique=True,
+            sqlite_where=text("status IN ('active', 'pending')"),
+            postgresql_where=text("status IN ('active', 'pending')"),
+        ),
+        Index("ix_coupons_player_created", "player_id", "created_at"),
+    )
+
+
+class AuditEntry(Base):
+    __tablename__ = "audit"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    actor: Mapped[str] = mapped_column(String(100))
+    thread_id: Mapped[str | None] = mapped_column(String(100), nullable=True, index=True)
+    action: Mapped[str] = mapped_column(String(64), index=True)
+    target: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    code: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    detail: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class ThreadMessage(Base):
+    """One message of a conversation, append-only (ThreadMemory)."""
+
+    __tablename__ = "thread_messages"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(String(100), index=True)
+    run_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tool_calls: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    tool_call_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    name: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
+    meta: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (Index("ix_thread_messages_thread_id_id", "thread_id", "id"),)
+
+
+class ThreadSummary(Base):
+    """A compaction summary: replaces every message of the thread up to `upto_message_id`."""
+
+    __tablename__ = "thread_summaries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(String(100), index=True)
+    upto_message_id: Mapped[int] = mapped_column(Integer)
+    summary: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class ThreadState(Base):
+    """Per-thread flags that outlive a process: handoff (bot paused) and the last reset."""
+
+    __tablename__ = "thread_state"
+
+    thread_id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    handoff: Mapped[bool] = mapped_column(Boolean, default=False)
+    handoff_by: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    reset_before_id: Mapped[int] = mapped_column(Integer, default=0)
+    """Messages with an id at or below this were cleared by `/thread reset` (kept for audit)."""
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class Escalation(Base):
+    __tablename__ = "escalations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    player_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    discord_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    summary: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -1,0 +1,375 @@
+"""Tool declaration, context, result and registry: the seam between the engine and the tools.
+
+A tool is a typed async function `fn(args: ArgsModel, ctx: ToolContext) -> ToolResult`. Its name,
+docstring and the argument model's field descriptions are the schema the model reads. Guards live
+inside the function and answer with a `ToolResult` (code + a sentence the model can act on); the
+registry turns every failure around a tool (unknown name, broken arguments, exception, actor not
+allowed) into a result too, so every tool call gets exactly one result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from openai import pydantic_function_tool
+from pydantic import BaseModel, ValidationError
+
+log = logging.getLogger(__name__)
+
+
+class ResultCode(StrEnum):
+    """Fixed result codes (DESIGN.md §5); outside test suites match on these strings."""
+
+    OK = "OK"
+    ISSUED = "ISSUED"
+    ORDER_NOT_FOUND = "ORDER_NOT_FOUND"
+    NOT_LINKED = "NOT_LINKED"
+    NOT_ELIGIBLE_STATUS = "NOT_ELIGIBLE_STATUS"
+    INVALID_AMOUNT = "INVALID_AMOUNT"
+    AMOUNT_OVER_LIMIT = "AMOUNT_OVER_LIMIT"
+    ALREADY_ISSUED = "ALREADY_ISSUED"
+    DAILY_LIMIT_REACHED = "DAILY_LIMIT_REACHED"
+    PENDING_APPROVAL = "PENDING_APPROVAL"
+    DENIED = "DENIED"
+    ERROR = "ERROR"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced. `message` is the sentence the model reads; `data` is for code."""
+
+    ok: bool
+    """True when the tool did what was asked (OK, ISSUED)."""
+    code: str
+    """One of `ResultCode`."""
+    message: str
+    """The observation the model reads, in the conversation's language."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """Structured facts for code (claim check, replay expectations), never shown to the model."""
+
+    @classmethod
+    def error(cls, message: str, **data: Any) -> ToolResult:
+        return cls(ok=False, code=ResultCode.ERROR, message=message, data=data)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is talking. Authority comes from Discord roles and account links only, never from text."""
+
+    discord_id: str | None
+    """The Discord user id as a string ("9001"); None for system actors."""
+    player_id: str | None = None
+    """The linked game account, None when the Discord user has no linked account."""
+    roles: frozenset[str] = frozenset()
+    """Discord role names of the author in this guild."""
+    is_staff: bool = False
+    """True when `roles` contains the configured staff role (decided by the channel, not by text)."""
+    display_name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """Audit label: `staff:42`, `player:P100`, `discord:9001`."""
+        if self.is_staff:
+            return f"staff:{self.discord_id}"
+        if self.player_id:
+            return f"player:{self.player_id}"
+        return f"discord:{self.discord_id}"
+
+
+class PolicySearcher(Protocol):
+    """The knowledge base as the `search_policy` tool sees it."""
+
+    async def search(self, query: str, top_k: int = 3) -> list[Any]: ...
+
+
+StaffNotifier = Callable[[str, dict[str, Any]], Awaitable[None]]
+"""`await notify(kind, payload)`: posts an escalation or approval request to the staff channel."""
+
+
+@dataclass
+class ToolServices:
+    """Long-lived collaborators tools may use; injected by whoever builds the context."""
+
+    coupon_rules: Any | None = None
+    """`tools.coupons.CouponRules` (loaded from policies/coupon_rules.yaml)."""
+    policy_search: PolicySearcher | None = None
+    """The policy knowledge base (`bot.knowledge`)."""
+    notify_staff: StaffNotifier | None = None
+    """Posts escalations and approval requests where staff see them."""
+    timezone: str = "Asia/Seoul"
+    """Calendar days for daily caps are counted in this zone."""
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool may touch for one call. Built per run; `for_call` binds the call id."""
+
+    actor: Actor
+    thread_id: str
+    run_id: str
+    store: Any
+    """`bot.store.Store`."""
+    locale: str = "ko"
+    """Language of the player's latest message: `ko` or `en`."""
+    clock: Callable[[], datetime] = _utcnow
+    services: ToolServices = field(default_factory=ToolServices)
+    tool_call_id: str = ""
+    """Unique within the thread; set by the engine through `for_call`."""
+
+    @property
+    def idempotency_key(self) -> str:
+        """thread_id + run id + tool call id: the same call retried never acts twice."""
+        return f"{self.thread_id}:{self.run_id}:{self.tool_call_id}"
+
+    @property
+    def korean(self) -> bool:
+        return self.locale == "ko"
+
+    def for_call(self, tool_call_id: str) -> ToolContext:
+        return replace(self, tool_call_id=tool_call_id)
+
+    def say(self, ko: str, en: str) -> str:
+        """Pick the sentence in the conversation's language."""
+        return ko if self.korean else en
+
+
+ToolFn = Callable[[Any, ToolContext], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool: the function plus the schema the model sees."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    fn: ToolFn
+    side_effect: bool = False
+    """True for tools that change the world (issue_coupon, escalate_to_staff): run one at a time, in order."""
+    staff_only: bool = False
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The `tools=[…]` entry for the Chat Completions API (non-strict, so local servers accept it)."""
+        param = pydantic_function_tool(self.args_model, name=self.name, description=self.description)
+        function = dict(param["function"])
+        function.pop("strict", None)
+        return {"type": "function", "function": function}
+
+    def catalogue_line(self, width: int = 80) -> str:
+        """Compact one-line entry (~80 chars) for tool selection: name and first sentence."""
+        first = self.description.strip().split("\n", 1)[0]
+        line = f"{self.name}: {first}"
+        return line if len(line) <= width else line[: width - 1] + "…"
+
+    def prompt_description(self) -> str:
+        """Full description for JSON mode's system prompt: name, description, argument schema."""
+        schema = self.args_model.model_json_schema()
+        props = {
+            k: {kk: vv for kk, vv in v.items() if kk in ("type", "description", "default", "anyOf", "enum")}
+            for k, v in schema.get("properties", {}).items()
+        }
+        args = json.dumps({"properties": props, "required": schema.get("required", [])}, ensure_ascii=False)
+        return f"- {self.name}: {self.description.strip()}\n  args: {args}"
+
+
+def tool(
+    *, name: str | None = None, side_effect: bool = False, staff_only: bool = False
+) -> Callable[[ToolFn], Tool]:
+    """Declare a tool from `async def fn(args: ArgsModel, ctx: ToolContext) -> ToolResult`."""
+
+    def wrap(fn: ToolFn) -> Tool:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"tool {fn.__name__} must be an async function")
+        params = list(inspect.signature(fn, eval_str=True).parameters.values())
+        if len(params) != 2:
+            raise TypeError(f"tool {fn.__name__} must take (args, ctx)")
+        args_model = params[0].annotation
+        if not (isinstance(args_model, type) and issubclass(args_model, BaseModel)):
+            raise TypeError(f"tool {fn.__name__}: first parameter must be annotated with a pydantic model")
+        description = inspect.cleandoc(fn.__doc__ or "")
+        if not description:
+            raise TypeError(f"tool {fn.__name__} needs a docstring: it is the model's instructions")
+        return Tool(
+            name=name or fn.__name__,
+            description=description,
+            args_model=args_model,
+            fn=fn,
+            side_effect=side_effect,
+            staff_only=staff_only,
+        )
+
+    return wrap
+
+
+UNLINKED_ALLOWED = frozenset({"search_policy", "escalate_to_staff"})
+"""Tools a Discord user with no linked game account may use."""
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per broken field: the field name and what type was expected."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
+        kind = err.get("type", "")
+        if kind == "missing":
+            parts.append(f"'{loc}' is required")
+        elif kind == "extra_forbidden":
+            parts.append(f"'{loc}' is not an argument of this tool")
+        else:
+            expected = {
+                "int_parsing": "an integer, e.g. 5000",
+                "int_type": "an integer, e.g. 5000",
+                "int_from_float": "a whole number, e.g. 5000",
+                "string_type": "a string",
+                "bool_type": "true or false",
+                "bool_parsing": "true or false",
+            }.get(kind, err.get("msg", "a valid value"))
+            parts.append(f"'{loc}' must be {expected} (got {err.get('input')!r})")
+    return "; ".join(parts)
+
+
+class ToolRegistry:
+    """Named tools, the per-actor allowlist, and `execute`, which never raises."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.register(t)
+
+    def register(self, t: Tool) -> None:
+        if t.name in self._tools:
+            raise ValueError(f"tool {t.name} registered twice")
+        self._tools[t.name] = t
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def subset(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry with only the named tools (unknown names ignored), in registration order."""
+        wanted = set(names)
+        return ToolRegistry(t for t in self._tools.values() if t.name in wanted)
+
+    def for_actor(self, actor: Actor) -> ToolRegistry:
+        """The tools this actor may see: staff all, linked players all but staff-only, unlinked two."""
+        return self.subset(n for n in self._tools if self.allowed(n, actor))
+
+    def allowed(self, name: str, actor: Actor) -> bool:
+        t = self._tools.get(name)
+        if t is None:
+            return False
+        if actor.is_staff:
+            return True
+        if t.staff_only:
+            return False
+        return bool(actor.player_id) or name in UNLINKED_ALLOWED
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.openai_schema() for t in self._tools.values()]
+
+    def catalogue(self) -> str:
+        return "\n".join(t.catalogue_line() for t in self._tools.values())
+
+    def prompt_descriptions(self) -> str:
+        return "\n".join(t.prompt_description() for t in self._tools.values())
+
+    def is_side_effect(self, name: str) -> bool:
+        t = self._tools.get(name)
+        return bool(t and t.side_effect)
+
+    async def execute(self, name: str, raw_args: Mapping[str, Any] | str | None, ctx: ToolContext) -> ToolResult:
+        """Run one call. Unknown tool, bad JSON, invalid arguments, not allowed, exception → a result."""
+        t = self._tools.get(name)
+        if t is None:
+            known = ", ".join(self._tools) or "(none)"
+            return ToolResult.error(
+                f"Tool '{name}' does not exist. Available tools: {known}.", reason="unknown_tool"
+            )
+        if not self.allowed(name, ctx.actor):
+            if t.staff_only:
+                msg = ctx.say(
+                    f"'{name}'은(는) 운영진 전용 기능입니다. 필요하면 escalate_to_staff로 운영진에게 요청하세요.",
+                    f"'{name}' is for staff only. Use escalate_to_staff to ask a staff member.",
+                )
+            else:
+                msg = ctx.say(
+                    "게임 계정이 디스코드와 연동되어 있지 않아 이 기능을 쓸 수 없습니다. 운영진에게 "
+                    "계정 연동(/link)을 요청하면 주문 조회와 보상을 이용할 수 있습니다. 지금은 정책 검색과 "
+                    "운영진 연결만 가능합니다.",
+                    "This Discord account is not linked to a game account, so this is not available. "
+                    "Ask staff to link your account (/link) to use order lookups and compensation; until then "
+                    "only policy search and contacting staff are available.",
+                )
+            await _audit_quietly(ctx, action=f"tool:{name}", code=ResultCode.DENIED, detail="not allowed for actor")
+            return ToolResult(ok=False, code=ResultCode.DENIED, message=msg, data={"reason": "not_allowed"})
+        if isinstance(raw_args, str):
+            try:
+                raw_args = json.loads(raw_args) if raw_args.strip() else {}
+            except json.JSONDecodeError as exc:
+                return ToolResult.error(
+                    f"The arguments for '{name}' are not valid JSON ({exc.msg} at position {exc.pos}). "
+                    "Send a JSON object.",
+                    reason="bad_json",
+                )
+        if raw_args is None:
+            raw_args = {}
+        if not isinstance(raw_args, Mapping):
+            return ToolResult.error(
+                f"The arguments for '{name}' must be a JSON object, got {type(raw_args).__name__}.",
+                reason="bad_arguments",
+            )
+        try:
+            args = t.args_model.model_validate(dict(raw_args))
+        except ValidationError as exc:
+            return ToolResult.error(
+                f"Invalid arguments for '{name}': {describe_validation_error(exc)}.", reason="invalid_arguments"
+            )
+        try:
+            result = await t.fn(args, ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool bug must not kill the run: the model reads an error instead
+            log.exception("tool %s failed", name)
+            return ToolResult.error(
+                f"Tool '{name}' failed with an internal error ({type(exc).__name__}). "
+                "Nothing was changed; you may retry once or tell the player to try again later.",
+                reason="exception",
+                exception=type(exc).__name__,
+            )
+        if not isinstance(result, ToolResult):
+            return ToolResult.error(f"Tool '{name}' returned no result.", reason="no_result")
+        return result
+
+
+async def _audit_quietly(ctx: ToolContext, **kwargs: Any) -> None:
+    audit = getattr(ctx.store, "audit", None)
+    if audit is None:
+        return
+    try:
+        await audit(actor=ctx.actor.label, thread_id=ctx.thread_id, **kwargs)
+    except Exception:  # auditing must never turn a refusal into a crash
+        log.exception("audit write failed")
