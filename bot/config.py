@@ -7,15 +7,18 @@ An invalid value fails at start-up with one line naming the variable and what is
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -93,9 +96,13 @@ class Settings(BaseSettings):
 
     staff_role: str = Field(default="Support Staff", validation_alias=_env("ARCA_STAFF_ROLE"))
     staff_channel: int | None = Field(default=None, validation_alias=_env("ARCA_STAFF_CHANNEL"))
-    support_channels: list[int] = Field(default_factory=list, validation_alias=_env("ARCA_SUPPORT_CHANNELS"))
+    support_channels: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, validation_alias=_env("ARCA_SUPPORT_CHANNELS")
+    )
     allow_dms: bool = Field(default=False, validation_alias=_env("ARCA_ALLOW_DMS"))
-    guild_ids: list[int] = Field(default_factory=list, validation_alias=_env("ARCA_GUILD_IDS"))
+    guild_ids: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, validation_alias=_env("ARCA_GUILD_IDS")
+    )
     timezone: str = Field(default="Asia/Seoul", validation_alias=_env("ARCA_TIMEZONE"))
 
     max_iterations: int = Field(default=50, ge=1, le=500, validation_alias=_env("ARCA_MAX_ITERATIONS"))
@@ -235,8 +242,13 @@ def load_settings(**overrides: Any) -> Settings:
         loc = first.get("loc") or ("?",)
         field = str(loc[0])
         value = first.get("input")
-        shown = "" if "token" in field or "key" in field else f" (got {value!r})"
+        shown = "" if "token" in field.lower() or "key" in field.lower() else f" (got {value!r})"
         msg = first.get("msg", "invalid value").removeprefix("Value error, ")
         raise ConfigError(f"{_env_name(field)}: {msg}{shown}") from None
+    except SettingsError as exc:
+        match = re.search(r'field "(\w+)"', str(exc))
+        if match:
+            raise ConfigError(f"{_env_name(match.group(1))}: cannot parse the value") from None
+        raise ConfigError(f"configuration: {exc}") from None
     except (OSError, ValueError) as exc:  # unreadable or malformed arca.toml
         raise ConfigError(f"configuration file: {exc}") from None

@@ -301,7 +301,9 @@ class ToolRegistry:
         t = self._tools.get(name)
         return bool(t and t.side_effect)
 
-    async def execute(self, name: str, raw_args: Mapping[str, Any] | str | None, ctx: ToolContext) -> ToolResult:
+    async def execute(
+        self, name: str, raw_args: Mapping[str, Any] | str | None, ctx: ToolContext
+    ) -> ToolResult:
         """Run one call. Unknown tool, bad JSON, invalid arguments, not allowed, exception → a result."""
         t = self._tools.get(name)
         if t is None:
@@ -324,7 +326,9 @@ class ToolRegistry:
                     "Ask staff to link your account (/link) to use order lookups and compensation; until then "
                     "only policy search and contacting staff are available.",
                 )
-            await _audit_quietly(ctx, action=f"tool:{name}", code=ResultCode.DENIED, detail="not allowed for actor")
+            await _audit_quietly(
+                ctx, action=f"tool:{name}", code=ResultCode.DENIED, detail="not allowed for actor"
+            )
             return ToolResult(ok=False, code=ResultCode.DENIED, message=msg, data={"reason": "not_allowed"})
         if isinstance(raw_args, str):
             try:
@@ -346,7 +350,8 @@ class ToolRegistry:
             args = t.args_model.model_validate(dict(raw_args))
         except ValidationError as exc:
             return ToolResult.error(
-                f"Invalid arguments for '{name}': {describe_validation_error(exc)}.", reason="invalid_arguments"
+                f"Invalid arguments for '{name}': {describe_validation_error(exc)}.",
+                reason="invalid_arguments",
             )
         try:
             result = await t.fn(args, ctx)

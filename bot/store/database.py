@@ -125,7 +125,9 @@ class Store:
             except ValueError:
                 version = None
             if version is None:
-                raise StoreError(f"database {_redact_url(self.url)} has no readable schema version; refusing it")
+                raise StoreError(
+                    f"database {_redact_url(self.url)} has no readable schema version; refusing it"
+                )
             if version > SCHEMA_VERSION:
                 raise StoreError(
                     f"database schema version {version} is newer than this bot understands "
@@ -171,7 +173,13 @@ class Store:
         """Append one audit row; inside `session` when given (same transaction), else on its own."""
         text = json.dumps(detail, ensure_ascii=False, default=str) if isinstance(detail, dict) else detail
         entry = AuditEntry(
-            at=utcnow(), actor=actor, thread_id=thread_id, action=action, target=target, code=code, detail=text
+            at=utcnow(),
+            actor=actor,
+            thread_id=thread_id,
+            action=action,
+            target=target,
+            code=code,
+            detail=text,
         )
         if session is not None:
             session.add(entry)

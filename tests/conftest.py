@@ -1,0 +1,64 @@
+"""Shared fixtures: an isolated environment, a real SQLite store (empty or seeded with the demo data)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.store import Store
+from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
+
+_ARCA_ENV = (
+    "DISCORD_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ARCA_MODEL",
+    "ARCA_FAST_MODEL",
+    "ARCA_DATA_DIR",
+    "ARCA_DB_URL",
+    "ARCA_CHROMA_URL",
+    "ARCA_EMBEDDING_MODEL",
+    "ARCA_STAFF_ROLE",
+    "ARCA_STAFF_CHANNEL",
+    "ARCA_SUPPORT_CHANNELS",
+    "ARCA_ALLOW_DMS",
+    "ARCA_TIMEZONE",
+    "ARCA_CONFIG",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's configuration or writes into the checkout's ./var."""
+    for name in _ARCA_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ARCA_CONFIG", str(tmp_path / "no-arca.toml"))
+    monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite+aiosqlite:///{path}"
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    s = Store(sqlite_url(tmp_path / "arca.db"))
+    await s.open()
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+@pytest.fixture
+async def seeded_store(store: Store) -> Store:
+    await apply_seed(store, load_seed_file(DEFAULT_SEED))
+    return store
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"arca: cores={os.cpu_count()}"
