@@ -1,14 +1,23 @@
-"""Start-up assembly shared by every entry point: open the store and seed an empty database."""
+"""Start-up assembly shared by every entry point: store (seeded when empty), policy index, tools,
+staff commands and the `Conversations` object that every channel talks to.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from bot.config import Settings
 from bot.store import Store
 from bot.store.seed import seed_if_empty
 
 log = logging.getLogger(__name__)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 async def open_store(settings: Settings, *, seed: bool = True) -> Store:
@@ -24,3 +33,83 @@ async def open_store(settings: Settings, *, seed: bool = True) -> Store:
                 report.orders_added,
             )
     return store
+
+
+def policies_dir(settings: Settings) -> Path:
+    """`ARCA_POLICIES_DIR` (default `policies/`); a relative default falls back to the project's own."""
+    path = Path(settings.policies_dir)
+    if path.is_dir() or path.is_absolute():
+        return path
+    return PROJECT_ROOT / path
+
+
+def coupon_rules_path(settings: Settings) -> Path:
+    return policies_dir(settings) / "coupon_rules.yaml"
+
+
+def make_policy_index(settings: Settings, *, build: bool = True) -> Any:
+    """The policy index of the settings, built into the data dir when it is missing."""
+    from bot.knowledge.index import PolicyIndex
+
+    index = PolicyIndex.from_settings(settings)
+    index.policies_dir = policies_dir(settings)
+    if build:
+        index.ensure_built(index.policies_dir)
+    return index
+
+
+def make_llm_factory(settings: Settings) -> Callable[[], Any]:
+    """One `OpenAILLM` for the main role per run (a new agent is built per run; the LLM is shared)."""
+    from bot.llm.registry import ModelRegistry
+
+    registry = ModelRegistry.from_settings(settings)
+    main = registry.for_role("main")
+    return lambda: main
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: Store
+    conversations: Any
+    policy_index: Any
+
+
+async def build_app(
+    settings: Settings,
+    *,
+    llm_factory: Callable[[], Any] | None = None,
+    store: Store | None = None,
+    policy_index: Any = None,
+    clock: Callable[[], datetime] | None = None,
+    use_native_tools: bool | None = None,
+    event_hook: Any = None,
+) -> App:
+    """Everything a channel needs. `llm_factory` defaults to the configured model."""
+    from bot.conversations import Conversations
+    from bot.staff import StaffRegistry
+    from tools.base import ToolServices
+    from tools.ledger import load_coupon_rules
+    from tools.registry import build_registry
+
+    store = store or await open_store(settings)
+    if policy_index is None:
+        policy_index = make_policy_index(settings)
+    rules = load_coupon_rules(coupon_rules_path(settings))
+    services = ToolServices(coupon_rules=rules, policy_search=policy_index, timezone=settings.timezone)
+    conversations = Conversations(
+        store=store,
+        tools=build_registry(),
+        llm_factory=llm_factory or make_llm_factory(settings),
+        services=services,
+        staff=StaffRegistry(),
+        staff_role=settings.staff_role,
+        use_native_tools=True if use_native_tools is None else use_native_tools,
+        max_iterations=settings.max_iterations,
+        llm_concurrency=settings.llm_concurrency,
+        edit_interval=settings.edit_interval,
+        max_message_chars=settings.max_message_chars,
+        clock=clock,
+        event_hook=event_hook,
+    )
+    return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

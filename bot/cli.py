@@ -77,6 +77,68 @@ def cmd_search(args: argparse.Namespace) -> int:
     return search_command(settings, args.query, args.top_k, args.json)
 
 
+def cmd_chat(args: argparse.Namespace) -> int:
+    from bot.app import build_app
+    from bot.channels.console import run_console
+
+    settings = _settings()
+    if not settings.llm_configured:
+        print(
+            "arca-bot: no LLM configured. Set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL "
+            "(see README), or run `arca-bot demo` to see the scripted pipeline.",
+            file=sys.stderr,
+        )
+        return 2
+    roles = {settings.staff_role} if args.staff else set()
+
+    async def go() -> int:
+        app = await build_app(settings)
+        app.conversations.edit_interval = min(settings.edit_interval, 0.2)
+        try:
+            return await run_console(
+                app.conversations, discord_id=args.as_id, roles=roles, channel=args.channel
+            )
+        finally:
+            await app.conversations.wait_idle()
+            await app.store.close()
+
+    return asyncio.run(go())
+
+
+def _modes(value: str) -> tuple[str, ...]:
+    return ("native", "json") if value == "both" else (value,)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from bot.replay.runner import replay
+
+    settings = _settings()
+    if args.live and not settings.llm_configured:
+        print(
+            "arca-bot: --live needs a configured LLM (ARCA_MODEL + OPENAI_API_KEY / OPENAI_BASE_URL)",
+            file=sys.stderr,
+        )
+        return 2
+    return asyncio.run(
+        replay(
+            settings,
+            [Path(p) for p in args.paths],
+            modes=_modes(args.mode),
+            live=args.live,
+            trials=args.trials,
+            report=Path(args.report) if args.report else None,
+            name_filter=args.k,
+        )
+    )
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from bot.demo import run_demo
+
+    settings = _settings()
+    return asyncio.run(run_demo(settings, Path(args.path) if args.path else None))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arca-bot", description="Arca Online customer-support and game-ops bot (아르카 온라인 상담 봇)"
@@ -100,6 +162,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", type=int, default=3, dest="top_k")
     p.add_argument("--json", action="store_true", help="print one JSON array on stdout")
     p.set_defaults(fn=cmd_search)
+
+    p = sub.add_parser("chat", help="talk to the bot in the terminal (the console channel)")
+    p.add_argument(
+        "--as", dest="as_id", default="9001", help="Discord user id to speak as (default 9001, 루나)"
+    )
+    p.add_argument("--staff", action="store_true", help="speak with the staff role")
+    p.add_argument("--channel", default="main", help="channel name; the same name continues the conversation")
+    p.set_defaults(fn=cmd_chat)
+
+    p = sub.add_parser("replay", help="replay transcript cases (files or directories of *.yaml)")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--mode", choices=["native", "json", "both"], default="both")
+    p.add_argument("--live", action="store_true", help="use the configured model instead of the scripts")
+    p.add_argument("--trials", type=int, default=1, help="with --live: runs per case, reports pass^k")
+    p.add_argument("--report", help="write a JSON report to this file")
+    p.add_argument("-k", help="only cases whose name contains this text")
+    p.set_defaults(fn=cmd_replay)
+
+    p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
+    p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")
+    p.set_defaults(fn=cmd_demo)
     return parser
 
 

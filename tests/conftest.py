@@ -62,3 +62,19 @@ async def seeded_store(store: Store) -> Store:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"arca: cores={os.cpu_count()}"
+
+
+@pytest.fixture(scope="session")
+def policy_index(tmp_path_factory: pytest.TempPathFactory):
+    """The project's real policy index (e5 embedder, embedded Chroma), built once per test session."""
+    from bot.app import PROJECT_ROOT
+    from bot.knowledge.embedders import E5Embedder
+    from bot.knowledge.index import PolicyIndex
+
+    index = PolicyIndex(
+        E5Embedder(),
+        chroma_dir=tmp_path_factory.mktemp("policy-index"),
+        policies_dir=PROJECT_ROOT / "policies",
+    )
+    index.ensure_built(PROJECT_ROOT / "policies")
+    return index

@@ -122,7 +122,7 @@ class SeedData(BaseModel):
         return problems
 
 
-def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     """Walk the composed YAML node tree along a pydantic error location; 1-based line."""
     node = root
     line = node.start_mark.line + 1 if node is not None else None
@@ -156,14 +156,14 @@ def parse_fixture_data(data: Any, *, source: str, root: yaml.Node | None = None)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err.get("loc", ()))
-        line = _line_of(root, loc)
+        line = line_of(root, loc)
         where = f"{source}:{line}" if line else source
         path = ".".join(str(p) for p in loc)
         raise SeedError(f"{where}: {path}: {err.get('msg')}") from None
     problems = seed.check_references()
     if problems:
         loc, msg = problems[0]
-        line = _line_of(root, loc)
+        line = line_of(root, loc)
         where = f"{source}:{line}" if line else source
         raise SeedError(f"{where}: {'.'.join(str(p) for p in loc)}: {msg}")
     return seed

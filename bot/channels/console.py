@@ -1,0 +1,157 @@
+"""The console channel (`arca-bot chat`): the same `Conversations` as Discord, in a terminal.
+
+The answer streams in place; a line typed while the bot works becomes an interrupt; lines starting
+with `/` are staff commands; Ctrl-C stops the run, not the program; Ctrl-D quits. With stdin not a
+terminal (a pipe, a test), each line waits for the previous answer, so a session is reproducible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+
+from bot.conversations import Conversations, Incoming
+
+
+class ConsoleSurface:
+    """Messages are printed once; an edit that extends a message prints only the new text."""
+
+    max_chars = 100_000
+
+    def __init__(self, out: TextIO | None = None, *, color: bool | None = None) -> None:
+        self.out = out or sys.stdout
+        self.console = Console(file=self.out, highlight=False, force_terminal=color, soft_wrap=True)
+        self._texts: dict[int, str] = {}
+        self._current: int | None = None
+        self._status: set[int] = set()
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def _end_line(self) -> None:
+        if self._current is not None:
+            self._write("\n")
+            self._current = None
+
+    async def send(self, text: str) -> int:
+        self._end_line()
+        handle = len(self._texts)
+        self._texts[handle] = text
+        if text.startswith("⏳"):
+            self._status.add(handle)
+            self.console.print(f"[dim]{text}[/dim]")
+        else:
+            self._write("🤖 " + text)
+            self._current = handle
+        return handle
+
+    async def edit(self, handle: Any, text: str) -> None:
+        old = self._texts.get(handle, "")
+        self._texts[handle] = text
+        if text.startswith("⏳"):
+            if text != old:
+                self._end_line()
+                self.console.print(f"[dim]{text}[/dim]")
+            return
+        if handle in self._status:
+            # The status message turns into the answer.
+            self._status.discard(handle)
+            self._end_line()
+            self._write("🤖 " + text)
+            self._current = handle
+            return
+        if self._current == handle and text.startswith(old):
+            self._write(text[len(old) :])
+            return
+        self._end_line()
+        self._write("🤖 " + text)
+        self._current = handle
+
+    async def react(self, ref: Any, emoji: str) -> None:
+        self._end_line()
+        self.console.print(f"[dim]{emoji} (추가 메시지를 작업 중인 답변에 전달했습니다)[/dim]")
+
+    async def send_ephemeral(self, text: str) -> None:
+        self._end_line()
+        self.console.print(text, markup=False)
+
+    def finish_turn(self) -> None:
+        self._end_line()
+
+
+async def run_console(
+    conversations: Conversations,
+    *,
+    discord_id: str,
+    roles: set[str],
+    channel: str = "main",
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+    banner: str | None = None,
+) -> int:
+    """Chat until EOF. Returns the exit status."""
+    stdin = stdin or sys.stdin
+    surface = ConsoleSurface(out)
+    thread = f"console:{channel}"
+    actor = await conversations.resolve_actor(discord_id, roles, display_name=f"console:{discord_id}")
+
+    async def staff_sink(kind: str, payload: dict[str, Any]) -> None:
+        surface.finish_turn()
+        surface.console.print(
+            f"[bold magenta]📣 staff channel · {kind}[/bold magenta] {payload}", markup=True
+        )
+
+    conversations.staff_sinks.append(staff_sink)
+    if banner:
+        surface.console.print(banner)
+    who = f"player {actor.player_id}" if actor.player_id else "an unlinked Discord user"
+    surface.console.print(
+        f"[dim]channel {thread} · as Discord {discord_id} ({who}{', staff' if actor.is_staff else ''}) · "
+        "Ctrl-C stops an answer, Ctrl-D quits[/dim]"
+    )
+    tasks: set[asyncio.Task[Any]] = set()
+
+    async def submit(line: str) -> None:
+        task = asyncio.create_task(conversations.handle(Incoming(thread, actor, line, ref=None), surface))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    if not stdin.isatty():
+        while True:
+            line = await asyncio.to_thread(stdin.readline)
+            if not line:
+                break
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            await submit(line)
+            await asyncio.gather(*tasks)
+            await conversations.wait_idle(thread)
+            surface.finish_turn()
+        return 0
+
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.patch_stdout import patch_stdout
+
+    session: PromptSession[str] = PromptSession()
+    with patch_stdout(raw=True):
+        while True:
+            try:
+                line = await session.prompt_async("› ")
+            except KeyboardInterrupt:
+                if conversations.is_running(thread):
+                    await conversations.stop(thread)
+                else:
+                    surface.console.print("[dim](Ctrl-D to quit)[/dim]")
+                continue
+            except EOFError:
+                break
+            if line.strip():
+                await submit(line)
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
+    return 0

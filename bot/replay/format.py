@@ -1,0 +1,205 @@
+"""The transcript format (DESIGN.md §9): pydantic models and a loader that reports file and line.
+
+One YAML file per case; only `name` and `turns` are required.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bot.store.seed import SeedData, SeedError, line_of, parse_fixture_data
+
+STEP_KINDS = ("tool", "tools", "final", "raw", "answer")
+
+
+class TranscriptError(Exception):
+    """An invalid transcript; the message starts with `file:line:`."""
+
+
+class Interrupt(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    after_step: int = Field(ge=0)
+    text: str = Field(min_length=1)
+    as_: str | None = Field(default=None, alias="as")
+
+    @field_validator("as_", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+
+class CouponExpectation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: str
+    amount: int | None = None
+
+
+class Expect(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tools: list[str] | None = None
+    tools_not_called: list[str] | None = None
+    codes: list[str] | None = None
+    answer_contains: list[str] | None = None
+    answer_not_contains: list[str] | None = None
+    coupons: list[CouponExpectation] | None = None
+    events: list[str] | None = None
+    observations_contain: list[str] | None = None
+    observations_not_contain: list[str] | None = None
+    reply_contains: list[str] | None = None
+    reply_not_contains: list[str] | None = None
+    denied: bool | None = None
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    user: str | None = None
+    staff: str | None = None
+    as_: str | None = Field(default=None, alias="as")
+    roles: list[str] = Field(default_factory=list)
+    script: list[dict[str, Any]] | None = None
+    interrupts: list[Interrupt] = Field(default_factory=list)
+    expect: Expect = Field(default_factory=Expect)
+
+    @field_validator("as_", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Turn:
+        if (self.user is None) == (self.staff is None):
+            raise ValueError("a turn has exactly one of `user` or `staff`")
+        return self
+
+    @field_validator("script")
+    @classmethod
+    def _steps(cls, steps: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        for i, step in enumerate(steps or []):
+            kinds = [k for k in STEP_KINDS if k in step]
+            if len(kinds) != 1:
+                raise ValueError(f"step {i} needs exactly one of {', '.join(STEP_KINDS)}")
+            kind = kinds[0]
+            allowed = {"tool": {"tool", "args", "reasoning", "reasoning_content"}}.get(
+                kind, {kind, "reasoning", "reasoning_content"}
+            )
+            extra = set(step) - allowed
+            if extra:
+                raise ValueError(f"step {i}: unknown key(s) {sorted(extra)}")
+            if kind == "tool" and not isinstance(step.get("args", {}), dict):
+                raise ValueError(f"step {i}: args must be a mapping")
+            if kind == "tools":
+                calls = step["tools"]
+                if not isinstance(calls, list) or not calls:
+                    raise ValueError(f"step {i}: tools must be a non-empty list of {{tool, args}}")
+                for call in calls:
+                    if not isinstance(call, dict) or "tool" not in call:
+                        raise ValueError(f"step {i}: each entry of tools needs a `tool`")
+        return steps
+
+
+class Fixtures(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    clock: str | None = None
+
+
+class Transcript(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    fixtures: dict[str, Any] = Field(default_factory=dict)
+    turns: list[Turn] = Field(min_length=1)
+
+    # Filled by the loader:
+    path: str = ""
+    seed: SeedData | None = None
+    clock: Any = None
+
+
+def load_transcript(path: Path) -> Transcript:
+    """Read one case; any problem is a `TranscriptError` naming file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TranscriptError(f"{path}:1: cannot read: {exc}") from None
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise TranscriptError(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
+    if not isinstance(data, dict):
+        raise TranscriptError(f"{path}:1: a transcript is a mapping with `name` and `turns`")
+    try:
+        case = Transcript.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err.get("loc", ()) if p not in ("function-after[_one_kind(), Turn]",))
+        loc = tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+        line = line_of(root, loc) or 1
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        where = ".".join(str(p) for p in loc) or "(top)"
+        raise TranscriptError(f"{path}:{line}: {where}: {msg}") from None
+    fixtures_node = None
+    if isinstance(root, yaml.MappingNode):
+        for key, value in root.value:
+            if getattr(key, "value", None) == "fixtures":
+                fixtures_node = value
+    seed_part = {k: v for k, v in case.fixtures.items() if k != "clock"}
+    try:
+        case.seed = parse_fixture_data(seed_part, source=str(path), root=fixtures_node)
+    except SeedError as exc:
+        raise TranscriptError(str(exc) if str(exc).startswith(f"{path}:") else f"{path}:1: {exc}") from None
+    clock = case.fixtures.get("clock")
+    if clock is not None:
+        from datetime import datetime
+
+        try:
+            moment = datetime.fromisoformat(str(clock))
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            line = line_of(root, ("fixtures", "clock")) or 1
+            raise TranscriptError(f"{path}:{line}: fixtures.clock must be an ISO time with offset") from None
+        case.clock = moment
+    players = {p.discord_id for p in case.seed.players if p.discord_id}
+    for t_index, turn in enumerate(case.turns):
+        if turn.user is not None and turn.as_ is None and not case.seed.players:
+            line = line_of(root, ("turns", t_index)) or 1
+            raise TranscriptError(
+                f"{path}:{line}: turns.{t_index}: `as` is required when there are no players"
+            )
+        for i_index, intr in enumerate(turn.interrupts):
+            steps = turn.script or []
+            if intr.after_step >= max(len(steps), 1) and turn.script is not None:
+                line = line_of(root, ("turns", t_index, "interrupts", i_index)) or 1
+                raise TranscriptError(
+                    f"{path}:{line}: turns.{t_index}.interrupts.{i_index}: after_step {intr.after_step} "
+                    f"is past the script's {len(steps)} step(s)"
+                )
+    del players
+    case.path = str(path)
+    return case
+
+
+def collect_transcripts(paths: list[Path]) -> list[Path]:
+    """Files given, and every `*.yaml` below each directory given, in a stable order."""
+    found: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found.extend(sorted(p.rglob("*.yaml")))
+        elif p.exists():
+            found.append(p)
+        else:
+            raise TranscriptError(f"{p}:1: no such file or directory")
+    return found

@@ -1,0 +1,383 @@
+"""`arca-bot replay`: run transcript cases through the real `Conversations` and check expectations.
+
+Each case runs once per mode (native, json), each time in a fresh temporary SQLite store loaded with
+its fixtures, all turns in the case's channel `replay:<case>`. User turns and interrupts enter
+through `Conversations.handle` exactly like channel messages. Interrupts `after_step: N` are delivered
+inside the engine's `iteration`-done callback of scripted step N (for a step without tool calls: its
+`thinking`-done callback), synchronously, before the next `chat` call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from bot.config import Settings
+from bot.conversations import Incoming
+from bot.llm.scripted import ScriptedLLM
+from bot.replay.format import Transcript, TranscriptError, Turn, collect_transcripts, load_transcript
+from bot.store import Coupon, Store
+from bot.store.seed import apply_seed
+
+MODES = ("native", "json")
+
+
+@dataclass
+class CaseResult:
+    name: str
+    path: str
+    mode: str
+    trial: int
+    passed: bool
+    failures: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+class ReplaySurface:
+    """Records what the bot showed: messages (after edits), reactions and command replies."""
+
+    max_chars = 2000
+
+    def __init__(self) -> None:
+        self.messages: dict[int, str] = {}
+        self.reactions: list[tuple[Any, str]] = []
+        self.replies: list[str] = []
+
+    async def send(self, text: str) -> int:
+        handle = len(self.messages)
+        self.messages[handle] = text
+        return handle
+
+    async def edit(self, handle: Any, text: str) -> None:
+        self.messages[handle] = text
+
+    async def react(self, ref: Any, emoji: str) -> None:
+        self.reactions.append((ref, emoji))
+
+    async def send_ephemeral(self, text: str) -> None:
+        self.replies.append(text)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.messages.values())
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^\w가-힣-]+", "-", name.strip().lower()).strip("-")[:60] or "case"
+
+
+def _is_subsequence(wanted: list[str], got: list[str]) -> bool:
+    it = iter(got)
+    return all(any(w == g for g in it) for w in wanted)
+
+
+@dataclass
+class _TurnRecord:
+    tools: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+    observations: list[str] = field(default_factory=list)
+    answer: str | None = None
+    events: list[str] = field(default_factory=list)
+    reply: str | None = None
+    denied: bool | None = None
+
+
+def check_expectations(turn: Turn, rec: _TurnRecord, coupons: list[tuple[str, int]]) -> list[str]:
+    """Every failed expectation as one line: what was expected and what happened."""
+    e = turn.expect
+    out: list[str] = []
+    if e.tools is not None and not _is_subsequence(e.tools, rec.tools):
+        out.append(f"expect.tools: expected subsequence {e.tools}, got {rec.tools}")
+    for name in e.tools_not_called or []:
+        if name in rec.tools:
+            out.append(f"expect.tools_not_called: {name} was called (calls: {rec.tools})")
+    if e.codes is not None and not _is_subsequence(e.codes, rec.codes):
+        out.append(f"expect.codes: expected subsequence {e.codes}, got {rec.codes}")
+    answer = rec.answer or ""
+    for text in e.answer_contains or []:
+        if text not in answer:
+            out.append(f"expect.answer_contains: {text!r} not in answer {answer!r}")
+    for text in e.answer_not_contains or []:
+        if text in answer:
+            out.append(f"expect.answer_not_contains: {text!r} found in answer {answer!r}")
+    if e.coupons is not None:
+        expected = sorted((c.order_id, c.amount) for c in e.coupons)
+        got_orders = sorted(coupons)
+        ok = len(expected) == len(got_orders) and all(
+            any(o == eo and (ea is None or a == ea) for o, a in got_orders) for eo, ea in expected
+        )
+        if not ok:
+            out.append(f"expect.coupons: expected active {expected}, got {got_orders}")
+    for kind in e.events or []:
+        if kind not in rec.events:
+            out.append(f"expect.events: no {kind!r} event (saw {sorted(set(rec.events))})")
+    observations = "\n".join(rec.observations)
+    for text in e.observations_contain or []:
+        if text not in observations:
+            out.append(f"expect.observations_contain: {text!r} not in tool results {rec.observations}")
+    for text in e.observations_not_contain or []:
+        if text in observations:
+            out.append(f"expect.observations_not_contain: {text!r} found in tool results")
+    reply = rec.reply or ""
+    for text in e.reply_contains or []:
+        if text not in reply:
+            out.append(f"expect.reply_contains: {text!r} not in reply {reply!r}")
+    for text in e.reply_not_contains or []:
+        if text in reply:
+            out.append(f"expect.reply_not_contains: {text!r} found in reply {reply!r}")
+    if e.denied is not None and bool(rec.denied) != e.denied:
+        out.append(f"expect.denied: expected {e.denied}, got {bool(rec.denied)}")
+    return out
+
+
+async def _active_coupons(store: Store) -> list[tuple[str, int]]:
+    async with store.session() as s:
+        rows = (
+            await s.execute(select(Coupon.order_id, Coupon.amount).where(Coupon.status == "active"))
+        ).all()
+    return [(o, a) for o, a in rows]
+
+
+class Replayer:
+    """Runs cases; one policy index shared (read-only) by every case."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        policy_index: Any = None,
+        live_llm_factory: Callable[[], Any] | None = None,
+        surface_factory: Callable[[], Any] | None = None,
+        announce: Callable[[Turn], None] | None = None,
+        edit_interval: float = 0.0,
+    ) -> None:
+        self.settings = settings
+        self._index = policy_index
+        self.live_llm_factory = live_llm_factory
+        self.surface_factory = surface_factory
+        self.announce = announce
+        self.edit_interval = edit_interval
+
+    @property
+    def policy_index(self) -> Any:
+        if self._index is None:
+            from bot.app import make_policy_index
+
+            self._index = make_policy_index(self.settings)
+        return self._index
+
+    async def run_case(self, case: Transcript, mode: str, trial: int = 1) -> CaseResult:
+        from bot.app import build_app
+
+        started = time.perf_counter()
+        failures: list[str] = []
+        with tempfile.TemporaryDirectory(prefix="arca-replay-") as tmp:
+            store = Store(f"sqlite+aiosqlite:///{Path(tmp) / 'case.db'}")
+            await store.open()
+            try:
+                fixed = case.clock
+                if case.seed is not None:
+                    await apply_seed(store, case.seed, now=fixed or datetime.now(UTC))
+                current: dict[str, Any] = {"llm": None}
+                app = await build_app(
+                    self.settings,
+                    llm_factory=lambda: current["llm"],
+                    store=store,
+                    policy_index=self.policy_index,
+                    clock=(lambda: fixed) if fixed is not None else None,
+                    use_native_tools=True,
+                )
+                conv = app.conversations
+                conv.edit_interval = self.edit_interval
+                thread = f"replay:{_slug(case.name)}"
+                first_player = (
+                    next((p.discord_id for p in case.seed.players if p.discord_id), None)
+                    if case.seed
+                    else None
+                )
+                for index, turn in enumerate(case.turns):
+                    try:
+                        problems = await self._run_turn(
+                            conv, store, thread, turn, mode, first_player, current
+                        )
+                    except Exception as exc:  # a crash is a failed case with its reason, never an aborted run
+                        problems = [f"crashed: {type(exc).__name__}: {exc}"]
+                    failures.extend(f"turn {index}: {p}" for p in problems)
+            finally:
+                await store.close()
+        return CaseResult(
+            name=case.name,
+            path=case.path,
+            mode=mode,
+            trial=trial,
+            passed=not failures,
+            failures=failures,
+            elapsed=time.perf_counter() - started,
+        )
+
+    async def _run_turn(
+        self,
+        conv: Any,
+        store: Store,
+        thread: str,
+        turn: Turn,
+        mode: str,
+        first_player: str | None,
+        current: dict[str, Any],
+    ) -> list[str]:
+        staff_role = self.settings.staff_role
+        roles = {staff_role if r == "staff" else r for r in turn.roles}
+        actor = await conv.resolve_actor(turn.as_ or first_player, roles)
+        live = self.live_llm_factory is not None
+        if live:
+            llm: Any = self.live_llm_factory()
+        else:
+            llm = ScriptedLLM(turn.script or [], mode=mode)
+        current["llm"] = llm
+        rec = _TurnRecord()
+        surface = self.surface_factory() if self.surface_factory is not None else ReplaySurface()
+        if self.announce is not None:
+            self.announce(turn)
+        pending = sorted(turn.interrupts, key=lambda i: i.after_step)
+        loop_responses = {"n": -1}
+
+        async def deliver(step: int) -> None:
+            while pending and pending[0].after_step <= step:
+                intr = pending.pop(0)
+                who = await conv.resolve_actor(
+                    intr.as_ or turn.as_ or first_player, roles if intr.as_ is None else set()
+                )
+                await conv.handle(
+                    Incoming(thread, who, intr.text, ref=f"interrupt:{intr.after_step}"), surface
+                )
+
+        async def hook(event: Any) -> None:
+            kind = getattr(event, "type", "")
+            status = getattr(event, "status", None)
+            rec.events.append(kind)
+            if not pending:
+                return
+            if live:
+                if kind == "thinking" and status == "done":
+                    loop_responses["n"] += 1
+                if (kind == "iteration" and status == "done") or (kind == "thinking" and status == "done"):
+                    await deliver(loop_responses["n"])
+                return
+            step = llm.current_step
+            if step is None:
+                return
+            spec = llm.steps[step]
+            no_tools = "final" in spec or "raw" in spec
+            if kind == "iteration" and status == "done" and not no_tools:
+                if llm.pending_calls_in_step == 0:
+                    await deliver(step)
+            elif kind == "thinking" and status == "done" and no_tools:
+                await deliver(step)
+
+        conv.event_hook = hook
+        text = turn.user if turn.user is not None else turn.staff
+        outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
+        await conv.wait_idle(thread)
+        finish = getattr(surface, "finish_turn", None)
+        if finish is not None:
+            finish()
+        for run in outcome.runs:
+            for o in run.tool_outcomes:
+                rec.tools.append(o.name)
+                rec.codes.append(str(o.result.code))
+                rec.observations.append(o.result.message)
+        answers = [getattr(r, "delivered_answer", r.answer) for r in outcome.runs]
+        rec.answer = "\n".join(a for a in answers if a) if answers else None
+        if outcome.reply is not None:
+            rec.reply = outcome.reply.text
+            rec.denied = outcome.reply.denied
+        elif outcome.kind == "refused":
+            rec.reply = getattr(surface, "text", None)
+        problems: list[str] = []
+        if pending:
+            problems.append(f"interrupts never delivered (after_step {[i.after_step for i in pending]})")
+        if not live and isinstance(llm, ScriptedLLM):
+            for v in llm.violations:
+                problems.append(f"script: {v}")
+            unused = llm.unused_steps
+            if unused and not llm.violations:
+                problems.append(f"script: steps {unused} were never used (the run ended earlier)")
+            if turn.script == [] and sum(llm.calls.values()):
+                problems.append(f"script: [] but the model was called {dict(llm.calls)}")
+        problems += check_expectations(turn, rec, await _active_coupons(store))
+        return problems
+
+
+def load_cases(paths: list[Path], name_filter: str | None = None) -> list[Transcript]:
+    """Every case, validated up front: an invalid one raises `TranscriptError` (file and line)."""
+    cases = [load_transcript(p) for p in collect_transcripts(paths)]
+    if name_filter:
+        needle = name_filter.lower()
+        cases = [c for c in cases if needle in c.name.lower() or needle in Path(c.path).stem.lower()]
+    return cases
+
+
+async def replay(
+    settings: Settings,
+    paths: list[Path],
+    *,
+    modes: tuple[str, ...] = MODES,
+    live: bool = False,
+    trials: int = 1,
+    report: Path | None = None,
+    name_filter: str | None = None,
+    out: Callable[[str], None] = print,
+    policy_index: Any = None,
+    live_llm_factory: Callable[[], Any] | None = None,
+) -> int:
+    """Run and print; 0 all passed, 1 a case failed, 2 an invalid transcript."""
+    try:
+        cases = load_cases(paths, name_filter)
+    except TranscriptError as exc:
+        print(f"invalid transcript: {exc}", file=sys.stderr)
+        return 2
+    if live and live_llm_factory is None:
+        from bot.app import make_llm_factory
+
+        live_llm_factory = make_llm_factory(settings)
+    replayer = Replayer(
+        settings, policy_index=policy_index, live_llm_factory=live_llm_factory if live else None
+    )
+    results: list[CaseResult] = []
+    run_modes = ("live",) if live else modes
+    for case in cases:
+        for mode in run_modes:
+            for trial in range(1, max(1, trials) + 1):
+                res = await replayer.run_case(case, "native" if mode == "live" else mode, trial)
+                res.mode = mode
+                results.append(res)
+                label = f"[{mode}]" + (f" trial {trial}/{trials}" if trials > 1 else "")
+                out(f"{'PASS' if res.passed else 'FAIL'}  {case.name} {label}  ({res.elapsed:.2f}s)")
+                for f in res.failures:
+                    out(f"      {f}")
+    passed = sum(r.passed for r in results)
+    failed = len(results) - passed
+    summary: dict[str, Any] = {"passed": passed, "failed": failed, "cases": [asdict(r) for r in results]}
+    if trials > 1:
+        by_case: dict[tuple[str, str], list[bool]] = {}
+        for r in results:
+            by_case.setdefault((r.path, r.mode), []).append(r.passed)
+        all_ok = sum(all(v) for v in by_case.values())
+        summary["pass_k"] = {"k": trials, "cases": len(by_case), "passed_all_trials": all_ok}
+        out(
+            f"pass^{trials}: {all_ok}/{len(by_case)} cases passed every trial ({all_ok / max(len(by_case), 1):.2f})"
+        )
+    if report is not None:
+        report.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
+    out(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from bot.app import App, build_app
+from bot.config import load_settings
+from bot.llm.scripted import ScriptedLLM
+from bot.store import Store
+
+FIXED_NOW = datetime.fromisoformat("2026-03-02T10:00:00+09:00")
+
+
+@dataclass
+class Surface:
+    """A channel surface that records what a person would see."""
+
+    max_chars: int = 2000
+    messages: dict[int, str] = field(default_factory=dict)
+    reactions: list[tuple[Any, str]] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
+
+    async def send(self, text: str) -> int:
+        handle = len(self.messages)
+        self.messages[handle] = text
+        return handle
+
+    async def edit(self, handle: Any, text: str) -> None:
+        self.messages[handle] = text
+
+    async def react(self, ref: Any, emoji: str) -> None:
+        self.reactions.append((ref, emoji))
+
+    async def send_ephemeral(self, text: str) -> None:
+        self.replies.append(text)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.messages.values())
+
+
+@dataclass
+class Harness:
+    app: App
+    llms: list[ScriptedLLM]
+    mode: str
+
+    @property
+    def conv(self) -> Any:
+        return self.app.conversations
+
+    def script(self, *steps: dict[str, Any]) -> ScriptedLLM:
+        """Queue the script for the next run (one ScriptedLLM per run)."""
+        llm = ScriptedLLM(list(steps), mode=self.mode)
+        self.llms.append(llm)
+        return llm
+
+
+@pytest.fixture(params=["native", "json"])
+async def harness(
+    request: pytest.FixtureRequest, seeded_store: Store, policy_index: Any, tmp_path
+) -> Harness:
+    settings = load_settings(ARCA_DATA_DIR=str(tmp_path))
+    queue: list[ScriptedLLM] = []
+    used: list[ScriptedLLM] = []
+
+    def next_llm() -> ScriptedLLM:
+        if not queue:
+            raise AssertionError("the bot called the model but no script was queued")
+        llm = queue.pop(0)
+        used.append(llm)
+        return llm
+
+    app = await build_app(
+        settings, llm_factory=next_llm, store=seeded_store, policy_index=policy_index, clock=lambda: FIXED_NOW
+    )
+    app.conversations.edit_interval = 0.0
+    h = Harness(app=app, llms=queue, mode=request.param)
+    h.used = used  # type: ignore[attr-defined]
+    return h
+
+
+ActorFactory = Callable[..., Any]
