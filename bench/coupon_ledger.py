@@ -1,0 +1,138 @@
+"""Benchmark: guarded coupon issues per second on SQLite (temp file) and the 100-way race on one order.
+
+Run: `python bench/coupon_ledger.py [--issues N] [--race N]`. Prints a table and the lines
+`guarded_issues_per_second=N` and `race_coupons_issued=N`; `main()` returns the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+
+from bot.store import Coupon, Order, Player, Store
+from tools.base import Actor, ResultCode, ToolContext, ToolServices
+from tools.ledger import CouponRules
+from tools.registry import build_registry
+
+NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
+
+
+async def _seed(store: Store, players: int) -> None:
+    async with store.session() as s:
+        s.add_all(Player(id=f"P{i:05d}", discord_id=str(10_000 + i), name=f"p{i}") for i in range(players))
+        await s.flush()
+        s.add_all(
+            Order(id=f"ORD{i:05d}", player_id=f"P{i:05d}", status="delayed", item="굿즈", amount=39000)
+            for i in range(players)
+        )
+        await s.commit()
+
+
+def _ctx(store: Store, rules: CouponRules, player: int, call: str) -> ToolContext:
+    return ToolContext(
+        actor=Actor(discord_id=str(10_000 + player), player_id=f"P{player:05d}"),
+        thread_id=f"bench:{player}",
+        run_id="bench",
+        store=store,
+        locale="ko",
+        clock=lambda: NOW,
+        services=ToolServices(coupon_rules=rules, timezone="Asia/Seoul"),
+    ).for_call(call)
+
+
+async def _run(issues: int, race: int) -> dict[str, Any]:
+    rules = CouponRules()
+    registry = build_registry()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
+        await store.open()
+        try:
+            await _seed(store, issues + 1)
+            # Sequential guarded issues: every check of issue_coupon, one write transaction each.
+            start = time.perf_counter()
+            codes = Counter()
+            for i in range(issues):
+                res = await registry.execute(
+                    "issue_coupon", {"order_id": f"ORD{i:05d}", "amount": 5000}, _ctx(store, rules, i, "c")
+                )
+                codes[res.code] += 1
+            seq_elapsed = time.perf_counter() - start
+            # The race: `race` concurrent calls with distinct call ids on one eligible order.
+            target = issues
+            start = time.perf_counter()
+            results = await asyncio.gather(
+                *(
+                    registry.execute(
+                        "issue_coupon",
+                        {"order_id": f"ORD{target:05d}", "amount": 5000},
+                        _ctx(store, rules, target, f"race{j}"),
+                    )
+                    for j in range(race)
+                )
+            )
+            race_elapsed = time.perf_counter() - start
+            async with store.session() as s:
+                live = (
+                    await s.execute(
+                        select(func.count(Coupon.id)).where(
+                            Coupon.order_id == f"ORD{target:05d}", Coupon.status.in_(("active", "pending"))
+                        )
+                    )
+                ).scalar_one()
+        finally:
+            await store.close()
+    race_codes = Counter(r.code for r in results)
+    return {
+        "issues": issues,
+        "issued": codes[ResultCode.ISSUED],
+        "seconds": round(seq_elapsed, 3),
+        "guarded_issues_per_second": round(issues / seq_elapsed) if seq_elapsed else 0,
+        "race_calls": race,
+        "race_seconds": round(race_elapsed, 3),
+        "race_coupons_issued": int(live),
+        "race_issued_results": race_codes[ResultCode.ISSUED],
+        "race_already_issued_results": race_codes[ResultCode.ALREADY_ISSUED],
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--issues", type=int, default=300, help="sequential guarded issues (distinct players)"
+    )
+    parser.add_argument("--race", type=int, default=100, help="concurrent calls on one order")
+    args = parser.parse_args(argv)
+    figures = asyncio.run(_run(args.issues, args.race))
+    rows = [
+        (
+            "guarded issues (sequential)",
+            f"{figures['issued']}/{figures['issues']} ISSUED",
+            f"{figures['seconds']} s",
+            f"{figures['guarded_issues_per_second']} /s",
+        ),
+        (
+            "race on one order",
+            f"{figures['race_issued_results']} ISSUED, {figures['race_already_issued_results']} "
+            "ALREADY_ISSUED",
+            f"{figures['race_seconds']} s",
+            f"{figures['race_coupons_issued']} live coupon(s)",
+        ),
+    ]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)))
+    print(f"guarded_issues_per_second={figures['guarded_issues_per_second']}")
+    print(f"race_coupons_issued={figures['race_coupons_issued']}")
+    return figures
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""Fixtures for the guard tests: a real SQLite file store with one player, two orders and one active coupon."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.store import Coupon, Order, Player, Store
+
+NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    st = Store(f"sqlite+aiosqlite:///{tmp_path / 't.db'}")
+    await st.open()
+    async with st.session() as s:
+        s.add(
+            Player(id="P100", discord_id="9001", name="루나", email="luna@example.com", phone="010-1111-2222")
+        )
+        await s.flush()
+        s.add_all(
+            [
+                Order(id="ORD001", player_id="P100", status="delayed", item="한정판 굿즈", amount=39000),
+                Order(id="ORD005", player_id="P100", status="delayed", item="굿즈 2", amount=19000),
+            ]
+        )
+        await s.flush()
+        s.add(
+            Coupon(
+                code="ARCA-KEEP-2345",
+                order_id="ORD005",
+                player_id="P100",
+                amount=10000,
+                status="active",
+                issued_by="staff:42",
+                created_at=NOW,
+                expires_at=NOW + timedelta(days=30),
+            )
+        )
+        await s.commit()
+    yield st
+    await st.close()

@@ -1,0 +1,47 @@
+"""The `issue_coupon` tool: the model's only way to compensate a player; every guard lives in the ledger call."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from tools.base import ToolContext, ToolResult, tool
+from tools.ledger import CouponRules, CouponRulesError, issue_for_player, load_coupon_rules
+
+__all__ = ["CouponRules", "CouponRulesError", "IssueCouponArgs", "issue_coupon", "load_coupon_rules"]
+
+
+class IssueCouponArgs(BaseModel):
+    # Types only: ranges are the guard's job, so the model gets a reason it can act on, not a schema error.
+    order_id: str = Field(description="The order to compensate, e.g. ORD001.")
+    amount: int = Field(description="Coupon amount in KRW as a whole number, e.g. 5000.")
+    reason: str | None = Field(default=None, description="Short reason, e.g. '배송 지연 보상'.")
+
+
+def _rules(ctx: ToolContext) -> CouponRules:
+    rules = ctx.services.coupon_rules
+    # Without injected rules the YAML file is read each time: the file stays the single source of truth.
+    return rules if isinstance(rules, CouponRules) else load_coupon_rules()
+
+
+@tool(name="issue_coupon", side_effect=True)
+async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:
+    """Issue a compensation coupon (KRW) for one of the player's own orders, e.g. order_id "ORD001", amount 5000.
+
+    Only delayed orders qualify, amounts have a per-coupon limit, one coupon per order, and daily caps apply.
+    A refusal explains why and what would be valid: read it and retry with a valid amount or explain to the
+    player. Never tell the player a coupon was issued unless this tool returned ISSUED.
+    """
+    return await issue_for_player(
+        ctx.store,
+        _rules(ctx),
+        actor=ctx.actor,
+        order_id=args.order_id,
+        amount=args.amount,
+        reason=args.reason,
+        idempotency_key=ctx.idempotency_key,
+        thread_id=ctx.thread_id,
+        locale=ctx.locale,
+        now=ctx.clock(),
+        timezone=ctx.services.timezone,
+        notify=ctx.services.notify_staff,
+    )

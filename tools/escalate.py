@@ -1,0 +1,125 @@
+"""The `escalate_to_staff` tool: records a handoff request (exactly once per call) and tells staff."""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import BaseModel, Field
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from bot.store import Escalation
+from tools.base import ResultCode, ToolContext, ToolResult, tool
+
+log = logging.getLogger(__name__)
+
+MAX_SUMMARY_CHARS = 2_000
+"""Staff read the summary in a Discord message; longer text belongs in the thread itself."""
+
+
+class EscalateArgs(BaseModel):
+    summary: str = Field(
+        description="What the player needs and what was already tried, for a staff member, e.g. "
+        "'ORD001 배송 지연, 보상 한도 초과 요청 — 운영진 판단 필요'."
+    )
+
+
+def _ok(ctx: ToolContext, row: Escalation, *, notified: bool, replayed: bool) -> ToolResult:
+    return ToolResult(
+        ok=True,
+        code=ResultCode.OK,
+        message=ctx.say(
+            f"운영진에게 전달했습니다(접수 번호 #{row.id}). 운영진이 확인 후 이 대화에서 답변드릴 예정이라고 "
+            "플레이어에게 안내하세요.",
+            f"Passed to staff (ticket #{row.id}). Tell the player a staff member will follow up in this "
+            "conversation.",
+        ),
+        data={"escalation_id": row.id, "notified": notified, "replayed": replayed},
+    )
+
+
+@tool(name="escalate_to_staff", side_effect=True)
+async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
+    """Hand the conversation to a human staff member with a short summary, e.g. when the player asks for a person,
+    the request is outside policy, or a tool keeps refusing. Available to every user, linked or not.
+    """
+    summary = args.summary.strip()
+    if not summary:
+        return ToolResult.error(
+            ctx.say(
+                "summary가 비어 있습니다. 플레이어의 요청과 지금까지의 상황을 한두 문장으로 적어 다시 호출하세요.",
+                "The summary is empty. Call again with one or two sentences on what the player needs.",
+            ),
+            reason="empty_summary",
+        )
+    if len(summary) > MAX_SUMMARY_CHARS:
+        return ToolResult.error(
+            ctx.say(
+                f"summary가 너무 깁니다({len(summary):,}자). {MAX_SUMMARY_CHARS:,}자 이내로 줄여 다시 호출하세요.",
+                f"The summary is too long ({len(summary):,} characters). Shorten it to at most "
+                f"{MAX_SUMMARY_CHARS:,} and call again.",
+            ),
+            reason="summary_too_long",
+        )
+    key = ctx.idempotency_key
+    async with ctx.store.session() as session:
+        existing = (
+            await session.execute(select(Escalation).where(Escalation.idempotency_key == key))
+        ).scalar_one_or_none()
+        if existing is not None:
+            return _ok(ctx, existing, notified=False, replayed=True)
+        row = Escalation(
+            thread_id=ctx.thread_id,
+            player_id=ctx.actor.player_id,
+            discord_id=ctx.actor.discord_id,
+            summary=summary,
+            status="open",
+            idempotency_key=key,
+            created_at=ctx.clock(),
+        )
+        session.add(row)
+        try:
+            await session.flush()
+            await ctx.store.audit(
+                actor=ctx.actor.label,
+                action="escalate",
+                thread_id=ctx.thread_id,
+                target=f"escalation:{row.id}",
+                code=str(ResultCode.OK),
+                detail={"summary": summary},
+                session=session,
+            )
+            await session.commit()
+        except IntegrityError:
+            # The same call ran concurrently and won: answer with its record.
+            await session.rollback()
+            winner = (
+                await session.execute(select(Escalation).where(Escalation.idempotency_key == key))
+            ).scalar_one()
+            return _ok(ctx, winner, notified=False, replayed=True)
+    notified = False
+    notify = ctx.services.notify_staff
+    if notify is not None:
+        try:
+            await notify(
+                "escalation",
+                {
+                    "escalation_id": row.id,
+                    "thread_id": ctx.thread_id,
+                    "player_id": ctx.actor.player_id,
+                    "discord_id": ctx.actor.discord_id,
+                    "actor": ctx.actor.label,
+                    "summary": summary,
+                },
+            )
+            notified = True
+        except Exception:  # the record is already committed; staff can still find it with /audit
+            log.exception("escalation %s: staff notification failed", row.id)
+            await ctx.store.audit(
+                actor=ctx.actor.label,
+                action="escalate.notify_failed",
+                thread_id=ctx.thread_id,
+                target=f"escalation:{row.id}",
+                code=str(ResultCode.ERROR),
+            )
+    return _ok(ctx, row, notified=notified, replayed=False)
