@@ -1,0 +1,1 @@
+"""Fakes at the network edge (loopback only): an OpenAI-compatible server."""
