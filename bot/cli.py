@@ -132,6 +132,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from bot.channels.discord_bot import run_discord
+
+    settings = _settings()
+    return asyncio.run(run_discord(settings))
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    """What `scripts/run` starts: Discord with a token, else the console with an LLM, else the demo."""
+    settings = _settings()
+    if settings.discord_token is not None and settings.discord_token.get_secret_value().strip():
+        if not settings.llm_configured:
+            print("arca-bot: DISCORD_TOKEN is set but no LLM is configured (ARCA_MODEL + key/base URL)", file=sys.stderr)
+            return 2
+        return cmd_run(args)
+    if settings.llm_configured:
+        args.as_id, args.staff, args.channel = "9001", False, "main"
+        return cmd_chat(args)
+    status = cmd_demo(argparse.Namespace(path=None))
+    print(
+        "hint: set ARCA_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama/vLLM/llama.cpp) to chat for real, "
+        "and DISCORD_TOKEN to join Discord."
+    )
+    return status
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import run_demo
 
@@ -179,6 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", help="write a JSON report to this file")
     p.add_argument("-k", help="only cases whose name contains this text")
     p.set_defaults(fn=cmd_replay)
+
+    p = sub.add_parser("run", help="start the Discord bot (needs DISCORD_TOKEN and an LLM)")
+    p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("start", help="Discord if DISCORD_TOKEN is set, else the console if an LLM is set, else the demo")
+    p.set_defaults(fn=cmd_start)
 
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
     p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")

@@ -1,0 +1,381 @@
+"""The Discord channel: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and shows
+replies through `DiscordSurface` (the Renderer's Surface over Discord messages); `run_discord` is the
+`arca-bot run` entry point. Every decision about a message (guards, commands, runs, interrupts) is
+made by `Conversations`; this module only decides which messages are addressed to the bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import signal
+import sys
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiohttp
+import discord
+from discord.ext import commands
+
+from bot.channels.discord_staff import ArcaCommandTree, install_staff_commands, role_names
+from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
+from bot.conversations import Incoming
+
+if TYPE_CHECKING:
+    from bot.app import App
+    from bot.config import Settings
+    from bot.conversations import Conversations
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+STATUS_PREFIX = status_text(None, "ko").split(" ", 1)[0]
+"""Status lines (tool progress) start with this; while one is shown, Discord shows "typing…"."""
+
+TYPING_REFRESH = 8.0
+"""Discord's typing indicator lasts about 10 s per request."""
+TYPING_MAX = 300.0
+"""Never show "typing…" longer than this, whatever happens to the run."""
+
+NO_TOKEN_LINE = (
+    "arca-bot: DISCORD_TOKEN is not set — create a bot in the Discord Developer Portal and put its token "
+    "in DISCORD_TOKEN (see docs/discord.md)."
+)
+BAD_TOKEN_LINE = (
+    "arca-bot: Discord rejected DISCORD_TOKEN (login failed) — copy the bot token again from the Developer "
+    "Portal (Bot → Reset Token)."
+)
+NO_LLM_LINE = (
+    "arca-bot: no LLM configured — set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see README), "
+    "or try `arca-bot demo` first."
+)
+NO_INTENT_LINE = (
+    "arca-bot: Discord refused the Message Content intent — enable it in the Developer Portal "
+    "(Bot → Privileged Gateway Intents → Message Content Intent)."
+)
+
+T = TypeVar("T")
+
+
+def bot_intents() -> discord.Intents:
+    """Guilds, guild messages, DMs and message content; no privileged member or presence intents."""
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.guild_messages = True
+    intents.dm_messages = True
+    intents.message_content = True
+    return intents
+
+
+def thread_id_of_message(message: discord.Message) -> str:
+    """`discord:<channel_id>` (a Discord thread is a channel too), `dm:<user_id>` in a DM."""
+    if message.guild is None:
+        return f"dm:{message.author.id}"
+    return f"discord:{message.channel.id}"
+
+
+async def _discord_call(awaitable: Awaitable[T]) -> T:
+    """Turn Discord/network failures into `SurfaceError` so the Renderer retries or falls back.
+
+    discord.py has already retried 429s (with `Via`) and 500/502/504 by the time an error gets here.
+    """
+    try:
+        return await awaitable
+    except discord.HTTPException as exc:
+        raise SurfaceError(f"Discord HTTP {exc.status}: {exc.text or exc}") from exc
+    except (discord.RateLimited, aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise SurfaceError(f"{type(exc).__name__}: {exc}") from exc
+
+
+class DiscordSurface:
+    """The Renderer's Surface over one channel; messages are the handles it edits.
+
+    `author` is who the incoming message came from: ephemeral replies (text-form staff commands typed
+    into a channel) go to them by DM, since a plain channel message cannot be ephemeral.
+    """
+
+    max_chars = DISCORD_LIMIT
+
+    def __init__(
+        self,
+        channel: discord.abc.Messageable,
+        *,
+        author: discord.abc.User | None = None,
+        typing: bool = True,
+    ) -> None:
+        self.channel = channel
+        self.author = author
+        self.typing = typing
+        self._typing_task: asyncio.Task[None] | None = None
+
+    async def send(self, text: str) -> discord.Message:
+        self._typing_while(text)
+        return await _discord_call(self.channel.send(text, allowed_mentions=NO_MENTIONS))
+
+    async def edit(self, handle: Any, text: str) -> None:
+        self._typing_while(text)
+        await _discord_call(handle.edit(content=text, allowed_mentions=NO_MENTIONS))
+
+    async def delete(self, handle: Any) -> None:
+        await _discord_call(handle.delete())
+
+    async def react(self, ref: Any, emoji: str) -> None:
+        if isinstance(ref, discord.Message):
+            await _discord_call(ref.add_reaction(emoji))
+
+    async def send_ephemeral(self, text: str) -> None:
+        chunks = split_message(text or "…", DISCORD_LIMIT)
+        if self.author is not None and not isinstance(self.channel, discord.DMChannel):
+            try:
+                for chunk in chunks:
+                    await self.author.send(chunk, allowed_mentions=NO_MENTIONS)
+                return
+            except discord.Forbidden:
+                log.info("DMs closed for %s; replying in the channel instead", self.author.id)
+            except discord.HTTPException as exc:
+                raise SurfaceError(f"Discord HTTP {exc.status}: {exc.text or exc}") from exc
+        for chunk in chunks:
+            await _discord_call(self.channel.send(chunk, allowed_mentions=NO_MENTIONS))
+
+    # Typing indicator while a tool runs: status lines are shown while tools run, answers are not.
+    def _typing_while(self, text: str) -> None:
+        if text.startswith(STATUS_PREFIX):
+            if self.typing and (self._typing_task is None or self._typing_task.done()):
+                self._typing_task = asyncio.create_task(self._keep_typing())
+        else:
+            self.stop_typing()
+
+    async def _keep_typing(self) -> None:
+        for _ in range(int(TYPING_MAX // TYPING_REFRESH)):
+            try:
+                await self.channel.typing()
+            except (discord.HTTPException, aiohttp.ClientError, OSError) as exc:
+                log.debug("typing indicator failed: %s", exc)
+            await asyncio.sleep(TYPING_REFRESH)
+
+    def stop_typing(self) -> None:
+        if self._typing_task is not None:
+            self._typing_task.cancel()
+            self._typing_task = None
+
+
+def _where(thread_id: str | None) -> str:
+    if not thread_id:
+        return "?"
+    kind, _, ident = thread_id.partition(":")
+    if kind == "discord" and ident.isdigit():
+        return f"<#{ident}>"
+    if kind == "dm" and ident.isdigit():
+        return f"DM <@{ident}>"
+    return thread_id
+
+
+def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
+    """The staff-channel post for an escalation or an approval request (mentions are never pinged)."""
+    where = _where(payload.get("thread_id"))
+    if kind == "escalation":
+        who = payload.get("player_id") or "미연동 / unlinked"
+        return (
+            f"📣 **운영진 호출 / Escalation #{payload.get('escalation_id', '?')}** · {where} · "
+            f"player {who} (discord {payload.get('discord_id') or '-'})\n"
+            f"> {str(payload.get('summary') or '').strip()}\n"
+            f"이어받기 / take over: `/handoff` in {where}"
+        )
+    if kind == "approval":
+        amount = payload.get("amount")
+        shown = f"{amount:,}원" if isinstance(amount, int) else str(amount)
+        reason = f" · 사유 / reason: {payload['reason']}" if payload.get("reason") else ""
+        return (
+            f"🧾 **쿠폰 승인 요청 / Coupon approval** · {payload.get('order_id')} · {shown} · "
+            f"player {payload.get('player_id') or '-'} · {where}{reason}\n"
+            f"승인 / approve: `/coupon approve {payload.get('order_id')}`"
+        )
+    details = ", ".join(f"{k}={v}" for k, v in payload.items())
+    return f"📣 {kind}: {details}"
+
+
+class ArcaDiscordBot(commands.Bot):
+    """The Discord client. Each addressed message is handled in its own task; the gateway never waits."""
+
+    def __init__(
+        self,
+        conversations: Conversations,
+        settings: Settings,
+        *,
+        shutdown_grace: float = 10.0,
+        staff_commands: bool = True,
+        **options: Any,
+    ) -> None:
+        options.setdefault("allowed_mentions", NO_MENTIONS)
+        options.setdefault("tree_cls", ArcaCommandTree)
+        super().__init__(
+            command_prefix=commands.when_mentioned, help_command=None, intents=bot_intents(), **options
+        )
+        self.conversations = conversations
+        self.settings = settings
+        self.support_channels = frozenset(settings.support_channels)
+        self.shutdown_grace = shutdown_grace
+        self.staff_commands = staff_commands
+        self._tasks: dict[asyncio.Task[Any], str] = {}
+        """In-flight message tasks → their thread id."""
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    async def setup_hook(self) -> None:
+        # Runs once per login (not on reconnects): the right place to sync slash commands.
+        if self.staff_commands and self.conversations.staff is not None:
+            await install_staff_commands(self, self.conversations, self.settings.guild_ids)
+        if self.post_to_staff not in self.conversations.staff_sinks:
+            self.conversations.staff_sinks.append(self.post_to_staff)
+
+    async def on_ready(self) -> None:
+        log.info(
+            "Discord: logged in as %s (%s); support channels %s; DMs %s",
+            self.user,
+            self.user.id if self.user else "?",
+            sorted(self.support_channels) or "none (mention the bot)",
+            "on" if self.settings.allow_dms else "off",
+        )
+
+    async def close(self) -> None:
+        pending = [t for t in self._tasks if not t.done()]
+        if pending:
+            # Let answers in progress finish, then stop what is left (its history stays valid).
+            _, still = await asyncio.wait(pending, timeout=self.shutdown_grace)
+            for task in still:
+                await self.conversations.stop(self._tasks.get(task, ""))
+            if still:
+                await asyncio.wait(still, timeout=2.0)
+            for task in still:
+                task.cancel()
+        with contextlib.suppress(ValueError):
+            self.conversations.staff_sinks.remove(self.post_to_staff)
+        await super().close()
+
+    # ---- messages ---------------------------------------------------------------------------
+
+    def addressed_text(self, message: discord.Message) -> str | None:
+        """The text meant for the bot, or None when the bot should stay silent.
+
+        Support channels (and their threads) are answered without a mention; elsewhere only a
+        message that mentions the bot; DMs only when `ARCA_ALLOW_DMS` is on. Bots, webhooks and
+        system messages are ignored.
+        """
+        if message.author.bot or message.webhook_id is not None:
+            return None
+        if self.user is not None and message.author.id == self.user.id:
+            return None
+        if message.type not in (discord.MessageType.default, discord.MessageType.reply):
+            return None
+        content = message.content or ""
+        me = self.user
+        mentioned = me is not None and any(u.id == me.id for u in message.mentions)
+        if me is not None:
+            content = re.sub(rf"<@!?{me.id}>", " ", content)
+        content = content.strip()
+        if message.guild is None:
+            return content if self.settings.allow_dms else None
+        channel = message.channel
+        in_support = channel.id in self.support_channels or (
+            getattr(channel, "parent_id", None) in self.support_channels
+        )
+        if in_support or mentioned:
+            return content
+        return None
+
+    async def on_message(self, message: discord.Message) -> None:
+        text = self.addressed_text(message)
+        if text is None:
+            return
+        thread_id = thread_id_of_message(message)
+        task = asyncio.create_task(self.handle_message(message, text, thread_id))
+        self._tasks[task] = thread_id
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.pop(task, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("handling a Discord message failed", exc_info=task.exception())
+
+    async def handle_message(self, message: discord.Message, text: str, thread_id: str) -> None:
+        author = message.author
+        actor = await self.conversations.resolve_actor(
+            str(author.id), role_names(author), author.display_name
+        )
+        surface = DiscordSurface(message.channel, author=author)
+        try:
+            await self.conversations.handle(Incoming(thread_id, actor, text, ref=message), surface)
+        finally:
+            surface.stop_typing()
+
+    # ---- staff channel ----------------------------------------------------------------------
+
+    async def post_to_staff(self, kind: str, payload: dict[str, Any]) -> None:
+        """Staff sink: escalations and approval requests go to `ARCA_STAFF_CHANNEL`."""
+        channel_id = self.settings.staff_channel
+        if channel_id is None:
+            log.warning("%s not posted: ARCA_STAFF_CHANNEL is not set", kind)
+            return
+        channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
+        if not isinstance(channel, discord.abc.Messageable):
+            log.error("ARCA_STAFF_CHANNEL %s is not a text channel", channel_id)
+            return
+        for chunk in split_message(format_staff_notice(kind, payload), DISCORD_LIMIT):
+            await channel.send(chunk, allowed_mentions=NO_MENTIONS)
+
+    async def wait_idle(self) -> None:
+        """Wait until no message task is in flight (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+        await self.conversations.wait_idle()
+
+
+async def run_discord(settings: Settings, *, app: App | None = None, **client_options: Any) -> int:
+    """Build the app and run the bot until it is closed. Returns the exit status.
+
+    A missing or rejected token ends with one line on stderr (exit 2), not a traceback.
+    """
+    token = settings.discord_token.get_secret_value().strip() if settings.discord_token else ""
+    if not token:
+        print(NO_TOKEN_LINE, file=sys.stderr)
+        return 2
+    own_app = app is None
+    if app is None:
+        from bot.app import build_app
+
+        if not settings.llm_configured:
+            print(NO_LLM_LINE, file=sys.stderr)
+            return 2
+
+        app = await build_app(settings)
+    bot = ArcaDiscordBot(app.conversations, settings, **client_options)
+    loop = asyncio.get_running_loop()
+    stop_signals: list[signal.Signals] = []
+    for sig in (signal.SIGTERM,):
+        try:
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(bot.close()))
+            stop_signals.append(sig)
+        except (NotImplementedError, RuntimeError):  # not on this platform / not the main thread
+            pass
+    try:
+        await bot.start(token)
+        return 0
+    except discord.LoginFailure:
+        print(BAD_TOKEN_LINE, file=sys.stderr)
+        return 2
+    except discord.PrivilegedIntentsRequired:
+        print(NO_INTENT_LINE, file=sys.stderr)
+        return 2
+    except (aiohttp.ClientConnectionError, discord.GatewayNotFound) as exc:
+        print(f"arca-bot: cannot reach Discord ({type(exc).__name__}: {exc}).", file=sys.stderr)
+        return 1
+    finally:
+        for sig in stop_signals:
+            loop.remove_signal_handler(sig)
+        if not bot.is_closed():
+            await bot.close()
+        if own_app:
+            await app.conversations.wait_idle()
+            await app.store.close()

@@ -1,0 +1,289 @@
+"""Staff slash commands: one Cog generated from the `StaffRegistry`, the tree's error handler, and sync.
+
+Each slash command rebuilds the text line (`/coupon issue ORD001 5000 사과`) from its options and runs it
+through `StaffRegistry.dispatch`, so the role check, parsing, auditing and replies are exactly the
+console's. Replies are ephemeral; a command that takes a while is deferred first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.channels.renderer import DISCORD_LIMIT, split_message
+from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
+
+if TYPE_CHECKING:
+    from bot.conversations import Conversations
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+
+GROUP_DESCRIPTIONS = {
+    "coupon": "쿠폰 관리 / coupons (staff)",
+    "thread": "대화 기록 / conversations (staff)",
+    "policy": "정책 / policies (staff)",
+}
+
+SLOW_COMMANDS = frozenset({"policy search", "policy reindex"})
+"""Deferred at once: they embed a query or rebuild the index, which can exceed Discord's 3 s window."""
+
+DEFER_AFTER = 2.0
+"""Any other command that has not answered after this many seconds is deferred (Discord allows 3 s)."""
+
+DEFAULT_PERMISSIONS = discord.Permissions(manage_messages=True)
+"""Only a hint for the Discord UI (server admins can change it); the staff role is checked in code."""
+
+
+def thread_id_of_interaction(interaction: discord.Interaction) -> str:
+    """The conversation the command was typed in: `discord:<channel_id>`, or `dm:<user_id>` in a DM."""
+    if interaction.guild_id is None:
+        return f"dm:{interaction.user.id}"
+    return f"discord:{interaction.channel_id}"
+
+
+def role_names(user: discord.abc.User) -> set[str]:
+    """Names of the member's guild roles (none for a plain user, e.g. in a DM)."""
+    roles = getattr(user, "roles", None) or []
+    return {r.name for r in roles if not r.is_default()}
+
+
+def _quote(text: str) -> str:
+    if text and not any(ch.isspace() for ch in text) and text[0] not in "\"'":
+        return text
+    return f"'{text}'" if '"' in text else f'"{text}"'
+
+
+def command_line(cmd: StaffCommand, values: dict[str, Any]) -> str:
+    """The text form of a slash invocation: positional arguments, the last one taking the rest of the line."""
+    given = [(p, values.get(p.name)) for p in cmd.params]
+    while given and given[-1][1] is None:
+        given.pop()
+    parts = [f"/{cmd.name}"]
+    for index, (param, value) in enumerate(given):
+        last = index == len(given) - 1
+        if value is None:
+            if param.channel:
+                # An omitted channel in the middle of the line means "this channel", as in the text form.
+                raise ValueError(f"/{cmd.name}: [{param.name}] must be the last option")
+            raise ValueError(f"/{cmd.name}: optional <{param.name}> is followed by another option")
+        if param.channel:
+            text = f"discord:{value.id}"
+        elif param.kind is int:
+            text = str(int(value))
+        else:
+            text = str(value).strip()
+        parts.append(text if last else _quote(text))
+    return " ".join(parts)
+
+
+def _annotation(param: Param) -> Any:
+    if param.channel:
+        base: Any = discord.TextChannel | discord.Thread
+    elif param.kind is int:
+        base = int
+    else:
+        base = str
+    return base | None if param.optional else base
+
+
+def _describe(text: str, fallback: str) -> str:
+    text = (text or fallback).strip() or fallback
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+async def reply_ephemeral(interaction: discord.Interaction, text: str) -> None:
+    """Send `text` only to the invoker: the initial response if still open, then followups (≤2,000 chars each)."""
+    for chunk in split_message(text or "…", DISCORD_LIMIT):
+        if not interaction.response.is_done():
+            await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=NO_MENTIONS)
+        else:
+            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+
+class StaffCommands(commands.Cog, name="Staff"):
+    """The staff slash commands, one per registry entry; groups become `app_commands.Group`s."""
+
+    def __init__(
+        self,
+        conversations: Conversations,
+        registry: StaffRegistry | None = None,
+        *,
+        defer_after: float = DEFER_AFTER,
+    ) -> None:
+        self.conversations = conversations
+        self.registry = registry if registry is not None else conversations.staff
+        if self.registry is None:
+            raise ValueError("Conversations has no staff registry")
+        self.defer_after = defer_after
+        self.__cog_app_commands__ = list(self.__cog_app_commands__) + self._build()
+
+    # ---- generation -------------------------------------------------------------------------
+
+    def _build(self) -> list[app_commands.Command[Any, ..., Any] | app_commands.Group]:
+        groups: dict[str, app_commands.Group] = {}
+        top: list[app_commands.Command[Any, ..., Any] | app_commands.Group] = []
+        for cmd in self.registry.commands.values():
+            _check_order(cmd)
+            callback = self._callback(cmd)
+            if cmd.group is None:
+                top.append(
+                    app_commands.Command(
+                        name=cmd.leaf, description=_describe(cmd.help, cmd.name), callback=callback
+                    )
+                )
+                continue
+            group = groups.get(cmd.group)
+            if group is None:
+                group = app_commands.Group(
+                    name=cmd.group,
+                    description=GROUP_DESCRIPTIONS.get(cmd.group, f"{cmd.group} (staff)"),
+                    guild_only=True,
+                    default_permissions=DEFAULT_PERMISSIONS,
+                )
+                groups[cmd.group] = group
+                top.append(group)
+            group.add_command(
+                app_commands.Command(
+                    name=cmd.leaf, description=_describe(cmd.help, cmd.name), callback=callback, parent=group
+                )
+            )
+        return top
+
+    def _callback(self, cmd: StaffCommand) -> Callable[..., Awaitable[None]]:
+        cog = self
+
+        async def callback(interaction: discord.Interaction, **values: Any) -> None:
+            await cog.invoke(interaction, cmd, values)
+
+        # app_commands reads the options from the signature: build it from the registry's params.
+        params = [
+            inspect.Parameter(
+                "interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction
+            )
+        ]
+        for p in cmd.params:
+            params.append(
+                inspect.Parameter(
+                    p.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None if p.optional else inspect.Parameter.empty,
+                    annotation=_annotation(p),
+                )
+            )
+        callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        callback.__name__ = cmd.name.replace(" ", "_")
+        callback.__discord_app_commands_param_description__ = {  # type: ignore[attr-defined]
+            p.name: _describe(p.help, p.name) for p in cmd.params
+        }
+        if cmd.group is None:
+            callback = app_commands.guild_only()(callback)
+            callback = app_commands.default_permissions(manage_messages=True)(callback)
+        return callback
+
+    # ---- invocation -------------------------------------------------------------------------
+
+    async def invoke(
+        self, interaction: discord.Interaction, cmd: StaffCommand, values: dict[str, Any]
+    ) -> None:
+        """Run the command's text form through the registry; reply ephemerally, deferring when slow."""
+        line = command_line(cmd, values)
+        work = asyncio.ensure_future(self._dispatch(interaction, line))
+        if cmd.name in SLOW_COMMANDS:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+        else:
+            done, _ = await asyncio.wait({work}, timeout=self.defer_after)
+            if not done:
+                await interaction.response.defer(ephemeral=True, thinking=True)
+        reply = await work
+        await reply_ephemeral(interaction, reply.text)
+
+    async def _dispatch(self, interaction: discord.Interaction, line: str) -> StaffReply:
+        user = interaction.user
+        actor = await self.conversations.resolve_actor(str(user.id), role_names(user), user.display_name)
+        return await self.registry.dispatch(
+            line, actor=actor, channel=thread_id_of_interaction(interaction), conversations=self.conversations
+        )
+
+
+def _check_order(cmd: StaffCommand) -> None:
+    """Positional text form: once a parameter is optional, every later one must be too."""
+    seen_optional = False
+    for p in cmd.params:
+        if seen_optional and not p.optional:
+            raise ValueError(f"/{cmd.name}: required <{p.name}> follows an optional parameter")
+        seen_optional = seen_optional or p.optional
+
+
+class ArcaCommandTree(app_commands.CommandTree):
+    """The one place app-command failures end up: a clear ephemeral message, details in the log."""
+
+    async def on_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError, /
+    ) -> None:
+        if isinstance(error, app_commands.TransformerError):
+            text = (
+                f"⚠ 옵션 값을 읽을 수 없습니다({error.value!r}). 다시 선택해 주세요. "
+                f"/ Could not read the option value {error.value!r}; pick it again."
+            )
+        elif isinstance(error, app_commands.CheckFailure):
+            text = "⛔ 이 명령을 여기서 실행할 권한이 없습니다. / You cannot run this command here."
+        elif isinstance(error, app_commands.CommandNotFound | app_commands.CommandSignatureMismatch):
+            text = (
+                "⚠ 이 명령은 봇과 동기화되지 않았습니다. 잠시 후 다시 시도해 주세요. "
+                "/ This command is out of date with the bot; try again in a minute."
+            )
+        else:
+            original = getattr(error, "original", error)
+            log.error(
+                "slash command %s failed",
+                interaction.command.qualified_name if interaction.command else "?",
+                exc_info=original,
+            )
+            text = (
+                f"⚠ 명령을 처리하지 못했습니다 ({type(original).__name__}). 기록을 남겼습니다. "
+                f"/ The command failed ({type(original).__name__}); it was logged."
+            )
+        try:
+            await reply_ephemeral(interaction, text)
+        except discord.HTTPException:
+            log.warning("could not report a slash command error to the user")
+
+
+async def install_staff_commands(
+    bot: commands.Bot, conversations: Conversations, guild_ids: Sequence[int]
+) -> StaffCommands:
+    """Add the Cog (as guild commands when guilds are configured) and sync once.
+
+    Called from `setup_hook`, which runs once per login, so a reconnect does not re-sync.
+    """
+    cog = StaffCommands(conversations)
+    guilds = [discord.Object(id=g) for g in guild_ids]
+    if guilds:
+        await bot.add_cog(cog, guilds=guilds)
+    else:
+        await bot.add_cog(cog)
+    try:
+        if guilds:
+            for guild in guilds:
+                synced = await bot.tree.sync(guild=guild)
+                log.info("synced %d slash commands to guild %s", len(synced), guild.id)
+        else:
+            synced = await bot.tree.sync()
+            log.info("synced %d global slash commands (may take up to an hour to appear)", len(synced))
+    except discord.Forbidden:
+        log.error(
+            "could not sync slash commands: invite the bot with the applications.commands scope "
+            "(see docs/discord.md) and check ARCA_GUILD_IDS"
+        )
+    except discord.HTTPException as exc:
+        log.error("could not sync slash commands: %s", exc)
+    return cog

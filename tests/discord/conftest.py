@@ -1,0 +1,165 @@
+"""Fixtures for the Discord end-to-end tests: the fake Discord on loopback, the real discord.py client
+(`ArcaDiscordBot`) started against it, a real app (SQLite store seeded with the demo data) and scripted
+models that stream slowly or hold a loop call so a test can speak mid-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import discord
+import discord.gateway
+import discord.http
+import pytest
+import yarl
+
+from bot.app import App, build_app
+from bot.channels.discord_bot import ArcaDiscordBot
+from bot.config import Settings, load_settings
+from bot.llm.scripted import ScriptedLLM
+from tests.discord.fake_discord import FakeDiscord
+
+EDIT_INTERVAL = 0.2
+
+
+class EmptyPolicyIndex:
+    """A policy knowledge base without documents. These tests never retrieve, and building the real
+    index embeds every policy (about 25 s on 2 cores), so the app gets this instead."""
+
+    async def search(self, query: str, top_k: int = 3) -> list[Any]:
+        return []
+
+
+class SlowStreamLLM(ScriptedLLM):
+    """The scripted model whose answer stream takes real time, so the Renderer has to edit while it streams."""
+
+    def __init__(self, steps: list[dict[str, Any]], *, delay: float = 0.03, **kwargs: Any) -> None:
+        super().__init__(steps, **kwargs)
+        self.delay = delay
+
+    async def stream_chat(
+        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
+    ) -> AsyncIterator[str]:
+        async for piece in super().stream_chat(messages, purpose=purpose):
+            yield piece
+            await asyncio.sleep(self.delay)
+
+
+class HeldLLM(ScriptedLLM):
+    """The scripted model that holds its first `loop` call until `release()`: the run stays active while
+    the test sends more messages."""
+
+    def __init__(self, steps: list[dict[str, Any]], **kwargs: Any) -> None:
+        super().__init__(steps, **kwargs)
+        self.holding = asyncio.Event()
+        self._gate = asyncio.Event()
+
+    def release(self) -> None:
+        self._gate.set()
+
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        if kwargs.get("purpose", "loop") == "loop" and self.loop_calls == 0:
+            self.holding.set()
+            await self._gate.wait()
+        return await super().chat(messages, **kwargs)
+
+
+def make_settings(data_dir: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "data_dir": data_dir,
+        "discord_token": FakeDiscord.TOKEN,
+        "support_channels": [FakeDiscord.SUPPORT_CHANNEL],
+        "staff_channel": FakeDiscord.STAFF_CHANNEL,
+        "guild_ids": [FakeDiscord.GUILD_ID],
+        "staff_role": FakeDiscord.STAFF_ROLE_NAME,
+        "edit_interval": EDIT_INTERVAL,
+        "llm_max_retries": 0,
+    }
+    values.update(overrides)
+    return load_settings(**values)
+
+
+@dataclass
+class Running:
+    """One started bot: its app, the client and the task running `client.start`."""
+
+    app: App
+    bot: ArcaDiscordBot
+    task: asyncio.Task[None]
+
+    @property
+    def conversations(self) -> Any:
+        return self.app.conversations
+
+    async def idle(self) -> None:
+        await asyncio.wait_for(self.bot.wait_idle(), 15)
+
+    async def stop(self) -> None:
+        if not self.bot.is_closed():
+            await self.bot.close()
+        await asyncio.wait_for(self.task, 10)
+        await self.app.store.close()
+
+
+@dataclass
+class BotHarness:
+    fake: FakeDiscord
+    data_dir: Path
+    running: list[Running] = field(default_factory=list)
+
+    def settings(self, **overrides: Any) -> Settings:
+        return make_settings(self.data_dir, **overrides)
+
+    async def start(
+        self,
+        llm: Any = None,
+        *,
+        settings: Settings | None = None,
+        llm_factory: Callable[[], Any] | None = None,
+        **bot_options: Any,
+    ) -> Running:
+        settings = settings or self.settings()
+        if llm_factory is None and llm is not None:
+            llm_factory = lambda: llm  # noqa: E731 - one scripted model serves every run of the test
+        app = await build_app(settings, llm_factory=llm_factory, policy_index=EmptyPolicyIndex())
+        bot_options.setdefault("guild_ready_timeout", 0.05)
+        bot_options.setdefault("shutdown_grace", 5.0)
+        bot = ArcaDiscordBot(app.conversations, settings, **bot_options)
+        task = asyncio.create_task(bot.start(FakeDiscord.TOKEN))
+        ready = asyncio.create_task(bot.wait_until_ready())
+        done, _ = await asyncio.wait({task, ready}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if ready not in done:
+            ready.cancel()
+            if task.done():
+                task.result()  # raises the start-up error
+            raise AssertionError("the bot did not become ready against the fake Discord")
+        running = Running(app, bot, task)
+        self.running.append(running)
+        return running
+
+    async def aclose(self) -> None:
+        for r in reversed(self.running):
+            if not r.task.done() or not r.bot.is_closed():
+                await r.stop()
+
+
+@pytest.fixture
+async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
+    async with FakeDiscord() as server:
+        # The only two redirections: REST base and gateway URL. The client itself is unmodified.
+        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
+        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(server.gateway_url))
+        yield server
+
+
+@pytest.fixture
+async def harness(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[BotHarness]:
+    h = BotHarness(fake, tmp_path / "var")
+    try:
+        yield h
+    finally:
+        await h.aclose()
