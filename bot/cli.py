@@ -144,7 +144,10 @@ def cmd_start(args: argparse.Namespace) -> int:
     settings = _settings()
     if settings.discord_token is not None and settings.discord_token.get_secret_value().strip():
         if not settings.llm_configured:
-            print("arca-bot: DISCORD_TOKEN is set but no LLM is configured (ARCA_MODEL + key/base URL)", file=sys.stderr)
+            print(
+                "arca-bot: DISCORD_TOKEN is set but no LLM is configured (ARCA_MODEL + key/base URL)",
+                file=sys.stderr,
+            )
             return 2
         return cmd_run(args)
     if settings.llm_configured:
@@ -209,7 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="start the Discord bot (needs DISCORD_TOKEN and an LLM)")
     p.set_defaults(fn=cmd_run)
 
-    p = sub.add_parser("start", help="Discord if DISCORD_TOKEN is set, else the console if an LLM is set, else the demo")
+    p = sub.add_parser(
+        "start", help="Discord if DISCORD_TOKEN is set, else the console if an LLM is set, else the demo"
+    )
     p.set_defaults(fn=cmd_start)
 
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
