@@ -107,3 +107,11 @@ async def test_honest_answer_streams_through_unchanged(store) -> None:
     final = await stream.finish()
     assert final == answer and out + answer[len(out) :] == answer
     assert not stream.verdict().replaced
+
+
+def test_discord_mention_ids_are_not_mistaken_for_card_numbers() -> None:
+    from bot.guards.output import redact_pii
+
+    text = "<@&820000000000000001> <@4111111111111111> <#4111111111111111>"
+    assert redact_pii(text, locale="ko")[0] == text
+    assert "4111" not in redact_pii("카드 4111 1111 1111 1111 로 결제", locale="ko")[0]
