@@ -330,7 +330,7 @@ class Conversations:
             llm = self.llm_factory()
             agent = ReActAgent(
                 llm,
-                self.tools.for_actor(actor),
+                self._tools_for(actor),
                 use_native_tools=self.use_native_tools,
                 max_iterations=self.max_iterations,
                 system_prompt=self.system_prompt,
@@ -347,7 +347,9 @@ class Conversations:
             result = await agent.run(
                 query, ctx, memory=self.memory, interrupts=state.queue, on_event=on_event
             )
-            output_guard = await OutputGuard.for_actor(self.store, actor, thread_id=thread_id, locale=locale)
+            output_guard = await OutputGuard.for_actor(
+                self.store, actor, thread_id=thread_id, locale=locale, protected_texts=[self.system_prompt]
+            )
             guard = output_guard.stream(outcomes=result.tool_outcomes)
             try:
                 async for delta in agent.stream_answer(result, query=query, on_event=on_event):
@@ -367,6 +369,11 @@ class Conversations:
         await self.memory.append_assistant(thread_id, final, run_id=state.run_id)
         result.delivered_answer = final  # type: ignore[attr-defined]
         return result
+
+    def _tools_for(self, actor: Actor) -> ToolRegistry:
+        """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link
+        (the allowlist is enforced in `ToolRegistry.execute`); staff-only tools only for staff."""
+        return self.tools.subset(t.name for t in self.tools if actor.is_staff or not t.staff_only)
 
     async def _player_locale(self, actor: Actor) -> str:
         if not actor.player_id:

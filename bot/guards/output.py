@@ -103,7 +103,9 @@ _CLAUSE_BREAK = re.compile(r"[,;:—–()]|\bbut\b|\band\b", re.IGNORECASE)
 _COUPON_CODE = re.compile(r"(?<![A-Za-z0-9])ARCA-[A-Z0-9]{4}-[A-Z0-9]{4}(?![A-Za-z0-9])", re.IGNORECASE)
 _ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
 _SPECIFIC_AFTER = re.compile(
-    r"\s*(?:짜리|상당의|상당|의)?\s*(?:보상\s*)?(?:할인\s*)?(?:쿠폰|coupon|voucher)", re.IGNORECASE
+    r"\s*(?:짜리|상당의|상당|의)?\s*(?:보상\s*)?(?:할인\s*)?(?:쿠폰|coupon|voucher)"
+    r"|\s*(?:을|를)?\s*(?:발급|지급)",  # "총 40,000원을 발급했습니다": the amount is what was issued
+    re.IGNORECASE,
 )
 _SPECIFIC_BEFORE = re.compile(r"(?:coupon|voucher)\s+(?:of|for|worth)\s*$", re.IGNORECASE)
 
@@ -279,6 +281,8 @@ async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Any) -> tuple
         if not any((b.code or "").upper() == code for b in pool + from_ledger):
             return False, f"coupon code {code} does not exist"
     amounts = {b.amount for b in pool}
+    if len(from_run) > 1:  # "총 40,000원": the total of this run's coupons is backed too
+        amounts.add(sum(b.amount or 0 for b in from_run))
     if claim.specific_amounts:
         missing = [a for a in claim.specific_amounts if a not in amounts]
         if missing:
@@ -462,12 +466,13 @@ async def check_claims(
 
 # ---- personal data -----------------------------------------------------------------------------
 
-_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![\w-])")
+_EMAIL = re.compile(r"(?<![A-Za-z0-9_.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![A-Za-z0-9_-])")
 _RRN = re.compile(r"(?<![\d-])(\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\s?-?\s?([1-8])\d{6}(?![\d-])")
 _CARD = re.compile(r"(?<![\d\-@&#!:])(?:\d[ -]?){12,18}\d(?![\d\->])")  # not a Discord <@id>/<#id>
 _PHONE = re.compile(
-    r"(?<![\w-])(?:\+82[- .]?|0)(?:1[016789]|2|[3-6][1-5]|70)[- .)]?\d{3,4}[- .]?\d{4}(?![\w-])"
-    r"|(?<![\w-])\+\d{1,3}[- .]?\(?\d{1,4}\)?[- .]?\d{3,4}[- .]?\d{4}(?![\w-])"
+    # ASCII-only lookarounds: a Korean particle right after the number ("010-1234-5678입니다") must not hide it.
+    r"(?<![A-Za-z0-9_-])(?:\+82[- .]?|0)(?:1[016789]|2|[3-6][1-5]|70)[- .)]?\d{3,4}[- .]?\d{4}(?![A-Za-z0-9_-])"
+    r"|(?<![A-Za-z0-9_-])\+\d{1,3}[- .]?\(?\d{1,4}\)?[- .]?\d{3,4}[- .]?\d{4}(?![A-Za-z0-9_-])"
 )
 _LABELS = {
     "phone": ("[전화번호 비공개]", "[phone number hidden]"),
@@ -535,6 +540,17 @@ def redact_pii(
 
 # ---- the guard ---------------------------------------------------------------------------------
 
+_SHINGLE = 6
+"""Words in a row that count as quoting a protected text (the system prompt) verbatim."""
+
+
+def _shingles_of(texts: Iterable[str]) -> frozenset[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for text in texts:
+        words = re.findall(r"[\w'’]+", text.lower())
+        out.update(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
+    return frozenset(out)
+
 
 @dataclass(frozen=True)
 class OutputVerdict:
@@ -561,8 +577,10 @@ class OutputGuard:
         locale: str = "ko",
         own_phones: Iterable[str] = (),
         own_emails: Iterable[str] = (),
+        protected_texts: Iterable[str] = (),
     ) -> None:
         self.store = store
+        self._protected = _shingles_of(protected_texts)
         self.actor = actor
         self.thread_id = thread_id
         self.locale = locale
@@ -571,7 +589,13 @@ class OutputGuard:
 
     @classmethod
     async def for_actor(
-        cls, store: Any, actor: Actor, *, thread_id: str | None = None, locale: str = "ko"
+        cls,
+        store: Any,
+        actor: Actor,
+        *,
+        thread_id: str | None = None,
+        locale: str = "ko",
+        protected_texts: Iterable[str] = (),
     ) -> OutputGuard:
         """A guard that lets the actor's own phone and e-mail (from their Player row) through."""
         phones: list[str] = []
@@ -583,7 +607,13 @@ class OutputGuard:
                 phones = [player.phone] if player.phone else []
                 emails = [player.email] if player.email else []
         return cls(
-            store=store, actor=actor, thread_id=thread_id, locale=locale, own_phones=phones, own_emails=emails
+            store=store,
+            actor=actor,
+            thread_id=thread_id,
+            locale=locale,
+            own_phones=phones,
+            own_emails=emails,
+            protected_texts=protected_texts,
         )
 
     def stream(self, *, outcomes: Iterable[Any]) -> StreamingOutputGuard:
@@ -597,6 +627,15 @@ class OutputGuard:
         return stream.verdict()
 
     def _clean(self, sentence: str, state: StreamingOutputGuard) -> str:
+        if self._protected and _shingles_of([sentence]) & self._protected:
+            # A verbatim run of the system prompt: the instructions stay private.
+            state.prompt_leaks += 1
+            ending = sentence[len(sentence.rstrip()) :]
+            sentence = (
+                "내부 운영 지침은 공개할 수 없습니다."
+                if self.locale == "ko"
+                else "I can't share my internal instructions."
+            ) + (ending or " ")
         sentence, kinds = redact_pii(
             sentence, locale=self.locale, own_phones=self.own_phones, own_emails=self.own_emails
         )
@@ -624,6 +663,7 @@ class StreamingOutputGuard:
             thread_id=guard.thread_id,
         )
         self.redactions: list[str] = []
+        self.prompt_leaks = 0
         self.mentions_neutralized = False
         self._buffer = ""
         self._released: list[str] = []

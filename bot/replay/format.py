@@ -1,6 +1,10 @@
 """The transcript format (DESIGN.md §9): pydantic models and a loader that reports file and line.
 
-One YAML file per case; only `name` and `turns` are required.
+One YAML file per case; only `name` and `turns` are required. Additive extensions to §9 (every §9
+key keeps its meaning): `fixtures.coupon_rules` (per-case overrides of policies/coupon_rules.yaml,
+e.g. `{approval_threshold: 10000}`), `roles` on an interrupt (default: the turn's roles when the
+interrupt has no `as`, else none) and `expect.model_saw` / `expect.model_not_saw` (text the model
+was / was not sent in the turn's loop calls).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ class Interrupt(BaseModel):
     after_step: int = Field(ge=0)
     text: str = Field(min_length=1)
     as_: str | None = Field(default=None, alias="as")
+    roles: list[str] | None = None
+    """Extension: the sender's roles (`staff` = the configured staff role); a staff `/stop` mid-run."""
 
     @field_validator("as_", mode="before")
     @classmethod
@@ -38,6 +44,15 @@ class CouponExpectation(BaseModel):
 
     order_id: str
     amount: int | None = None
+
+
+class ModelSaw(BaseModel):
+    """Text that must be in what the model was sent for one scripted step (system prompt excluded)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int = Field(ge=0)
+    text: str = Field(min_length=1)
 
 
 class Expect(BaseModel):
@@ -55,6 +70,11 @@ class Expect(BaseModel):
     reply_contains: list[str] | None = None
     reply_not_contains: list[str] | None = None
     denied: bool | None = None
+    model_saw: list[str | ModelSaw] | None = None
+    """Extension: text in the messages the model was sent in this turn's loop calls (any call, or the
+    call that served script step `step`): proves memory and interrupts reach the model."""
+    model_not_saw: list[str] | None = None
+    """Extension: text in none of the messages the model was sent in this turn (e.g. after a reset)."""
 
 
 class Turn(BaseModel):
@@ -123,6 +143,8 @@ class Transcript(BaseModel):
     path: str = ""
     seed: SeedData | None = None
     clock: Any = None
+    coupon_rules: dict[str, Any] | None = None
+    """Validated overrides of the coupon rules for this case (None: the project's rules file)."""
 
 
 def load_transcript(path: Path) -> Transcript:
@@ -136,8 +158,14 @@ def load_transcript(path: Path) -> Transcript:
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
+            # "unexpected end of stream": where the unclosed construct starts is the useful line.
+            mark = exc.context_mark
         line = mark.line + 1 if mark is not None else 1
-        raise TranscriptError(f"{path}:{line}: invalid YAML: {exc.problem or exc.context}") from None
+        what = "; ".join(x for x in (exc.context, exc.problem) if x)
+        raise TranscriptError(f"{path}:{line}: invalid YAML: {what}") from None
+    except yaml.YAMLError as exc:
+        raise TranscriptError(f"{path}:1: invalid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise TranscriptError(f"{path}:1: a transcript is a mapping with `name` and `turns`")
     try:
@@ -155,7 +183,7 @@ def load_transcript(path: Path) -> Transcript:
         for key, value in root.value:
             if getattr(key, "value", None) == "fixtures":
                 fixtures_node = value
-    seed_part = {k: v for k, v in case.fixtures.items() if k != "clock"}
+    seed_part = {k: v for k, v in case.fixtures.items() if k not in ("clock", "coupon_rules")}
     try:
         case.seed = parse_fixture_data(seed_part, source=str(path), root=fixtures_node)
     except SeedError as exc:
@@ -172,7 +200,7 @@ def load_transcript(path: Path) -> Transcript:
             line = line_of(root, ("fixtures", "clock")) or 1
             raise TranscriptError(f"{path}:{line}: fixtures.clock must be an ISO time with offset") from None
         case.clock = moment
-    players = {p.discord_id for p in case.seed.players if p.discord_id}
+    case.coupon_rules = _coupon_rules(path, root, case.fixtures.get("coupon_rules"))
     for t_index, turn in enumerate(case.turns):
         if turn.user is not None and turn.as_ is None and not case.seed.players:
             line = line_of(root, ("turns", t_index)) or 1
@@ -187,9 +215,35 @@ def load_transcript(path: Path) -> Transcript:
                     f"{path}:{line}: turns.{t_index}.interrupts.{i_index}: after_step {intr.after_step} "
                     f"is past the script's {len(steps)} step(s)"
                 )
-    del players
     case.path = str(path)
     return case
+
+
+def _coupon_rules(path: Path, root: Any, overrides: Any) -> dict[str, Any] | None:
+    """`fixtures.coupon_rules`: validated now (merged over the project's rules file) so a typo is exit 2."""
+    if overrides is None:
+        return None
+    from tools.ledger import CouponRules, CouponRulesError, load_coupon_rules
+
+    line = line_of(root, ("fixtures", "coupon_rules")) or 1
+    if not isinstance(overrides, dict):
+        raise TranscriptError(
+            f"{path}:{line}: fixtures.coupon_rules must be a mapping of rule names to values"
+        )
+    try:
+        base = load_coupon_rules().model_dump()
+    except CouponRulesError:
+        base = CouponRules().model_dump()
+    try:
+        CouponRules.model_validate({**base, **overrides})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err.get("loc", ()))
+        key_line = line_of(root, ("fixtures", "coupon_rules", *loc[:1])) or line
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        where = ".".join(str(p) for p in loc) or "(rules)"
+        raise TranscriptError(f"{path}:{key_line}: fixtures.coupon_rules.{where}: {msg}") from None
+    return dict(overrides)
 
 
 def collect_transcripts(paths: list[Path]) -> list[Path]:

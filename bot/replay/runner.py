@@ -4,11 +4,13 @@ Each case runs once per mode (native, json), each time in a fresh temporary SQLi
 its fixtures, all turns in the case's channel `replay:<case>`. User turns and interrupts enter
 through `Conversations.handle` exactly like channel messages. Interrupts `after_step: N` are delivered
 inside the engine's `iteration`-done callback of scripted step N (for a step without tool calls: its
-`thinking`-done callback), synchronously, before the next `chat` call.
+`thinking`-done callback), synchronously, before the next `chat` call. The optional
+`fixtures.coupon_rules` of a case overrides the project's coupon rules for that case only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -25,9 +27,17 @@ from sqlalchemy import select
 from bot.config import Settings
 from bot.conversations import Incoming
 from bot.llm.scripted import ScriptedLLM
-from bot.replay.format import Transcript, TranscriptError, Turn, collect_transcripts, load_transcript
+from bot.replay.format import (
+    ModelSaw,
+    Transcript,
+    TranscriptError,
+    Turn,
+    collect_transcripts,
+    load_transcript,
+)
 from bot.store import Coupon, Store
 from bot.store.seed import apply_seed
+from tools.ledger import CouponRules
 
 MODES = ("native", "json")
 
@@ -90,6 +100,72 @@ class _TurnRecord:
     events: list[str] = field(default_factory=list)
     reply: str | None = None
     denied: bool | None = None
+    model_inputs: list[tuple[int | None, str]] = field(default_factory=list)
+    """(script step served, text of the messages sent) for each loop call of the turn."""
+
+
+class _RecordingScriptedLLM(ScriptedLLM):
+    """The scripted model, also noting which script step each loop call served and what it was sent."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.loop_inputs: list[tuple[int | None, list[dict[str, Any]]]] = []
+
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        result = await super().chat(messages, **kwargs)
+        if kwargs.get("purpose", "loop") == "loop":
+            self.loop_inputs.append((self.current_step, list(messages)))
+        return result
+
+
+class _RecordingLLM:
+    """A live model with the loop calls' inputs noted (`--live`: the n-th loop call is "step" n)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.loop_inputs: list[tuple[int | None, list[dict[str, Any]]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        if kwargs.get("purpose", "loop") == "loop":
+            self.loop_inputs.append((len(self.loop_inputs), list(messages)))
+        return await self._inner.chat(messages, **kwargs)
+
+    def stream_chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        return self._inner.stream_chat(messages, **kwargs)
+
+
+def _sent_text(messages: list[dict[str, Any]]) -> str:
+    """What the model was sent, minus the system prompt (the persona would match almost anything)."""
+    parts: list[str] = []
+    for m in messages:
+        if m.get("role") == "system":
+            continue
+        content = m.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        for tc in m.get("tool_calls") or []:
+            parts.append(str((tc.get("function") or {}).get("arguments", "")))
+    return "\n".join(parts)
+
+
+def _check_model_saw(wanted: list[str | ModelSaw], inputs: list[tuple[int | None, str]]) -> list[str]:
+    out: list[str] = []
+    for item in wanted:
+        if isinstance(item, str):
+            if not any(item in text for _, text in inputs):
+                out.append(f"expect.model_saw: {item!r} was not in any loop call's messages")
+            continue
+        served = [text for step, text in inputs if step == item.step]
+        if not served:
+            out.append(
+                f"expect.model_saw: step {item.step} was never served (served: {[s for s, _ in inputs]})"
+            )
+        elif item.text not in served[0]:
+            out.append(f"expect.model_saw: {item.text!r} not in the messages that step {item.step} was sent")
+    return out
 
 
 def check_expectations(turn: Turn, rec: _TurnRecord, coupons: list[tuple[str, int]]) -> list[str]:
@@ -137,6 +213,11 @@ def check_expectations(turn: Turn, rec: _TurnRecord, coupons: list[tuple[str, in
             out.append(f"expect.reply_not_contains: {text!r} found in reply {reply!r}")
     if e.denied is not None and bool(rec.denied) != e.denied:
         out.append(f"expect.denied: expected {e.denied}, got {bool(rec.denied)}")
+    if e.model_saw:
+        out.extend(_check_model_saw(e.model_saw, rec.model_inputs))
+    for text in e.model_not_saw or []:
+        if any(text in sent for _, sent in rec.model_inputs):
+            out.append(f"expect.model_not_saw: {text!r} was in the messages sent to the model")
     return out
 
 
@@ -199,6 +280,12 @@ class Replayer:
                 )
                 conv = app.conversations
                 conv.edit_interval = self.edit_interval
+                if case.coupon_rules:
+                    base = conv.services.coupon_rules
+                    base_rules = base.model_dump() if isinstance(base, CouponRules) else {}
+                    conv.services.coupon_rules = CouponRules.model_validate(
+                        {**base_rules, **case.coupon_rules}
+                    )
                 thread = f"replay:{_slug(case.name)}"
                 first_player = (
                     next((p.discord_id for p in case.seed.players if p.discord_id), None)
@@ -240,9 +327,9 @@ class Replayer:
         actor = await conv.resolve_actor(turn.as_ or first_player, roles)
         live = self.live_llm_factory is not None
         if live:
-            llm: Any = self.live_llm_factory()
+            llm: Any = _RecordingLLM(self.live_llm_factory())
         else:
-            llm = ScriptedLLM(turn.script or [], mode=mode)
+            llm = _RecordingScriptedLLM(turn.script or [], mode=mode)
         current["llm"] = llm
         rec = _TurnRecord()
         surface = self.surface_factory() if self.surface_factory is not None else ReplaySurface()
@@ -254,17 +341,27 @@ class Replayer:
         async def deliver(step: int) -> None:
             while pending and pending[0].after_step <= step:
                 intr = pending.pop(0)
-                who = await conv.resolve_actor(
-                    intr.as_ or turn.as_ or first_player, roles if intr.as_ is None else set()
+                if intr.roles is not None:
+                    who_roles = {staff_role if r == "staff" else r for r in intr.roles}
+                else:
+                    who_roles = roles if intr.as_ is None else set()
+                who = await conv.resolve_actor(intr.as_ or turn.as_ or first_player, who_roles)
+                # Its own task, as a channel message would be: a staff `/stop` cancels the run this
+                # callback belongs to, and the command must still finish (reply, audit).
+                delivery = asyncio.ensure_future(
+                    conv.handle(Incoming(thread, who, intr.text, ref=f"interrupt:{intr.after_step}"), surface)
                 )
-                await conv.handle(
-                    Incoming(thread, who, intr.text, ref=f"interrupt:{intr.after_step}"), surface
-                )
+                await asyncio.shield(delivery)
 
         async def hook(event: Any) -> None:
             kind = getattr(event, "type", "")
             status = getattr(event, "status", None)
             rec.events.append(kind)
+            if kind == "iteration" and status == "done":
+                # From the events, not the run results: a stopped run has no result but did call tools.
+                rec.tools.append(str(getattr(event, "tool_name", "")))
+                rec.codes.append(str(getattr(event, "code", "")))
+                rec.observations.append(str(getattr(event, "observation", "") or ""))
             if not pending:
                 return
             if live:
@@ -291,11 +388,6 @@ class Replayer:
         finish = getattr(surface, "finish_turn", None)
         if finish is not None:
             finish()
-        for run in outcome.runs:
-            for o in run.tool_outcomes:
-                rec.tools.append(o.name)
-                rec.codes.append(str(o.result.code))
-                rec.observations.append(o.result.message)
         answers = [getattr(r, "delivered_answer", r.answer) for r in outcome.runs]
         rec.answer = "\n".join(a for a in answers if a) if answers else None
         if outcome.reply is not None:
@@ -303,6 +395,9 @@ class Replayer:
             rec.denied = outcome.reply.denied
         elif outcome.kind == "refused":
             rec.reply = getattr(surface, "text", None)
+        elif outcome.kind == "stopped" and rec.answer is None:
+            rec.answer = getattr(surface, "text", None)
+        rec.model_inputs = [(step, _sent_text(msgs)) for step, msgs in llm.loop_inputs]
         problems: list[str] = []
         if pending:
             problems.append(f"interrupts never delivered (after_step {[i.after_step for i in pending]})")
