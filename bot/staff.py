@@ -259,13 +259,7 @@ def _ctx(inv: Invocation) -> ToolContext:
 
 async def cmd_order(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     result = await inv.conversations.tools.execute("lookup_order", {"order_id": args["order_id"]}, _ctx(inv))
-    reply = _result_reply(result)
-    if result.ok:
-        async with inv.conversations.store.session() as s:
-            order = await s.get(Order, ledger.normalize_order_id(args["order_id"]))
-        if order is not None:
-            reply.text += f"\n플레이어 / player: {order.player_id}"
-    return reply
+    return _result_reply(result)
 
 
 async def cmd_orders(inv: Invocation, args: dict[str, Any]) -> StaffReply:
@@ -406,7 +400,7 @@ async def cmd_policy_search(inv: Invocation, args: dict[str, Any]) -> StaffReply
         return StaffReply("관련 정책을 찾지 못했습니다. / No matching policy.")
     lines = []
     for h in hits:
-        lines.append(f"[{h.title} §{h.section}] ({h.source}, {h.score:.2f}) {h.text[:200]}")
+        lines.append(f"{h.citation} ({h.source}, {h.score:.2f}) {h.text[:200]}")
     return StaffReply("\n".join(lines))
 
 
@@ -457,6 +451,8 @@ def _channel() -> Param:
 
 
 def default_commands() -> list[StaffCommand]:
+    from bot.ops.commands import ops_commands  # imported here: bot.ops builds on this module
+
     return [
         StaffCommand(
             "order", (Param("order_id", help="e.g. ORD001"),), "주문 상세 / order details", cmd_order
@@ -502,4 +498,5 @@ def default_commands() -> list[StaffCommand]:
         StaffCommand("handoff", (_channel(),), "상담원 전환(봇 일시정지) / pause the bot", cmd_handoff),
         StaffCommand("resume", (_channel(),), "봇 재개 / resume the bot", cmd_resume),
         StaffCommand("stop", (_channel(),), "진행 중 실행 중단 / stop the running answer", cmd_stop),
+        *ops_commands(),
     ]
