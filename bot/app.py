@@ -112,4 +112,9 @@ async def build_app(
         clock=clock,
         event_hook=event_hook,
     )
+    if llm_factory is None and settings.llm_configured:
+        from bot.llm.registry import ModelRegistry
+
+        # Per-step models for `/ops draft` (planner on `fast`, worker and review on `main`).
+        conversations.models = ModelRegistry.from_settings(settings)
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

@@ -131,6 +131,8 @@ class Conversations:
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
         self.event_hook = event_hook
         self.staff_sinks: list[StaffSink] = []
+        self.models: Any = None
+        """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
         self.notifications: deque[tuple[str, dict[str, Any]]] = deque(maxlen=200)
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
         self._runs: dict[str, _RunState] = {}

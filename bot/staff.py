@@ -227,7 +227,7 @@ class StaffRegistry:
             actor=actor.label,
             action=f"staff./{cmd.name}",
             thread_id=channel,
-            target=str(next(iter(args.values()), "") or ""),
+            target=str(next(iter(args.values()), "") or "")[:100],
             code="OK" if reply.ok else "ERROR",
         )
         return reply

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import io
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ GROUP_DESCRIPTIONS = {
     "policy": "정책 / policies (staff)",
 }
 
-SLOW_COMMANDS = frozenset({"policy search", "policy reindex"})
+SLOW_COMMANDS = frozenset({"policy search", "policy reindex", "ops draft"})
 """Deferred at once: they embed a query or rebuild the index, which can exceed Discord's 3 s window."""
 
 DEFER_AFTER = 2.0
@@ -100,13 +101,23 @@ def _describe(text: str, fallback: str) -> str:
     return text if len(text) <= 100 else text[:99] + "…"
 
 
-async def reply_ephemeral(interaction: discord.Interaction, text: str) -> None:
-    """Send `text` only to the invoker: the initial response if still open, then followups (≤2,000 chars each)."""
-    for chunk in split_message(text or "…", DISCORD_LIMIT):
+async def reply_ephemeral(
+    interaction: discord.Interaction, text: str, attachment: tuple[str, str] | None = None
+) -> None:
+    """Send `text` only to the invoker: the initial response if still open, then followups (≤2,000 chars
+    each); an `attachment` (file name, text) — e.g. a long ops draft — goes with the last chunk."""
+    chunks = split_message(text or "…", DISCORD_LIMIT)
+    for index, chunk in enumerate(chunks):
+        extra: dict[str, Any] = {}
+        if attachment is not None and index == len(chunks) - 1:
+            name, body = attachment
+            extra["file"] = discord.File(io.BytesIO(body.encode("utf-8")), filename=name)
         if not interaction.response.is_done():
-            await interaction.response.send_message(chunk, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            await interaction.response.send_message(
+                chunk, ephemeral=True, allowed_mentions=NO_MENTIONS, **extra
+            )
         else:
-            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=NO_MENTIONS, **extra)
 
 
 class StaffCommands(commands.Cog, name="Staff"):
@@ -204,7 +215,7 @@ class StaffCommands(commands.Cog, name="Staff"):
             if not done:
                 await interaction.response.defer(ephemeral=True, thinking=True)
         reply = await work
-        await reply_ephemeral(interaction, reply.text)
+        await reply_ephemeral(interaction, reply.text, (reply.data or {}).get("attachment"))
 
     async def _dispatch(self, interaction: discord.Interaction, line: str) -> StaffReply:
         user = interaction.user

@@ -85,6 +85,8 @@ class Turn(BaseModel):
     as_: str | None = Field(default=None, alias="as")
     roles: list[str] = Field(default_factory=list)
     script: list[dict[str, Any]] | None = None
+    structured: dict[str, Any] | None = None
+    """What the scripted model answers to structured calls (e.g. the `/ops draft` review verdict)."""
     interrupts: list[Interrupt] = Field(default_factory=list)
     expect: Expect = Field(default_factory=Expect)
 

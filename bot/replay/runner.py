@@ -329,7 +329,7 @@ class Replayer:
         if live:
             llm: Any = _RecordingLLM(self.live_llm_factory())
         else:
-            llm = _RecordingScriptedLLM(turn.script or [], mode=mode)
+            llm = _RecordingScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
         current["llm"] = llm
         rec = _TurnRecord()
         surface = self.surface_factory() if self.surface_factory is not None else ReplaySurface()

@@ -207,3 +207,29 @@ class Escalation(Base):
     status: Mapped[str] = mapped_column(String(16), default="open")
     idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+OPS_DRAFT_STATUSES = ("accepted", "capped", "failed")
+
+
+class OpsDraft(Base):
+    """One `/ops draft` result (request, plan, draft, how it ended), for `/ops show`."""
+
+    __tablename__ = "ops_drafts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    request: Mapped[str] = mapped_column(Text)
+    plan: Mapped[str] = mapped_column(Text, default="")
+    draft: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16))
+    """`accepted`, `capped` (the reflection cap ended the loop) or `failed` (see `failed_step`)."""
+    reflection_count: Mapped[int] = mapped_column(Integer, default=0)
+    failed_step: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    missing: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    """What the last review found missing."""
+    progress: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    """The progress lines of the run, in order."""
+    thread_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    created_by: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

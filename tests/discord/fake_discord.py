@@ -566,7 +566,16 @@ class FakeDiscord:
         path = "/" + request.match_info["tail"]
         path = unquote(path)
         body: Any = None
-        if request.can_read_body:
+        if request.content_type.startswith("multipart/"):
+            # Messages with files: discord.py sends `payload_json` plus `files[n]` parts.
+            form = await request.post()
+            body = json.loads(str(form.get("payload_json") or "{}"))
+            body["_files"] = {
+                part.filename: part.file.read().decode("utf-8", "replace")
+                for part in form.values()
+                if hasattr(part, "filename") and hasattr(part, "file")
+            }
+        elif request.can_read_body:
             raw = await request.read()
             if raw:
                 try:

@@ -37,7 +37,9 @@ async def test_commands_are_synced_once_to_the_configured_guild_with_groups_and_
         "handoff",
         "resume",
         "stop",
+        "ops",
     }
+    assert {o["name"] for o in commands["ops"]["options"]} == {"draft", "show"}
     coupon = {o["name"]: o for o in commands["coupon"]["options"]}
     assert set(coupon) == {"issue", "revoke", "approve", "list"}
     assert all(o["type"] == 1 for o in coupon.values()), "group leaves are subcommands"
@@ -204,3 +206,45 @@ def test_slash_options_become_a_text_line_the_registry_parses_back_to_the_same_v
         "text": None,
         "channel": "discord:1",
     }
+
+
+async def test_ops_draft_runs_end_to_end_and_a_long_draft_arrives_as_a_file(harness, fake):
+    long_draft = "# 배송 지연 공지\n" + "\n".join(
+        f"{i}. 영향 주문 안내 문단입니다. 예산 20,000원." for i in range(120)
+    )
+    scripted = ScriptedLLM(
+        [
+            {"final": "1. 영향 주문 집계\n2. 공지문\n3. 보상안과 예산"},
+            {"tool": "order_stats", "args": {"status": "delayed"}},
+            {"final": long_draft},
+        ],
+        structured={"accepted": True, "missing": [], "feedback": "ok"},
+    )
+    await harness.start(scripted)
+
+    token = await fake.slash(
+        42, STAFF, "ops", {"request": "배송 지연 공지문과 보상안 초안 (영향 주문 수, 예산 포함)"}, sub="draft"
+    )
+    replies = await fake.wait_for(_replies(fake, token), what="the draft reply")
+
+    assert fake.interactions[token]["callback"]["type"] == 5, "a slow command is deferred first"
+    text = "\n".join(t for t, _ in replies)
+    assert "accepted" in text and "draft.md" in text
+    assert all(flags & EPHEMERAL for _, flags in replies)
+    files = {
+        name: body
+        for f in fake.interactions[token]["followups"]
+        for name, body in (f.get("_files") or {}).items()
+    }
+    assert long_draft in files["draft.md"]
+
+
+async def test_ops_draft_is_refused_for_a_player(harness, fake):
+    scripted = ScriptedLLM([])
+    await harness.start(scripted)
+
+    token = await fake.slash(9001, SUPPORT, "ops", {"request": "이벤트 기획"}, sub="draft")
+    [(text, flags)] = await fake.wait_for(_replies(fake, token), what="the refusal")
+
+    assert flags & EPHEMERAL and "⛔" in text
+    assert sum(scripted.calls.values()) == 0

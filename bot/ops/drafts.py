@@ -1,0 +1,42 @@
+"""Saving and reading `/ops draft` results in the `ops_drafts` table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from bot.ops.models import OpsDraft
+from bot.ops.state import OpsState
+
+
+async def save_draft(
+    store: Any, state: OpsState, *, created_by: str, thread_id: str | None, progress: list[str]
+) -> OpsDraft:
+    """Store a finished run (accepted, capped or failed) and return the row with its id."""
+    row = OpsDraft(
+        request=state.request,
+        plan=state.plan,
+        draft=state.draft,
+        status=state.status,
+        reflection_count=state.reflection_count,
+        failed_step=state.failed_step,
+        error=state.error,
+        missing=list(state.missing),
+        progress=list(progress),
+        thread_id=thread_id,
+        created_by=created_by,
+    )
+    async with store.session() as s:
+        s.add(row)
+        await s.commit()
+    return row
+
+
+async def load_draft(store: Any, draft_id: int | None = None) -> OpsDraft | None:
+    """The draft with `draft_id`, or the latest one when it is None."""
+    async with store.session() as s:
+        if draft_id is not None:
+            return await s.get(OpsDraft, draft_id)
+        query = select(OpsDraft).order_by(OpsDraft.id.desc()).limit(1)
+        return (await s.execute(query)).scalar_one_or_none()

@@ -1,0 +1,1 @@
+"""Tests of staff ops drafting (`/ops draft`, `/ops show`) and its read-only tools."""
