@@ -110,6 +110,9 @@ def _strip_invisible(text: str) -> tuple[str, set[str]]:
             flags.add("invisible_chars")
         elif unicodedata.category(ch) == "Cc":
             flags.add("control_chars")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:  # a lone surrogate cannot be stored or sent as UTF-8
+            flags.add("invalid_unicode")
+            out.append("\ufffd")
         else:
             out.append(ch)
     return "".join(out), flags

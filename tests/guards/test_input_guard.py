@@ -108,3 +108,11 @@ def test_ordinary_support_messages_are_trusted(text: str) -> None:
 def test_message_with_only_invisible_characters_is_refused_as_empty() -> None:
     v = check_input("\u200b\u200b \x00")
     assert not v.allowed and v.reason_code == "empty" and v.reply
+
+
+def test_lone_surrogates_are_replaced_so_the_message_can_be_stored() -> None:
+    verdict = check_input("안녕\ud800하세요")
+    assert verdict.allowed
+    assert verdict.cleaned_text == "안녕\ufffd하세요"
+    assert "invalid_unicode" in verdict.flags
+    verdict.cleaned_text.encode("utf-8")
