@@ -58,13 +58,45 @@ def make_policy_index(settings: Settings, *, build: bool = True) -> Any:
     return index
 
 
-def make_llm_factory(settings: Settings) -> Callable[[], Any]:
+def make_policy_index_safely(settings: Settings) -> Any:
+    """The policy index; when it cannot be built (Chroma server down) the bot still serves orders and
+    coupons, and `search_policy` answers that the knowledge base is unavailable."""
+    try:
+        return make_policy_index(settings)
+    except Exception as exc:
+        log.error(
+            "policy index unavailable (%s: %s); policy search is off until it is back",
+            type(exc).__name__,
+            exc,
+        )
+        from bot.knowledge.index import PolicyIndex
+
+        return PolicyIndex.from_settings(settings)
+
+
+def make_llm_factory(settings: Settings, metrics: Any = None) -> Callable[[], Any]:
     """One `OpenAILLM` for the main role per run (a new agent is built per run; the LLM is shared)."""
     from bot.llm.registry import ModelRegistry
 
     registry = ModelRegistry.from_settings(settings)
     main = registry.for_role("main")
+    if metrics is not None:
+        from bot.observability import MeteredLLM
+
+        main = MeteredLLM(main, metrics)
     return lambda: main
+
+
+def start_metrics(settings: Settings) -> tuple[Any, Any]:
+    """Process metrics (and the `/metrics` endpoint when `ARCA_METRICS_PORT` is set); errors are counted."""
+    from bot.observability import ErrorCountingHandler, metrics_from_settings
+    from bot.sharding import deployment_warnings
+
+    metrics, server = metrics_from_settings(settings)
+    logging.getLogger().addHandler(ErrorCountingHandler(metrics))
+    for warning in deployment_warnings(settings):
+        log.warning("%s", warning)
+    return metrics, server
 
 
 @dataclass
@@ -84,8 +116,10 @@ async def build_app(
     clock: Callable[[], datetime] | None = None,
     use_native_tools: bool | None = None,
     event_hook: Any = None,
+    metrics: Any = None,
 ) -> App:
-    """Everything a channel needs. `llm_factory` defaults to the configured model."""
+    """Everything a channel needs. `llm_factory` defaults to the configured model (metered when
+    `metrics`, a `bot.observability.ArcaMetrics`, is given)."""
     from bot.conversations import Conversations
     from bot.staff import StaffRegistry
     from tools.base import ToolServices
@@ -94,13 +128,13 @@ async def build_app(
 
     store = store or await open_store(settings)
     if policy_index is None:
-        policy_index = make_policy_index(settings)
+        policy_index = make_policy_index_safely(settings)
     rules = load_coupon_rules(coupon_rules_path(settings))
     services = ToolServices(coupon_rules=rules, policy_search=policy_index, timezone=settings.timezone)
     conversations = Conversations(
         store=store,
         tools=build_registry(),
-        llm_factory=llm_factory or make_llm_factory(settings),
+        llm_factory=llm_factory or make_llm_factory(settings, metrics),
         services=services,
         staff=StaffRegistry(),
         staff_role=settings.staff_role,
@@ -112,6 +146,9 @@ async def build_app(
         clock=clock,
         event_hook=event_hook,
     )
+    if metrics is not None:
+        conversations.metrics = metrics
+        conversations.observers.append(metrics.observe_event)
     if llm_factory is None and settings.llm_configured:
         from bot.llm.registry import ModelRegistry
 

@@ -28,8 +28,10 @@ def setup_logging(level: str) -> None:
 
 
 def _settings() -> Settings:
+    from bot.observability import configure_logging
+
     settings = load_settings()
-    setup_logging(settings.log_level)
+    configure_logging(settings)
     return settings
 
 

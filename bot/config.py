@@ -9,10 +9,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -112,6 +120,55 @@ class Settings(BaseSettings):
     edit_interval: float = Field(default=1.0, ge=0.0, validation_alias=_env("ARCA_EDIT_INTERVAL"))
     max_message_chars: int = Field(default=4_000, ge=100, validation_alias=_env("ARCA_MAX_MESSAGE_CHARS"))
     log_level: str = Field(default="INFO", validation_alias=_env("ARCA_LOG_LEVEL"))
+
+    # ---- scale-out and operations (added for issue 10; see bot/sharding.py, bot/observability.py) --
+    shard_count: int | None = Field(default=None, ge=1, le=10_000, validation_alias=_env("ARCA_SHARD_COUNT"))
+    """Total Discord shards across every bot process; None lets discord.py pick (one process)."""
+    shard_ids: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, validation_alias=_env("ARCA_SHARD_IDS")
+    )
+    """The shards this process runs, e.g. `0,1`; empty means all of `shard_count`."""
+    metrics_port: int | None = Field(
+        default=None, ge=1, le=65_535, validation_alias=_env("ARCA_METRICS_PORT")
+    )
+    """Serve Prometheus `/metrics` on this port (127.0.0.1 unless ARCA_METRICS_HOST); None: no endpoint."""
+    metrics_host: str = Field(default="127.0.0.1", validation_alias=_env("ARCA_METRICS_HOST"))
+    log_format: Literal["text", "json"] = Field(default="text", validation_alias=_env("ARCA_LOG_FORMAT"))
+    """`json`: one JSON object per log line with thread_id / run_id / tool / code (bot/observability.py)."""
+
+    @field_validator("shard_ids", mode="before")
+    @classmethod
+    def _split_shard_ids(cls, value: Any) -> Any:
+        if isinstance(value, int):
+            return [value]
+        if isinstance(value, str):
+            return [p.strip() for p in value.replace(";", ",").split(",") if p.strip()]
+        return value
+
+    @field_validator("shard_count", "metrics_port", mode="before")
+    @classmethod
+    def _blank_int_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _lower_format(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("shard_ids")
+    @classmethod
+    def _shards_in_range(cls, value: list[int], info: ValidationInfo) -> list[int]:
+        # A field validator (not a model one) so the error names ARCA_SHARD_IDS and shows only its value.
+        # Checked here so a wrong deployment fails at start-up with one line, before Discord is contacted.
+        count = info.data.get("shard_count")
+        if value and count is None:
+            raise ValueError("needs ARCA_SHARD_COUNT (the total number of shards) as well")
+        bad = [i for i in value if count is not None and not 0 <= i < count]
+        if bad:
+            raise ValueError(f"shard id {bad[0]} is outside 0..{count - 1} (ARCA_SHARD_COUNT={count})")
+        if len(set(value)) != len(value):
+            raise ValueError("lists a shard twice")
+        return value
 
     @field_validator("support_channels", "guild_ids", mode="before")
     @classmethod

@@ -26,6 +26,7 @@ from bot.guards.input import check_input
 from bot.guards.output import OutputGuard
 from bot.llm.base import LLM
 from bot.memory import ThreadMemory
+from bot.observability import MeteredSurface, log_context
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Player, Store, ThreadState
 from tools.base import Actor, ToolContext, ToolRegistry, ToolServices
@@ -131,6 +132,10 @@ class Conversations:
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
         self.event_hook = event_hook
         self.staff_sinks: list[StaffSink] = []
+        self.observers: list[Callable[[Any], Any]] = []
+        """Called with every engine event of every run (metrics); unlike `event_hook`, never replaced."""
+        self.metrics: Any = None
+        """`bot.observability.ArcaMetrics` when metrics are on: surfaces are timed through it."""
         self.models: Any = None
         """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
         self.notifications: deque[tuple[str, dict[str, Any]]] = deque(maxlen=200)
@@ -317,12 +322,20 @@ class Conversations:
         await self._send_safely(surface, "⏹ 진행 중이던 답변을 중단했습니다. (stopped)")
 
     async def _one_run(self, state: _RunState, thread_id: str, query: str, surface: Surface) -> AgentResult:
+        with log_context(thread_id=thread_id, run_id=state.run_id):
+            return await self._run_body(state, thread_id, query, surface)
+
+    async def _run_body(self, state: _RunState, thread_id: str, query: str, surface: Surface) -> AgentResult:
         actor = state.actor
+        if self.metrics is not None:
+            surface = MeteredSurface(surface, self.metrics)
         locale = detect_locale(query, default=await self._player_locale(actor))
         renderer = Renderer(surface, edit_interval=self.edit_interval, locale=locale)
 
         async def on_event(event: Any) -> None:
             await renderer.on_event(event)
+            for observer in self.observers:
+                observer(event)
             if self.event_hook is not None:
                 res = self.event_hook(event)
                 if asyncio.iscoroutine(res):

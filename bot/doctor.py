@@ -11,7 +11,7 @@ import importlib.util
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from bot.config import ConfigError, Settings, load_settings
 
@@ -37,15 +37,70 @@ async def check_database(settings: Settings) -> Check:
     except StoreError as exc:
         if "is empty" in str(exc):
             return Check("database", "fail", str(exc), "run `arca-bot seed` (or `make run`) to create it")
+        if settings.database_url.startswith("postgresql"):  # added for issue 10
+            return Check(
+                "database",
+                "fail",
+                str(exc),
+                "check that PostgreSQL runs and ARCA_DB_URL (postgresql+asyncpg://user:pass@host:5432/db) "
+                "names an empty or Arca database (see docs/deployment.md)",
+            )
         return Check("database", "fail", str(exc), "fix ARCA_DB_URL / ARCA_DATA_DIR")
     try:
         async with store.session() as s:
             players = (await s.execute(select(func.count()).select_from(Player))).scalar_one()
             orders = (await s.execute(select(func.count()).select_from(Order))).scalar_one()
+            facts = await _database_facts(s, store.dialect)
         where = (settings.db_url and "ARCA_DB_URL") or str(settings.data_dir / "arca.db")
-        return Check("database", "ok", f"{store.dialect} at {where}: {players} players, {orders} orders")
+        return Check(
+            "database", "ok", f"{store.dialect}{facts} at {where}: {players} players, {orders} orders"
+        )
     finally:
         await store.close()
+
+
+async def _database_facts(session: Any, dialect: str) -> str:
+    """` 15.18, schema v1`: the server version (PostgreSQL) and the schema version the store accepted."""
+    from sqlalchemy import select, text
+
+    from bot.store.models import SchemaMeta
+
+    parts = []
+    if dialect == "postgresql":
+        parts.append(str((await session.execute(text("SHOW server_version"))).scalar_one()).split()[0])
+    version = (
+        await session.execute(select(SchemaMeta.value).where(SchemaMeta.key == "schema_version"))
+    ).scalar_one_or_none()
+    parts.append(f"schema v{version}")
+    return " " + ", ".join(parts)
+
+
+async def check_chroma_server(url: str, *, wait: float = 5.0) -> Check:
+    """The Chroma server of ARCA_CHROMA_URL answers its heartbeat (added for issue 10)."""
+    import aiohttp
+
+    base = (url if "://" in url else f"http://{url}").rstrip("/")
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=wait)) as http:
+            async with http.get(f"{base}/api/v2/heartbeat") as resp:
+                if resp.status != 200:
+                    return Check(
+                        "policy index",
+                        "fail",
+                        f"Chroma server at {url} answered HTTP {resp.status} to its heartbeat",
+                        "check ARCA_CHROMA_URL points at a Chroma 1.x server (`chroma run`)",
+                    )
+            async with http.get(f"{base}/api/v2/version") as resp:
+                version = (await resp.text()).strip().strip('"') if resp.status == 200 else "?"
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        return Check(
+            "policy index",
+            "fail",
+            f"Chroma server at {url} is not reachable ({type(exc).__name__})",
+            "start it (`chroma run --host 127.0.0.1 --port 8000 --path DIR`) or unset ARCA_CHROMA_URL "
+            "to use the embedded index",
+        )
+    return Check("policy index", "ok", f"Chroma server {version} at {url} answers its heartbeat")
 
 
 async def check_embedder(settings: Settings) -> Check:
@@ -72,9 +127,7 @@ async def check_embedder(settings: Settings) -> Check:
 
 async def check_policy_index(settings: Settings) -> Check:
     if settings.chroma_url:
-        return Check(
-            "policy index", "ok", f"Chroma server at {settings.chroma_url} (checked on first search)"
-        )
+        return await check_chroma_server(settings.chroma_url)
     if not (settings.chroma_dir / "chroma.sqlite3").exists():
         return Check(
             "policy index",

@@ -294,20 +294,34 @@ def check_amount(
 # ---- transactions ------------------------------------------------------------------------------
 
 
-async def _begin_write(session: AsyncSession, player_id: str | None = None) -> None:
+async def _begin_write(
+    session: AsyncSession, player_id: str | None = None, *, order_id: str | None = None
+) -> None:
     """Start a serialised write: the read-check-insert must not interleave with another issuance.
 
     SQLite: `BEGIN IMMEDIATE` takes the database write lock before the first read, so checks and the
     insert see one consistent state. Other databases: lock the player's row (`FOR UPDATE`), which
     serialises issuances per player (the daily caps) while the unique index guards each order.
+    PostgreSQL runs READ COMMITTED, so every statement after the lock sees what the previous holder
+    committed (tests/scale prove both across two OS processes).
     """
     conn = await session.connection()
     if conn.dialect.name == "sqlite":
         raw = await conn.get_raw_connection()
         if not getattr(raw.driver_connection, "in_transaction", False):
             await conn.exec_driver_sql("BEGIN IMMEDIATE")
-    elif player_id is not None:
-        await session.execute(select(Player.id).where(Player.id == player_id).with_for_update())
+        return
+    if player_id is not None:
+        # NO KEY UPDATE (key_share=True), added for issue 10: it still serialises issuances of one
+        # player, but not the foreign-key check (KEY SHARE) of a staff insert for this player's order.
+        # A plain FOR UPDATE deadlocked there: the staff insert waited for this lock while this
+        # transaction's insert waited on the staff row's unique-index entry.
+        await session.execute(select(Player.id).where(Player.id == player_id).with_for_update(key_share=True))
+    if order_id is not None:
+        # Added for issue 10 (PostgreSQL): revoke and approve of one order take turns, so an approve
+        # racing a revoke cannot report "approved" for a coupon the revoke then rejects. NO KEY UPDATE
+        # leaves the foreign-key checks of concurrent coupon inserts unblocked.
+        await session.execute(select(Order.id).where(Order.id == order_id).with_for_update(key_share=True))
 
 
 async def live_coupon(session: AsyncSession, order_id: str) -> Coupon | None:
@@ -792,7 +806,7 @@ async def _change_live(
         await store.audit(actor=actor.label, action=action, thread_id=thread_id, target=oid, code=result.code)
         return result
     async with store.session() as session:
-        await _begin_write(session)
+        await _begin_write(session, order_id=oid)
         order = await session.get(Order, oid)
         coupon = await live_coupon(session, oid) if order is not None else None
         if order is None:

@@ -286,6 +286,9 @@ class ArcaDiscordBot(commands.Bot):
         return None
 
     async def on_message(self, message: discord.Message) -> None:
+        plan = getattr(self, "shard_plan", None)
+        if plan is not None and not plan.owns_message(message.guild.id if message.guild else None):
+            return  # another process owns this guild: its conversations live there
         text = self.addressed_text(message)
         if text is None:
             return
@@ -341,16 +344,26 @@ async def run_discord(settings: Settings, *, app: App | None = None, **client_op
     if not token:
         print(NO_TOKEN_LINE, file=sys.stderr)
         return 2
+    from bot.sharding import ShardingError, ShardPlan
+
+    try:
+        plan = ShardPlan.from_settings(settings)
+        shard_options = plan.client_options()
+    except ShardingError as exc:
+        print(f"arca-bot: {exc}", file=sys.stderr)
+        return 2
     own_app = app is None
+    metrics_server = None
     if app is None:
-        from bot.app import build_app
+        from bot.app import build_app, start_metrics
 
         if not settings.llm_configured:
             print(NO_LLM_LINE, file=sys.stderr)
             return 2
-
-        app = await build_app(settings)
-    bot = ArcaDiscordBot(app.conversations, settings, **client_options)
+        metrics, metrics_server = start_metrics(settings)
+        app = await build_app(settings, metrics=metrics)
+    bot = ArcaDiscordBot(app.conversations, settings, **{**shard_options, **client_options})
+    bot.shard_plan = plan
     loop = asyncio.get_running_loop()
     stop_signals: list[signal.Signals] = []
     for sig in (signal.SIGTERM,):
@@ -379,3 +392,5 @@ async def run_discord(settings: Settings, *, app: App | None = None, **client_op
         if own_app:
             await app.conversations.wait_idle()
             await app.store.close()
+        if metrics_server is not None:
+            metrics_server.close()

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, inspect, select
+from sqlalchemy import MetaData, String, event, inspect, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -30,6 +30,26 @@ def _redact_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # an unparsable URL is shown as its scheme only
         return url.split(":", 1)[0] + ":…"
+
+
+def _schema_for(dialect: str) -> MetaData:
+    """The tables to create on `dialect`. PostgreSQL gets its VARCHARs without a length (added for issue 10).
+
+    SQLite ignores `String(n)` lengths, PostgreSQL enforces them: an over-long order id that a model
+    made up would be ORDER_NOT_FOUND on SQLite but a failed audit insert (tool ERROR) on PostgreSQL.
+    Unbounded VARCHAR keeps both backends accepting the same values; every constraint (primary and
+    foreign keys, unique idempotency keys, the one-live-coupon partial index) is created as declared.
+    """
+    if dialect != "postgresql":
+        return Base.metadata
+    copy = MetaData()
+    for table in Base.metadata.sorted_tables:
+        table.to_metadata(copy)
+    for table in copy.tables.values():
+        for column in table.columns:
+            if type(column.type) is String and column.type.length is not None:
+                column.type = String()
+    return copy
 
 
 class Store:
@@ -67,6 +87,11 @@ class Store:
             kwargs["connect_args"] = {"timeout": 30}
         else:
             kwargs["pool_pre_ping"] = True
+            # Added for issue 10: bursts of concurrent tool calls (100 issuances on one order in the
+            # tests) wait for a pooled connection instead of failing; 30 s is the pool's own default.
+            kwargs["pool_size"] = 10
+            kwargs["max_overflow"] = 20
+            kwargs["pool_timeout"] = 60
         engine = create_async_engine(self.url, **kwargs)
         if self.is_sqlite:
 
@@ -112,7 +137,7 @@ class Store:
                     )
                 if not create:
                     raise StoreError(f"database {_redact_url(self.url)} is empty; run `arca-bot seed`")
-                await conn.run_sync(Base.metadata.create_all)
+                await conn.run_sync(_schema_for(conn.dialect.name).create_all)
                 await conn.execute(
                     SchemaMeta.__table__.insert().values(key="schema_version", value=str(SCHEMA_VERSION))
                 )
