@@ -22,6 +22,8 @@ from typing import Any, Protocol
 from openai import pydantic_function_tool
 from pydantic import BaseModel, ValidationError
 
+from bot.observability import log_context
+
 log = logging.getLogger(__name__)
 
 
@@ -305,6 +307,15 @@ class ToolRegistry:
         self, name: str, raw_args: Mapping[str, Any] | str | None, ctx: ToolContext
     ) -> ToolResult:
         """Run one call. Unknown tool, bad JSON, invalid arguments, not allowed, exception → a result."""
+        with log_context(tool=name):
+            result = await self._execute(name, raw_args, ctx)
+            with log_context(code=str(result.code)):
+                log.info("tool %s → %s", name, result.code)
+            return result
+
+    async def _execute(
+        self, name: str, raw_args: Mapping[str, Any] | str | None, ctx: ToolContext
+    ) -> ToolResult:
         t = self._tools.get(name)
         if t is None:
             known = ", ".join(self._tools) or "(none)"
