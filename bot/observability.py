@@ -359,8 +359,7 @@ class ArcaMetrics:
                 self.tool_duration.labels(tool).observe(event.iter_elapsed)
             if code == "ERROR":
                 self.errors.labels("tool", tool).inc()
-            with log_context(tool=event.tool_name, code=code):
-                log.info("tool %s → %s (%.3fs)", event.tool_name, code, event.iter_elapsed or 0.0)
+            # The log line of each call comes from ToolRegistry.execute (with tool and code in context).
         elif kind == "done":
             self.runs.labels(event.stopped_reason[:32]).inc()
             self.run_iterations.observe(event.iterations)

@@ -232,30 +232,22 @@ async def test_metrics_endpoint_shows_a_scripted_run(
             ]
         )
         settings = load_settings(ARCA_DATA_DIR=str(tmp_path))
-        # The wiring the app gets: metered model, metrics as the event hook, metered channel surface,
-        # and every run inside log_context(thread_id, run_id).
+        # The app's own wiring: `build_app(metrics=...)` observes every event and times the surface;
+        # each run logs inside log_context(thread_id, run_id), each tool call inside (tool, code).
         app = await build_app(
             settings,
             llm_factory=lambda: MeteredLLM(script, metrics),
             store=ledger,
             policy_index=tiny_index,
             clock=lambda: NOW,
-            event_hook=metrics.observe_event,
+            metrics=metrics,
         )
         conv = app.conversations
         conv.edit_interval = 0.0
-        one_run = conv._one_run
-
-        async def one_run_in_context(state: Any, thread_id: str, query: str, surface: Any) -> Any:
-            with log_context(thread_id=thread_id, run_id=state.run_id):
-                return await one_run(state, thread_id, query, surface)
-
-        conv._one_run = one_run_in_context
         surface = Surface()
         actor = await conv.resolve_actor("9001")
         outcome = await conv.handle(
-            Incoming("discord:777", actor, "ORD001 배송이 늦어요. 5천원 쿠폰 주세요"),
-            MeteredSurface(surface, metrics),
+            Incoming("discord:777", actor, "ORD001 배송이 늦어요. 5천원 쿠폰 주세요"), surface
         )
         assert outcome.kind == "answered", outcome
         assert "5,000원" in "\n".join(surface.messages.values())
@@ -275,7 +267,11 @@ async def test_metrics_endpoint_shows_a_scripted_run(
     assert value(after, "arca_message_edit_duration_seconds_count", op="send") >= 1
     assert value(after, "arca_errors_total", where="tool", kind="issue_coupon") == 0
 
-    tool_lines = [line for line in json_lines(log_stream) if line["tool"] is not None]
+    tool_lines = [
+        line
+        for line in json_lines(log_stream)
+        if line["tool"] is not None and line["message"].startswith("tool ")
+    ]
     assert [(line["tool"], line["code"]) for line in tool_lines] == [
         ("lookup_order", "OK"),
         ("issue_coupon", "ISSUED"),
