@@ -374,6 +374,9 @@ class Conversations:
             except Exception:  # synthesis broke mid-stream: what was checked so far stands
                 log.exception("synthesis failed on %s", thread_id)
             final = await guard.finish()
+            if result.synthesis_error and result.answer.strip():
+                # The stream broke mid-answer: the loop's complete answer replaces the fragment.
+                final = (await output_guard.check(result.answer, outcomes=result.tool_outcomes)).text
             if not final.strip():
                 final = (
                     await output_guard.check(

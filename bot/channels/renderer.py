@@ -178,14 +178,11 @@ class Renderer:
         self._answering = True
         self._answer += delta
         async with self._lock:
-            await self._layout(final=False)
+            await self._layout()
 
     async def finish(self, text: str | None = None) -> None:
         """Show the final text (the checked answer). Always lands: retry, else a new message."""
         if text is not None:
-            if not text.startswith(self._answer[: self._frozen_at]):
-                # The checked text differs from what was frozen: lay every message out again.
-                self._frozen_at, self._frozen_count, self._reopen = 0, 0, ""
             self._answer = text
         self._answering = True
         async with self._lock:
@@ -194,32 +191,46 @@ class Renderer:
                 if msg.flush is not None:
                     msg.flush.cancel()
                     msg.flush = None
-            await self._layout(final=True)
+            await self._final_layout()
 
     @property
     def text(self) -> str:
         return self._answer
 
-    async def _layout(self, *, final: bool) -> None:
+    async def _layout(self) -> None:
+        """While streaming: complete parts are frozen (shown once), the last part is edited, throttled."""
         pieces = _pieces(self._answer[self._frozen_at :], self.limit, self._reopen)
         base = self._frozen_count
-        if not final:
-            # Everything but the last piece is complete: freeze it so later text never moves it.
-            for piece in pieces[:-1]:
-                await self._put(base, piece.text, final=True)
-                base += 1
-            if len(pieces) > 1:
-                consumed = pieces[-2].end
-                self._frozen_at += consumed
-                self._reopen = pieces[-2].reopen
-                self._frozen_count = base
-            await self._put(base, pieces[-1].text, final=False)
+        for piece in pieces[:-1]:
+            await self._put(base, piece.text, final=True)
+            base += 1
+        if len(pieces) > 1:
+            self._frozen_at += pieces[-2].end
+            self._reopen = pieces[-2].reopen
+            self._frozen_count = base
+        await self._put(base, pieces[-1].text, final=False)
+
+    async def _final_layout(self) -> None:
+        """Every part of the final text, checked against what each message shows.
+
+        The split of the whole text equals the parts frozen while streaming, so a part whose message
+        already shows it is left alone. A part whose edit fails for good (after retries) is sent as a
+        new message — and so is every part after it, so the answer still reads in order.
+        """
+        parts = [p.text for p in _pieces(self._answer, self.limit) if p.text.strip()] or ["…"]
+        existing = len(self._messages)
+        broken = False
+        for index, part in enumerate(parts):
+            if not broken and index < existing:
+                if self._messages[index].shown == part or await self._edit_now(index, part, wait=True):
+                    continue
+                broken = True
+                log.warning("edits keep failing; sending the rest of the final answer as new messages")
+            await self._send_new(part)
+        if broken:
             return
-        kept = [p for p in pieces if p.text.strip() or p is pieces[0]]
-        for i, piece in enumerate(kept):
-            await self._put(base + i, piece.text, final=True)
         # Messages left over from a longer streamed text must not keep stale words.
-        for index in range(base + len(kept), len(self._messages)):
+        for index in range(len(parts), existing):
             delete = getattr(self.surface, "delete", None)
             try:
                 if delete is not None:
@@ -277,11 +288,12 @@ class Renderer:
                 text, msg.pending = msg.pending, None
                 await self._edit_now(index, text, wait=True)
 
-    async def _edit_now(self, index: int, text: str, *, wait: bool) -> None:
+    async def _edit_now(self, index: int, text: str, *, wait: bool) -> bool:
+        """Edit with retries; False when every attempt failed (the caller decides what then)."""
         msg = self._messages[index]
         msg.pending = None
         if text == msg.shown:
-            return
+            return True
         if wait:
             delay = msg.last_edit + self.edit_interval - self.clock()
             if delay > 0:
@@ -293,14 +305,10 @@ class Renderer:
                 self.edits += 1
                 msg.shown = text
                 msg.last_edit = self.clock()
-                return
+                return True
             except SurfaceError as exc:
                 last = exc
                 log.warning("edit failed (attempt %d): %s", attempt + 1, exc)
                 await self.sleep(max(self.retry_delay * (2**attempt), self.edit_interval))
-        if self._finished:
-            # The final text must be visible: post it as a new message instead.
-            log.warning("edit kept failing (%s); sending the final text as a new message", last)
-            handle = await self.surface.send(text)
-            self.sends += 1
-            self._messages[index] = _Message(handle=handle, shown=text, last_edit=self.clock())
+        log.warning("edit kept failing: %s", last)
+        return False

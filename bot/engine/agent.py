@@ -92,6 +92,8 @@ class AgentResult:
     mode: str = "native"
     injected: list[str] = field(default_factory=list)
     """Interrupt texts the loop took in."""
+    synthesis_error: str | None = None
+    """Set when the answer stream broke; text already streamed is then incomplete."""
     selected_tools: list[str] | None = None
     """Names picked by tool selection (None when selection did not run)."""
 
@@ -215,6 +217,9 @@ class ReActAgent:
                 log.warning(
                     "answer synthesis failed (%s: %s); using the loop's answer", type(exc).__name__, exc
                 )
+                # Text already streamed cannot be taken back here: the caller replaces it with
+                # `result.answer` when this is set (see Conversations).
+                result.synthesis_error = f"{type(exc).__name__}: {exc}"
         if not produced and result.answer:
             await emit(AnswerEvent(channel="answer", status="delta", content=result.answer))
             yield result.answer

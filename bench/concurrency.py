@@ -1,0 +1,221 @@
+"""Concurrency: N conversations at once through `Conversations` (real SQLite ledger, real policy index with
+the e5 embedder) on a model that takes 50 ms per call, against one conversation alone.
+
+Each conversation searches the policies, looks up its own order, issues a coupon and answers (4 loop
+calls + 1 streamed synthesis = 250 ms of model latency). A watchdog task measures event-loop lag every
+10 ms: a stall over 50 ms means something (embedding, SQLite, the engine) blocked the loop.
+
+    python -m bench.concurrency [--conversations 200] [--latency-ms 50]
+
+Prints a table and `concurrency_wall_ratio=N`; `main(argv)` returns the figures as a dict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.app import build_app, make_policy_index
+from bot.config import Settings, load_settings
+from bot.conversations import Incoming
+from bot.llm.base import LLMResult
+from bot.llm.scripted import ScriptedLLM
+from bot.store import Order, Player, Store
+
+STALL_MS = 50.0
+TICK_S = 0.010
+QUERIES = [
+    "배송이 늦으면 보상 받을 수 있나요?",
+    "환불은 언제까지 되나요?",
+    "계정 연동은 어떻게 하나요?",
+    "점검 보상은 언제 지급돼요?",
+    "How do refunds work?",
+    "What happens if my delivery is late?",
+    "중복 결제가 됐어요",
+    "선물한 아이템을 돌려받을 수 있나요?",
+]
+
+
+class LatencyLLM(ScriptedLLM):
+    """The scripted model with a network-like latency on every call (loop, synthesis)."""
+
+    def __init__(self, steps: list[dict[str, Any]], *, latency: float, **kwargs: Any) -> None:
+        super().__init__(steps, **kwargs)
+        self.latency = latency
+
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
+        await asyncio.sleep(self.latency)
+        return await super().chat(messages, **kwargs)
+
+    async def stream_chat(
+        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
+    ) -> AsyncIterator[str]:
+        await asyncio.sleep(self.latency)  # time to first token
+        async for piece in super().stream_chat(messages, purpose=purpose):
+            yield piece
+
+
+class NullSurface:
+    """A channel that shows nothing and costs nothing (the streaming bench measures the surface)."""
+
+    max_chars = 2000
+
+    async def send(self, text: str) -> int:
+        return 0
+
+    async def edit(self, handle: Any, text: str) -> None:
+        return None
+
+    async def react(self, ref: Any, emoji: str) -> None:
+        return None
+
+
+class LoopWatchdog:
+    """Sleeps `TICK_S` in a loop and records how late each wake-up was."""
+
+    def __init__(self) -> None:
+        self.lags_ms: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(TICK_S)
+            self.lags_ms.append((time.perf_counter() - start - TICK_S) * 1000)
+
+    def __enter__(self) -> LoopWatchdog:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    @property
+    def stalls(self) -> int:
+        return sum(1 for lag in self.lags_ms if lag > STALL_MS)
+
+    @property
+    def max_lag_ms(self) -> float:
+        return max(self.lags_ms, default=0.0)
+
+
+def _script(i: int) -> list[dict[str, Any]]:
+    order = f"ORD{i:05d}"
+    return [
+        {"tool": "search_policy", "args": {"query": QUERIES[i % len(QUERIES)] + f" ({i % 64})"}},
+        {"tool": "lookup_order", "args": {"order_id": order}},
+        {"tool": "issue_coupon", "args": {"order_id": order, "amount": 5000, "reason": "배송 지연"}},
+        {"final": f"{order} 주문에 5,000원 쿠폰을 발급했습니다."},
+    ]
+
+
+async def _seed(store: Store, n: int) -> None:
+    async with store.session() as s:
+        s.add_all(Player(id=f"B{i:05d}", discord_id=str(500_000 + i), name=f"bench{i}") for i in range(n))
+        await s.flush()
+        s.add_all(
+            Order(id=f"ORD{i:05d}", player_id=f"B{i:05d}", status="delayed", item="한정판 굿즈", amount=39000)
+            for i in range(n)
+        )
+        await s.commit()
+
+
+async def _round(app: Any, ids: range, latency: float) -> tuple[float, list[float]]:
+    conv = app.conversations
+    actors = [await conv.resolve_actor(str(500_000 + i)) for i in ids]
+    latencies: list[float] = []
+
+    async def one(i: int, actor: Any) -> None:
+        start = time.perf_counter()
+        outcome = await conv.handle(
+            Incoming(f"console:bench-{i}", actor, f"ORD{i:05d} 배송이 늦어요"), NullSurface()
+        )
+        if outcome.kind != "answered":
+            raise RuntimeError(f"conversation {i} ended as {outcome.kind}")
+        latencies.append(time.perf_counter() - start)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(i, a) for i, a in zip(ids, actors, strict=True)))
+    return time.perf_counter() - start, latencies
+
+
+async def run(n: int, latency: float, data_dir: Path) -> dict[str, Any]:
+    settings: Settings = load_settings(data_dir=data_dir, llm_concurrency=max(n, 1), edit_interval=0.0)
+    scripts: dict[str, list[dict[str, Any]]] = {}
+    store = Store(f"sqlite+aiosqlite:///{data_dir / 'concurrency.db'}")
+    await store.open()
+    await _seed(store, n + 1)
+    index = await asyncio.to_thread(make_policy_index, settings)
+    pending: list[int] = []
+
+    def factory() -> LatencyLLM:
+        return LatencyLLM(scripts[f"{pending.pop(0)}"], latency=latency)
+
+    app = await build_app(settings, llm_factory=factory, store=store, policy_index=index)
+    app.conversations.edit_interval = 0.0
+    try:
+        await index.search("warm-up", 3)  # loads the model and the lexical index outside the timing
+        for i in range(n + 1):
+            scripts[str(i)] = _script(i)
+        # Conversations start their run in arrival order, so a FIFO of ids hands each run its script.
+        pending.append(n)
+        with LoopWatchdog() as solo_dog:
+            solo_wall, _ = await _round(app, range(n, n + 1), latency)
+        pending.extend(range(n))
+        with LoopWatchdog() as dog:
+            wall, latencies = await _round(app, range(n), latency)
+    finally:
+        await store.close()
+        index.close()
+    latencies.sort()
+    return {
+        "conversations": n,
+        "llm_latency_ms": round(latency * 1000),
+        "single_wall_s": round(solo_wall, 3),
+        "concurrent_wall_s": round(wall, 3),
+        "concurrency_wall_ratio": round(wall / solo_wall, 2),
+        "conversation_p50_s": round(statistics.median(latencies), 3),
+        "conversation_p95_s": round(latencies[int(0.95 * (len(latencies) - 1))], 3),
+        "conversations_per_s": round(n / wall, 1),
+        "loop_stalls_over_50ms": dog.stalls,
+        "loop_max_lag_ms": round(dog.max_lag_ms, 1),
+        "loop_stalls_single": solo_dog.stalls,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--data-dir", type=Path, help="reuse a data dir (its policy index is built once)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
+        data_dir = args.data_dir or Path(tmp)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        figures = asyncio.run(run(args.conversations, args.latency_ms / 1000, data_dir))
+    print(
+        f"{'conversations':<16}{'wall s':>9}{'1 alone s':>11}{'ratio':>8}{'p50 s':>8}{'p95 s':>8}{'stalls>50ms':>13}{'max lag ms':>12}"
+    )
+    print(
+        f"{figures['conversations']:<16}{figures['concurrent_wall_s']:>9}{figures['single_wall_s']:>11}"
+        f"{figures['concurrency_wall_ratio']:>8}{figures['conversation_p50_s']:>8}{figures['conversation_p95_s']:>8}"
+        f"{figures['loop_stalls_over_50ms']:>13}{figures['loop_max_lag_ms']:>12}"
+    )
+    for key in ("concurrency_wall_ratio", "loop_stalls_over_50ms", "loop_max_lag_ms", "conversations_per_s"):
+        print(f"{key}={figures[key]}")
+    return figures
+
+
+if __name__ == "__main__":
+    main()

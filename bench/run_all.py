@@ -1,0 +1,145 @@
+"""Every benchmark in one go (`make bench`): engine overhead, concurrency, streaming, retrieval, coupon ledger,
+memory. Prints one summary table and writes `bench/results.json` (the headline figures as top-level
+numeric keys, each benchmark's full figures under `details`).
+
+    python -m bench.run_all [--quick] [--out bench/results.json]
+
+Figures only; nothing here asserts a time. See bench/README.md for what each figure means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+HEADLINES: list[tuple[str, str, str]] = [
+    ("engine_overhead_us_per_iteration", "µs", "engine cost per loop iteration (p50, instant model)"),
+    ("engine_overhead_us_per_run", "µs", "engine cost per run: 3 tools + answer (p50)"),
+    ("concurrency_wall_ratio", "×", "wall time of 200 conversations at once ÷ one alone (50 ms model)"),
+    ("concurrency_loop_stalls", "", "event-loop stalls over 50 ms during those 200 conversations"),
+    ("concurrency_loop_max_lag_ms", "ms", "worst event-loop lag during those 200 conversations"),
+    ("stream_edits_per_second_max", "/s", "most edits of one Discord message within any second"),
+    ("stream_final_delay_ms", "ms", "last token → final text visible in Discord"),
+    ("stream_messages_per_long_answer", "", "Discord messages for a ~6,000-character answer"),
+    ("retrieval_recall_at1", "", "policy retrieval recall@1 (64 ko/en questions)"),
+    ("retrieval_recall_at3", "", "policy retrieval recall@3"),
+    ("retrieval_p50_ms", "ms", "policy query latency p50"),
+    ("retrieval_p95_ms", "ms", "policy query latency p95"),
+    ("coupon_issues_per_second", "/s", "guarded coupon issues per second (SQLite)"),
+    ("coupon_race_issued", "", "coupons issued by 100 concurrent attempts on one order"),
+    ("rss_mb", "MB", "RSS of a running bot with the embedding model loaded"),
+    ("rss_kb_per_idle_conversation", "KB", "RSS growth per idle conversation (1,000 threads)"),
+]
+
+
+def _timed(name: str, fn: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], float]:
+    print(f"\n=== {name} " + "=" * max(0, 60 - len(name)), flush=True)
+    start = time.perf_counter()
+    figures = fn()
+    elapsed = time.perf_counter() - start
+    print(f"--- {name}: {elapsed:.1f} s", flush=True)
+    return figures, elapsed
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results.json")
+    parser.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the suite)")
+    args = parser.parse_args(argv)
+
+    from bench import concurrency, coupon_ledger, engine_overhead, memory, retrieval, streaming
+
+    quick = args.quick
+    details: dict[str, dict[str, Any]] = {}
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
+        shared = Path(tmp) / "data"  # one policy index, built by the concurrency bench, reused by memory
+        shared.mkdir()
+        runs: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+            ("engine_overhead", lambda: engine_overhead.main(["--runs", "40" if quick else "200"])),
+            (
+                "concurrency",
+                lambda: concurrency.main(
+                    ["--conversations", "20" if quick else "200", "--data-dir", str(shared)]
+                ),
+            ),
+            ("streaming", lambda: streaming.main(["--chars", "2500" if quick else "6000"])),
+            ("retrieval", lambda: retrieval.main(["--no-st", "--skip-synthetic"])),
+            (
+                "coupon_ledger",
+                lambda: coupon_ledger.main(["--issues", "50" if quick else "300", "--race", "100"]),
+            ),
+            (
+                "memory",
+                lambda: memory.main(["--threads", "100" if quick else "1000", "--data-dir", str(shared)]),
+            ),
+        ]
+        for name, fn in runs:
+            details[name], seconds[name] = _timed(name, fn)
+
+    e, c, s, r, k, m = (
+        details[n]
+        for n in ("engine_overhead", "concurrency", "streaming", "retrieval", "coupon_ledger", "memory")
+    )
+    results: dict[str, Any] = {
+        "engine_overhead_us_per_iteration": e["overhead_per_iteration_us_p50"],
+        "engine_overhead_us_per_run": e["overhead_per_run_us_p50"],
+        "concurrency_wall_ratio": c["concurrency_wall_ratio"],
+        "concurrency_loop_stalls": c["loop_stalls_over_50ms"],
+        "concurrency_loop_max_lag_ms": c["loop_max_lag_ms"],
+        "stream_edits_per_second_max": s["stream_edits_per_second_max"],
+        "stream_final_delay_ms": s["stream_final_delay_ms"],
+        "stream_messages_per_long_answer": s["stream_messages"],
+        "retrieval_recall_at1": r["retrieval_recall_at1"],
+        "retrieval_recall_at3": r["retrieval_recall_at3"],
+        "retrieval_p50_ms": r["retrieval_p50_ms"],
+        "retrieval_p95_ms": r["retrieval_p95_ms"],
+        "coupon_issues_per_second": k["guarded_issues_per_second"],
+        "coupon_race_issued": k["race_coupons_issued"],
+        "rss_mb": m["rss_mb"],
+        "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
+    }
+    report = {
+        **results,
+        "quick": quick,
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "bench_seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "details": details,
+    }
+    args.out.write_text(
+        json.dumps(report, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8"
+    )
+
+    print("\n" + "=" * 96)
+    print(f"{'figure':<36}{'value':>12}  {'':<3}what it is")
+    print("-" * 96)
+    for key, unit, what in HEADLINES:
+        print(f"{key:<36}{results[key]!s:>12}  {unit:<3}{what}")
+    print("-" * 96)
+    print(f"total {sum(seconds.values()):.0f} s on {os.cpu_count()} CPU(s); written to {args.out}")
+    return report
+
+
+if __name__ == "__main__":
+    main()

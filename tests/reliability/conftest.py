@@ -1,0 +1,235 @@
+"""Fixtures for the reliability suite: a recording surface, an app on a real temp SQLite store seeded with
+the demo data, scripted models for the run-of-the-mill turns, and the environment for CLI subprocesses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import PROJECT_ROOT, App, build_app
+from bot.config import Settings, load_settings
+from bot.conversations import Incoming
+from bot.llm.base import LLMResult
+from bot.llm.scripted import ScriptedLLM
+from bot.memory import ThreadMemory
+from bot.store import Store
+from tools.base import Actor
+
+PYTHON = sys.executable
+
+
+@dataclass
+class RecordingSurface:
+    """What a person in the channel would see: messages by handle, reactions, ephemeral replies."""
+
+    max_chars: int = 2000
+    messages: dict[int, str] = field(default_factory=dict)
+    reactions: list[tuple[Any, str]] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
+
+    async def send(self, text: str) -> int:
+        handle = len(self.messages)
+        self.messages[handle] = text
+        return handle
+
+    async def edit(self, handle: Any, text: str) -> None:
+        self.messages[handle] = text
+
+    async def react(self, ref: Any, emoji: str) -> None:
+        self.reactions.append((ref, emoji))
+
+    async def send_ephemeral(self, text: str) -> None:
+        self.replies.append(text)
+
+    @property
+    def text(self) -> str:
+        return "\n".join([*self.messages.values(), *self.replies])
+
+
+class EmptyPolicyIndex:
+    """A knowledge base without documents, for tests that never retrieve (the real index costs ~25 s)."""
+
+    async def search(self, query: str, top_k: int = 3) -> list[Any]:
+        return []
+
+
+class EchoLLM(ScriptedLLM):
+    """Answers every turn with a `final` that quotes the player's message, so hostile text also goes
+    through synthesis and the output guard. One instance serves any number of runs."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__([], **kwargs)
+
+    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
+        if kwargs.get("purpose", "loop") != "loop":
+            return await super().chat(messages, **kwargs)
+        self._check(messages, "loop")
+        self.loop_calls += 1
+        last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        quoted = str(last.get("content") or "")[:300]
+        self.answer = f"말씀하신 내용을 확인했습니다: {quoted}"
+        return LLMResult(content=self.answer, finish_reason="stop")
+
+
+def history_for_api(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A loaded thread without the memory's own bookkeeping keys (`pinned`, `_id`)."""
+    return [{k: v for k, v in m.items() if k != "pinned" and not k.startswith("_")} for m in messages]
+
+
+async def start_app(
+    store: Store,
+    tmp_path: Path,
+    llm_factory: Callable[[], Any],
+    *,
+    policy_index: Any = None,
+    settings: Settings | None = None,
+) -> App:
+    settings = settings or load_settings(data_dir=tmp_path / "var")
+    app = await build_app(
+        settings,
+        llm_factory=llm_factory,
+        store=store,
+        policy_index=policy_index if policy_index is not None else EmptyPolicyIndex(),
+    )
+    app.conversations.edit_interval = 0.0
+    return app
+
+
+async def say(
+    app: App,
+    text: str,
+    *,
+    thread: str = "console:rel",
+    discord_id: str | None = "9001",
+    roles: frozenset[str] = frozenset(),
+    surface: RecordingSurface | None = None,
+) -> tuple[Any, RecordingSurface]:
+    """One channel message through `Conversations.handle`, as the console channel sends it."""
+    surface = surface or RecordingSurface()
+    actor: Actor = await app.conversations.resolve_actor(discord_id, roles)
+    outcome = await app.conversations.handle(Incoming(thread, actor, text), surface)
+    await app.conversations.wait_idle(thread)
+    return outcome, surface
+
+
+async def load_history(store: Store, thread: str) -> list[dict[str, Any]]:
+    return history_for_api(await ThreadMemory(store).load(thread))
+
+
+@pytest.fixture
+async def app_factory(seeded_store: Store, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """`await app_factory(llm_factory, **options)` → an App on the seeded temp store."""
+
+    async def make(llm_factory: Callable[[], Any], **options: Any) -> App:
+        return await start_app(seeded_store, tmp_path, llm_factory, **options)
+
+    yield make
+
+
+@pytest.fixture
+def small_policies(tmp_path: Path) -> Path:
+    """A one-document policy directory (plus the coupon rules): a subprocess builds its index in seconds."""
+    directory = tmp_path / "policies"
+    directory.mkdir()
+    for name in ("coupon_rules.yaml", "delivery.md"):
+        shutil.copy(PROJECT_ROOT / "policies" / name, directory / name)
+    return directory
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, small_policies: Path) -> dict[str, str]:
+    """Environment for an `arca-bot` subprocess: its own data dir, the small policy set, no config file."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "OPENAI_", "DISCORD_"))}
+    env.update(
+        ARCA_DATA_DIR=str(tmp_path / "var"),
+        ARCA_POLICIES_DIR=str(small_policies),
+        ARCA_CONFIG=str(tmp_path / "no-arca.toml"),
+        ARCA_LLM_MAX_RETRIES="0",
+        ARCA_EDIT_INTERVAL="0",
+        HF_HUB_OFFLINE="1",
+        ANONYMIZED_TELEMETRY="False",
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=str(PROJECT_ROOT),
+    )
+    return env
+
+
+class PacedLLM(ScriptedLLM):
+    """The scripted model whose answer stream takes real time (`delay` per chunk), as a real model's does."""
+
+    def __init__(self, steps: list[dict[str, Any]], *, delay: float = 0.01, **kwargs: Any) -> None:
+        super().__init__(steps, **kwargs)
+        self.delay = delay
+
+    async def stream_chat(
+        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
+    ) -> AsyncIterator[str]:
+        async for piece in super().stream_chat(messages, purpose=purpose):
+            yield piece
+            await asyncio.sleep(self.delay)
+
+
+@dataclass
+class DiscordRig:
+    """The fake Discord on loopback with the real discord.py client (`ArcaDiscordBot`) connected to it."""
+
+    fake: Any
+    app: App
+    bot: Any
+    task: asyncio.Task[None]
+
+    async def idle(self) -> None:
+        await asyncio.wait_for(self.bot.wait_idle(), 60)
+
+
+@pytest.fixture
+async def discord_rig(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    """`await discord_rig(llm)` → a `DiscordRig`; everything is shut down after the test."""
+    import discord.gateway
+    import discord.http
+    import yarl
+
+    from bot.channels.discord_bot import ArcaDiscordBot
+    from tests.discord.fake_discord import FakeDiscord
+
+    started: list[DiscordRig] = []
+    async with FakeDiscord() as fake:
+        # The only redirections: the REST base and the gateway URL; the client itself is unmodified.
+        monkeypatch.setattr(discord.http.Route, "BASE", fake.api_base)
+        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(fake.gateway_url))
+
+        async def start(llm: Any, *, edit_interval: float = 0.2) -> DiscordRig:
+            settings = load_settings(
+                data_dir=tmp_path / "var",
+                discord_token=FakeDiscord.TOKEN,
+                support_channels=[FakeDiscord.SUPPORT_CHANNEL],
+                staff_channel=FakeDiscord.STAFF_CHANNEL,
+                guild_ids=[FakeDiscord.GUILD_ID],
+                staff_role=FakeDiscord.STAFF_ROLE_NAME,
+                edit_interval=edit_interval,
+            )
+            app = await build_app(settings, llm_factory=lambda: llm, policy_index=EmptyPolicyIndex())
+            bot = ArcaDiscordBot(app.conversations, settings, guild_ready_timeout=0.05, shutdown_grace=5.0)
+            task = asyncio.create_task(bot.start(FakeDiscord.TOKEN))
+            await asyncio.wait_for(bot.wait_until_ready(), 15)
+            rig = DiscordRig(fake, app, bot, task)
+            started.append(rig)
+            return rig
+
+        try:
+            yield start
+        finally:
+            for rig in started:
+                if not rig.bot.is_closed():
+                    await rig.bot.close()
+                await asyncio.wait_for(rig.task, 10)
+                await rig.app.store.close()

@@ -1,0 +1,133 @@
+"""Discord 5xx/429 storms on message sends and edits (the fake Discord on loopback, the real discord.py
+client): the whole final answer still lands, and no message is posted twice. An edit outage that never
+ends is played against the Renderer itself on a virtual clock (minutes of retries, no real waiting).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from bot.channels.renderer import Renderer, SurfaceError, split_message
+from tests.discord.fake_discord import FakeDiscord
+from tests.reliability.conftest import PacedLLM
+
+SUPPORT = FakeDiscord.SUPPORT_CHANNEL
+EDIT = rf"/channels/{SUPPORT}/messages/\d+$"
+SEND = rf"/channels/{SUPPORT}/messages$"
+LONG_ANSWER = "\n".join(
+    f"{i}. ORD001 배송 안내 {i}번째 문장입니다. 물류 센터에서 주문을 순서대로 처리하고 있으며 출고되면 알려 드립니다."
+    for i in range(1, 71)
+)
+"""About 4,700 characters: three Discord messages."""
+
+
+def _visible(fake: FakeDiscord) -> list[str]:
+    return [m["content"] for m in fake.bot_messages(SUPPORT)]
+
+
+def _words(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+async def _ask(rig, question: str = "ORD001 배송 안내 자세히 해 주세요") -> list[str]:
+    await rig.fake.user_says(SUPPORT, 9001, question)
+    want = split_message(LONG_ANSWER)
+    await rig.fake.wait_for(
+        lambda: _visible(rig.fake)[-len(want) :] == want, within=60, what="the final answer"
+    )
+    await rig.idle()
+    return _visible(rig.fake)
+
+
+def _assert_answer_landed_once(shown: list[str]) -> None:
+    want = split_message(LONG_ANSWER)
+    assert len(want) == 3
+    assert shown == want, [s[:40] for s in shown]
+    assert _words(" ".join(shown)) == _words(LONG_ANSWER)
+
+
+@pytest.mark.slow
+async def test_a_storm_of_5xx_and_429_on_edits_still_lands_the_whole_answer_once(discord_rig):
+    rig = await discord_rig(
+        PacedLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
+    )
+    # discord.py retries 500/502 itself (1 s, 3 s, … apart) and 429 after `retry_after`; 503 reaches the
+    # Renderer, which retries. Kept to a few of the slow kinds so the test stays quick.
+    for status, times in ((500, 1), (429, 3), (503, 2), (502, 1), (429, 2)):
+        rig.fake.fail("PATCH", EDIT, status=status, times=times, retry_after=0.05)
+    _assert_answer_landed_once(await _ask(rig))
+    statuses = {c.status for c in rig.fake.calls_to("PATCH", EDIT)}
+    assert {429, 500, 502, 503} <= statuses
+
+
+@pytest.mark.slow
+async def test_a_storm_on_sends_never_posts_a_message_twice(discord_rig):
+    rig = await discord_rig(
+        PacedLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
+    )
+    for status, times in ((500, 1), (429, 2), (503, 1), (502, 1), (429, 1)):
+        rig.fake.fail("POST", SEND, status=status, times=times, retry_after=0.05)
+    _assert_answer_landed_once(await _ask(rig))
+    failed_sends = [c for c in rig.fake.calls_to("POST", SEND) if c.status != 200]
+    assert len(failed_sends) == 6
+
+
+class DeadEditSurface:
+    """Sends work, every edit fails (an edit endpoint outage), on a virtual clock."""
+
+    max_chars = 2000
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.edit_attempts = 0
+
+    async def send(self, text: str) -> int:
+        self.messages.append(text)
+        return len(self.messages) - 1
+
+    async def edit(self, handle: int, text: str) -> None:
+        self.edit_attempts += 1
+        raise SurfaceError("503: injected")
+
+    async def react(self, ref: object, emoji: str) -> None:
+        return None
+
+
+async def test_edits_that_fail_for_good_still_show_every_part_of_the_final_answer_exactly_once():
+    surface = DeadEditSurface()
+    now = [0.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+        await asyncio.sleep(0)
+
+    renderer = Renderer(surface, edit_interval=1.0, clock=lambda: now[0], sleep=sleep)
+    await renderer.status("⏳ 확인 중…")
+    for start in range(0, len(LONG_ANSWER), 40):
+        await renderer.append(LONG_ANSWER[start : start + 40])
+        now[0] += 0.05  # the model streams 40 characters every 50 ms
+    await renderer.finish(LONG_ANSWER)
+    for part in split_message(LONG_ANSWER):
+        assert surface.messages.count(part) == 1, part[:40]
+
+
+async def test_an_edit_outage_holds_the_answer_back_by_at_most_a_minute():
+    # Each failing edit costs the whole retry backoff (0.5 + 1 + 2 + 4 s) while the renderer's lock is
+    # held; the answer must not wait for one such backoff per streamed delta (virtual time here).
+    surface = DeadEditSurface()
+    now = [0.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+        await asyncio.sleep(0)
+
+    renderer = Renderer(surface, edit_interval=1.0, clock=lambda: now[0], sleep=sleep)
+    for start in range(0, len(LONG_ANSWER), 40):
+        await renderer.append(LONG_ANSWER[start : start + 40])
+    await renderer.finish(LONG_ANSWER)
+    assert now[0] < 120, (
+        f"the final answer appeared after {now[0]:.0f} s of retries ({surface.edit_attempts} edits)"
+    )
