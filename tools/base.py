@@ -10,6 +10,8 @@ allowed) into a result too, so every tool call gets exactly one result.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import inspect
 import json
 import logging
@@ -164,10 +166,7 @@ class Tool:
 
     def openai_schema(self) -> dict[str, Any]:
         """The `tools=[…]` entry for the Chat Completions API (non-strict, so local servers accept it)."""
-        param = pydantic_function_tool(self.args_model, name=self.name, description=self.description)
-        function = dict(param["function"])
-        function.pop("strict", None)
-        return {"type": "function", "function": function}
+        return copy.deepcopy(_schema_of(self.args_model, self.name, self.description))
 
     def catalogue_line(self, width: int = 80) -> str:
         """Compact one-line entry (~80 chars) for tool selection: name and first sentence."""
@@ -184,6 +183,15 @@ class Tool:
         }
         args = json.dumps({"properties": props, "required": schema.get("required", [])}, ensure_ascii=False)
         return f"- {self.name}: {self.description.strip()}\n  args: {args}"
+
+
+@functools.cache
+def _schema_of(args_model: type[BaseModel], name: str, description: str) -> dict[str, Any]:
+    # Built once per tool: pydantic's JSON schema generation costs ~1 ms a tool, on every run otherwise.
+    param = pydantic_function_tool(args_model, name=name, description=description)
+    function = dict(param["function"])
+    function.pop("strict", None)
+    return {"type": "function", "function": function}
 
 
 def tool(
