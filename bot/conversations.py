@@ -182,6 +182,11 @@ class Conversations:
 
     # ---- state ---------------------------------------------------------------------------
 
+    @property
+    def llm_slots(self) -> asyncio.Semaphore:
+        """The LLM concurrency limit every model-driven job shares (runs, `/ops draft`)."""
+        return self._llm_slots
+
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
 

@@ -96,7 +96,12 @@ async def run_ops_draft(
         config=config,
         on_event=getattr(conversations, "event_hook", None),
     )
-    state = await OpsGraph().run(OpsState(request=text), env, progress=collect)
+    slots = getattr(conversations, "llm_slots", None)
+    if slots is not None:
+        async with slots:  # an ops run counts against the same LLM concurrency limit as player runs
+            state = await OpsGraph().run(OpsState(request=text), env, progress=collect)
+    else:
+        state = await OpsGraph().run(OpsState(request=text), env, progress=collect)
     row = await save_draft(
         conversations.store, state, created_by=actor.label, thread_id=channel, progress=lines
     )
