@@ -54,7 +54,14 @@ def make_policy_index(settings: Settings, *, build: bool = True) -> Any:
     index = PolicyIndex.from_settings(settings)
     index.policies_dir = policies_dir(settings)
     if build:
-        index.ensure_built(index.policies_dir)
+        if index.is_built():
+            # Bring an existing index up to date with the directory it was built from (changed
+            # sections only are re-embedded; an unchanged directory costs a parse and a hash).
+            counts = index.reindex()
+            if counts.added or counts.updated or counts.removed:
+                log.info("policy index refreshed: %s", counts)
+        else:
+            index.ensure_built(index.policies_dir)
     return index
 
 
