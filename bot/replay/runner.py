@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
 from bot.llm.scripted import ScriptedLLM
@@ -53,33 +54,8 @@ class CaseResult:
     elapsed: float = 0.0
 
 
-class ReplaySurface:
-    """Records what the bot showed: messages (after edits), reactions and command replies."""
-
-    max_chars = 2000
-
-    def __init__(self) -> None:
-        self.messages: dict[int, str] = {}
-        self.reactions: list[tuple[Any, str]] = []
-        self.replies: list[str] = []
-
-    async def send(self, text: str) -> int:
-        handle = len(self.messages)
-        self.messages[handle] = text
-        return handle
-
-    async def edit(self, handle: Any, text: str) -> None:
-        self.messages[handle] = text
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        self.reactions.append((ref, emoji))
-
-    async def send_ephemeral(self, text: str) -> None:
-        self.replies.append(text)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.messages.values())
+ReplaySurface = RecordingSurface
+"""The surface a replayed case talks to (kept under its old name)."""
 
 
 def _slug(name: str) -> str:

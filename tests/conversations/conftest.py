@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pytest
 
 from bot.app import App, build_app
+from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Store
@@ -15,32 +16,7 @@ from bot.store import Store
 FIXED_NOW = datetime.fromisoformat("2026-03-02T10:00:00+09:00")
 
 
-@dataclass
-class Surface:
-    """A channel surface that records what a person would see."""
-
-    max_chars: int = 2000
-    messages: dict[int, str] = field(default_factory=dict)
-    reactions: list[tuple[Any, str]] = field(default_factory=list)
-    replies: list[str] = field(default_factory=list)
-
-    async def send(self, text: str) -> int:
-        handle = len(self.messages)
-        self.messages[handle] = text
-        return handle
-
-    async def edit(self, handle: Any, text: str) -> None:
-        self.messages[handle] = text
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        self.reactions.append((ref, emoji))
-
-    async def send_ephemeral(self, text: str) -> None:
-        self.replies.append(text)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.messages.values())
+Surface = RecordingSurface
 
 
 @dataclass

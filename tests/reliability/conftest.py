@@ -9,13 +9,14 @@ import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.app import PROJECT_ROOT, App, build_app
+from bot.channels.recording import RecordingSurface as _Recording
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
 from bot.llm.base import LLMResult
@@ -27,32 +28,12 @@ from tools.base import Actor
 PYTHON = sys.executable
 
 
-@dataclass
-class RecordingSurface:
-    """What a person in the channel would see: messages by handle, reactions, ephemeral replies."""
-
-    max_chars: int = 2000
-    messages: dict[int, str] = field(default_factory=dict)
-    reactions: list[tuple[Any, str]] = field(default_factory=list)
-    replies: list[str] = field(default_factory=list)
-
-    async def send(self, text: str) -> int:
-        handle = len(self.messages)
-        self.messages[handle] = text
-        return handle
-
-    async def edit(self, handle: Any, text: str) -> None:
-        self.messages[handle] = text
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        self.reactions.append((ref, emoji))
-
-    async def send_ephemeral(self, text: str) -> None:
-        self.replies.append(text)
+class RecordingSurface(_Recording):
+    """What a person in the channel would see; `text` includes the ephemeral replies."""
 
     @property
     def text(self) -> str:
-        return "\n".join([*self.messages.values(), *self.replies])
+        return self.all_text
 
 
 class EmptyPolicyIndex:
