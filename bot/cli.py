@@ -9,22 +9,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from bot import __version__
 from bot.config import ConfigError, Settings, load_settings
-
-
-def setup_logging(level: str) -> None:
-    logging.basicConfig(
-        level=getattr(logging, level, logging.INFO),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    for noisy in ("httpx", "httpcore", "chromadb", "discord.gateway", "aiosqlite"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, getattr(logging, level, logging.INFO)))
 
 
 def _settings() -> Settings:
@@ -167,6 +158,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import run_demo
 
     settings = _settings()
+    if "ARCA_LOG_LEVEL" not in os.environ:
+        # The demo is read by a person: keep INFO lines (index built, …) out of the transcript.
+        logging.getLogger().setLevel(logging.WARNING)
     return asyncio.run(run_demo(settings, Path(args.path) if args.path else None))
 
 
