@@ -35,19 +35,15 @@ log = logging.getLogger(__name__)
 
 ACK_EMOJI = "👀"
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
-_LATIN = re.compile(r"[A-Za-z]")
 
 EventHook = Callable[[Any], Awaitable[None] | None]
 StaffSink = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
-def detect_locale(text: str, default: str = "ko") -> str:
-    """The conversation's language is the language of the player's latest message."""
-    if _HANGUL.search(text):
-        return "ko"
-    if _LATIN.search(text):
-        return "en"
-    return default
+def detect_locale(text: str) -> str:
+    """The conversation's language is the language of the player's latest message (DESIGN.md §5):
+    Hangul → Korean, anything else → English."""
+    return "ko" if _HANGUL.search(text) else "en"
 
 
 def thread_id_for(kind: str, ident: str | int) -> str:
@@ -334,7 +330,7 @@ class Conversations:
         actor = state.actor
         if self.metrics is not None:
             surface = MeteredSurface(surface, self.metrics)
-        locale = detect_locale(query, default=await self._player_locale(actor))
+        locale = detect_locale(query)
         renderer = Renderer(surface, edit_interval=self.edit_interval, locale=locale)
 
         async def on_event(event: Any) -> None:
@@ -397,13 +393,6 @@ class Conversations:
         """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link
         (the allowlist is enforced in `ToolRegistry.execute`); staff-only tools only for staff."""
         return self.tools.subset(t.name for t in self.tools if actor.is_staff or not t.staff_only)
-
-    async def _player_locale(self, actor: Actor) -> str:
-        if not actor.player_id:
-            return "ko"
-        async with self.store.session() as s:
-            player = await s.get(Player, actor.player_id)
-            return player.locale if player and player.locale in ("ko", "en") else "ko"
 
     async def _send_safely(self, surface: Surface, text: str, *, ephemeral: bool = False) -> None:
         try:

@@ -28,7 +28,7 @@ async def _history(h: Harness, thread: str = THREAD) -> list[tuple[str, str | No
 def test_locale_follows_the_latest_message() -> None:
     assert detect_locale("ORD001 상태 알려줘") == "ko"
     assert detect_locale("where is my order") == "en"
-    assert detect_locale("ORD001", default="en") == "en"
+    assert detect_locale("ORD001") == "en"  # DESIGN.md §5: no Hangul → English
 
 
 async def test_a_question_is_answered_and_remembered(harness: Harness) -> None:
