@@ -191,6 +191,17 @@ def _schema_of(args_model: type[BaseModel], name: str, description: str) -> dict
     param = pydantic_function_tool(args_model, name=name, description=description)
     function = dict(param["function"])
     function.pop("strict", None)
+    # Strict mode lists every field as required; without `strict` that would tell the model an
+    # optional argument (status, reason, top_k) is mandatory. Restore the model's own view.
+    plain = args_model.model_json_schema()
+    parameters = dict(function["parameters"])
+    parameters["required"] = list(plain.get("required", []))
+    properties = {k: dict(v) for k, v in parameters.get("properties", {}).items()}
+    for key, spec in plain.get("properties", {}).items():
+        if "default" in spec and key in properties:
+            properties[key]["default"] = spec["default"]
+    parameters["properties"] = properties
+    function["parameters"] = parameters
     return {"type": "function", "function": function}
 
 
