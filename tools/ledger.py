@@ -707,17 +707,8 @@ async def issue_for_player(
     notify: StaffNotifier | None = None,
 ) -> ToolResult:
     """The guarded issuance behind `issue_coupon`: every check of DESIGN.md §5, in order, exactly once."""
-    req = IssueRequest(
-        actor=actor,
-        order_id=normalize_order_id(order_id),
-        amount=amount,
-        reason=reason,
-        idempotency_key=idempotency_key,
-        thread_id=thread_id,
-        locale=locale,
-        now=now or utcnow(),
-        timezone=timezone,
-        staff=False,
+    req = _request(
+        actor, order_id, amount, reason, idempotency_key, thread_id, locale, now, timezone, staff=False
     )
     if not actor.player_id:
         staff_hint_ko = " 운영진은 /coupon issue 명령을 쓰세요." if actor.is_staff else ""
@@ -737,6 +728,33 @@ async def issue_for_player(
         await _audit(store, req, result, None)
         return result
     return await _issue(store, rules, req, notify)
+
+
+def _request(
+    actor: Actor,
+    order_id: str,
+    amount: int,
+    reason: str | None,
+    idempotency_key: str | None,
+    thread_id: str | None,
+    locale: str,
+    now: datetime | None,
+    timezone: str,
+    *,
+    staff: bool,
+) -> IssueRequest:
+    return IssueRequest(
+        actor=actor,
+        order_id=normalize_order_id(order_id),
+        amount=amount,
+        reason=reason,
+        idempotency_key=idempotency_key,
+        thread_id=thread_id,
+        locale=locale,
+        now=now or utcnow(),
+        timezone=timezone,
+        staff=staff,
+    )
 
 
 def _staff_denied(actor: Actor, locale: str) -> ToolResult:
@@ -763,17 +781,8 @@ async def staff_issue(
     timezone: str = "Asia/Seoul",
 ) -> ToolResult:
     """`/coupon issue`: skips link, ownership, status and daily caps; keeps amount ≤ staff_max and one per order."""
-    req = IssueRequest(
-        actor=actor,
-        order_id=normalize_order_id(order_id),
-        amount=amount,
-        reason=reason,
-        idempotency_key=idempotency_key,
-        thread_id=thread_id,
-        locale=locale,
-        now=now or utcnow(),
-        timezone=timezone,
-        staff=True,
+    req = _request(
+        actor, order_id, amount, reason, idempotency_key, thread_id, locale, now, timezone, staff=True
     )
     if not actor.is_staff:
         result = _staff_denied(actor, locale)

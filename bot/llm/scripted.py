@@ -132,6 +132,7 @@ class ScriptedLLM:
         select: list[str] | None = None,
         structured: dict[str, Any] | None = None,
         chunk_size: int = 8,
+        chunk_delay: float = 0.0,
     ) -> None:
         if mode not in ("native", "json"):
             raise ValueError(f"mode must be 'native' or 'json', got {mode!r}")
@@ -151,6 +152,8 @@ class ScriptedLLM:
         self._select = select
         self._structured = structured if structured is not None else {}
         self._chunk_size = max(1, chunk_size)
+        self._chunk_delay = max(0.0, chunk_delay)
+        """Seconds between streamed chunks: a stream that takes real time, as a real model's does."""
         self._next = 0
         self._pending_calls: deque[dict[str, Any]] = deque()
 
@@ -233,7 +236,7 @@ class ScriptedLLM:
         self._check(messages, purpose)
         for piece in _chunks(self._synthesis_text(), self._chunk_size):
             yield piece
-            await asyncio.sleep(0)  # let other tasks run between deltas, as a real stream would
+            await asyncio.sleep(self._chunk_delay)  # other tasks run between deltas, as in a real stream
 
     # ---- rendering ------------------------------------------------------------------------------
 

@@ -34,19 +34,9 @@ class EmptyPolicyIndex:
         return []
 
 
-class SlowStreamLLM(ScriptedLLM):
-    """The scripted model whose answer stream takes real time, so the Renderer has to edit while it streams."""
-
-    def __init__(self, steps: list[dict[str, Any]], *, delay: float = 0.03, **kwargs: Any) -> None:
-        super().__init__(steps, **kwargs)
-        self.delay = delay
-
-    async def stream_chat(
-        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
-    ) -> AsyncIterator[str]:
-        async for piece in super().stream_chat(messages, purpose=purpose):
-            yield piece
-            await asyncio.sleep(self.delay)
+def SlowStreamLLM(steps: list[dict[str, Any]], *, delay: float = 0.03, **kwargs: Any) -> ScriptedLLM:
+    """The scripted model whose answer stream takes real time (`delay` per chunk)."""
+    return ScriptedLLM(steps, chunk_delay=delay, **kwargs)
 
 
 class HeldLLM(ScriptedLLM):

@@ -144,19 +144,9 @@ def cli_env(tmp_path: Path, small_policies: Path) -> dict[str, str]:
     return env
 
 
-class PacedLLM(ScriptedLLM):
-    """The scripted model whose answer stream takes real time (`delay` per chunk), as a real model's does."""
-
-    def __init__(self, steps: list[dict[str, Any]], *, delay: float = 0.01, **kwargs: Any) -> None:
-        super().__init__(steps, **kwargs)
-        self.delay = delay
-
-    async def stream_chat(
-        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
-    ) -> AsyncIterator[str]:
-        async for piece in super().stream_chat(messages, purpose=purpose):
-            yield piece
-            await asyncio.sleep(self.delay)
+def PacedLLM(steps: list[dict[str, Any]], *, delay: float = 0.01, **kwargs: Any) -> ScriptedLLM:
+    """The scripted model whose answer stream takes real time (`delay` per chunk)."""
+    return ScriptedLLM(steps, chunk_delay=delay, **kwargs)
 
 
 @dataclass
