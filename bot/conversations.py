@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -29,12 +28,12 @@ from bot.memory import ThreadMemory
 from bot.observability import MeteredSurface, log_context
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Player, Store, ThreadState
+from bot.vocabulary.language import detect_language
 from tools.base import Actor, ToolContext, ToolRegistry, ToolServices
 
 log = logging.getLogger(__name__)
 
 ACK_EMOJI = "👀"
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 
 EventHook = Callable[[Any], Awaitable[None] | None]
 StaffSink = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -43,7 +42,7 @@ StaffSink = Callable[[str, dict[str, Any]], Awaitable[None]]
 def detect_locale(text: str) -> str:
     """The conversation's language is the language of the player's latest message (DESIGN.md §5):
     Hangul → Korean, anything else → English."""
-    return "ko" if _HANGUL.search(text) else "en"
+    return detect_language(text)
 
 
 def thread_id_for(kind: str, ident: str | int) -> str:

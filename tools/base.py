@@ -25,6 +25,7 @@ from openai import pydantic_function_tool
 from pydantic import BaseModel, ValidationError
 
 from bot.observability import log_context
+from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, say
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ class ToolContext:
 
     def say(self, ko: str, en: str) -> str:
         """Pick the sentence in the conversation's language."""
-        return ko if self.korean else en
+        return say(self.locale, ko, en)
 
 
 ToolFn = Callable[[Any, ToolContext], Awaitable[ToolResult]]
@@ -348,13 +349,14 @@ class ToolRegistry:
                     f"'{name}' is for staff only. Use escalate_to_staff to ask a staff member.",
                 )
             else:
-                msg = ctx.say(
-                    "게임 계정이 디스코드와 연동되어 있지 않아 이 기능을 쓸 수 없습니다. 운영진에게 "
-                    "계정 연동(/link)을 요청하면 주문 조회와 보상을 이용할 수 있습니다. 지금은 정책 검색과 "
-                    "운영진 연결만 가능합니다.",
-                    "This Discord account is not linked to a game account, so this is not available. "
-                    "Ask staff to link your account (/link) to use order lookups and compensation; until then "
-                    "only policy search and contacting staff are available.",
+                msg = ACCOUNT_NOT_LINKED(
+                    ctx.locale,
+                    blocked=ctx.say("이 기능을 쓸 수 없습니다", "this is not available"),
+                    more=ctx.say(
+                        " 연동하면 주문 조회와 보상을 이용할 수 있습니다. 지금은 정책 검색과 운영진 연결만 가능합니다.",
+                        " Once linked, order lookups and compensation work; until then only policy search and "
+                        "contacting staff are available.",
+                    ),
                 )
             await _audit_quietly(
                 ctx, action=f"tool:{name}", code=ResultCode.DENIED, detail="not allowed for actor"

@@ -22,6 +22,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store import ORDER_STATUS_EN, ORDER_STATUSES, Coupon, Order, Player, utcnow
+from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, ORDER_NOT_FOUND, STAFF_ONLY_COMMAND
+from bot.vocabulary.catalogue import say as _say
 from tools.base import Actor, ResultCode, ToolResult
 from tools.money import format_krw
 
@@ -155,10 +157,6 @@ def load_coupon_rules(path: str | Path | None = None) -> CouponRules:
 
 
 # ---- views and messages ------------------------------------------------------------------------
-
-
-def _say(locale: str, ko: str, en: str) -> str:
-    return ko if locale == "ko" else en
 
 
 def status_label(status: str, locale: str = "ko") -> str:
@@ -497,13 +495,7 @@ def _not_found_result(req: IssueRequest) -> ToolResult:
 
 def order_not_found_message(order_id: str, locale: str) -> str:
     """The one sentence for a missing order AND for another player's order: they must look identical."""
-    return _say(
-        locale,
-        f"주문 {order_id}을(를) 찾을 수 없습니다. 주문 번호를 다시 확인해 달라고 요청하세요(예: ORD001). "
-        "본인 계정의 주문만 조회할 수 있습니다.",
-        f"Order {order_id} was not found. Ask the player to check the order number (e.g. ORD001). "
-        "Only orders of the player's own account can be looked up.",
-    )
+    return ORDER_NOT_FOUND(locale, order_id=order_id)
 
 
 async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) -> tuple[ToolResult, dict]:
@@ -716,12 +708,14 @@ async def issue_for_player(
         result = _result(
             False,
             ResultCode.NOT_LINKED,
-            _say(
+            ACCOUNT_NOT_LINKED(
                 locale,
-                "이 디스코드 계정은 게임 계정과 연동되어 있지 않아 쿠폰을 발급할 수 없습니다. 운영진에게 계정 "
-                f"연동(/link)을 요청하거나 escalate_to_staff로 넘기세요.{staff_hint_ko}",
-                "This Discord account is not linked to a game account, so no coupon can be issued. Ask staff "
-                f"to link the account (/link) or use escalate_to_staff.{staff_hint_en}",
+                blocked=_say(locale, "쿠폰을 발급할 수 없습니다", "no coupon can be issued"),
+                more=_say(
+                    locale,
+                    f" 또는 escalate_to_staff로 넘기세요.{staff_hint_ko}",
+                    f" Or use escalate_to_staff.{staff_hint_en}",
+                ),
             ),
             req,
         )
@@ -761,7 +755,7 @@ def _staff_denied(actor: Actor, locale: str) -> ToolResult:
     return ToolResult(
         ok=False,
         code=ResultCode.DENIED,
-        message=_say(locale, "운영진만 쓸 수 있는 명령입니다.", "This command is for staff only."),
+        message=STAFF_ONLY_COMMAND(locale),
         data={"reason": "not_staff", "actor": actor.label},
     )
 

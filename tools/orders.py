@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
 from bot.store import ORDER_STATUSES, Order
+from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.ledger import (
     describe_coupon,
@@ -38,11 +39,8 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     return ToolResult(
         ok=False,
         code=ResultCode.NOT_LINKED,
-        message=ctx.say(
-            "이 디스코드 계정은 게임 계정과 연동되어 있지 않아 주문을 조회할 수 없습니다. 운영진에게 계정 "
-            "연동(/link)을 요청하도록 안내하세요.",
-            "This Discord account is not linked to a game account, so orders cannot be looked up. Tell the "
-            "player to ask staff to link the account (/link).",
+        message=ACCOUNT_NOT_LINKED(
+            ctx.locale, blocked=ctx.say("주문을 조회할 수 없습니다", "orders cannot be looked up"), more=""
         ),
     )
 

@@ -4,9 +4,10 @@ selection, compaction and answer synthesis. Kept together so wording changes are
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
+
+from bot.vocabulary.language import has_hangul
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are the customer-support agent of Arca Online (아르카 온라인), an online game. You help players with \
@@ -57,12 +58,10 @@ You write the final reply to the player of Arca Online (아르카 온라인) fro
 when something was refused, explain the reason honestly.
 - Reply in {language}, the language of the player's question."""
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-
 
 def language_of(text: str | None) -> str:
     """`Korean` when the text has Hangul, else `English` (DESIGN.md §5: the latest message decides)."""
-    return "Korean" if text and _HANGUL.search(text) else "English"
+    return "Korean" if has_hangul(text) else "English"
 
 
 def loop_system_prompt(

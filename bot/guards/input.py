@@ -12,6 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from bot.vocabulary.language import has_hangul
+
 DEFAULT_MAX_CHARS = 4_000
 MENTION_SPAM_THRESHOLD = 5
 """This many user/role mentions in one message is spam, not a support question."""
@@ -19,7 +21,6 @@ MENTION_SPAM_THRESHOLD = 5
 ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u180e\u00ad")
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 _ROLE_MENTION = re.compile(r"<@&(\d+)>")
 _MASS_MENTION = re.compile(r"@(everyone|here)\b", re.IGNORECASE)
@@ -92,7 +93,7 @@ class InputVerdict:
 
 def is_korean(text: str) -> bool:
     """The conversation's language rule: any Hangul → Korean."""
-    return bool(_HANGUL.search(text))
+    return has_hangul(text)
 
 
 def _strip_invisible(text: str) -> tuple[str, set[str]]:

@@ -18,6 +18,7 @@ from sqlalchemy import or_, select
 
 from bot.guards.input import neutralize_mentions
 from bot.store import ORDER_STATUSES, Coupon, Player
+from bot.vocabulary.catalogue import NOT_LINKED_REASON, PROMPT_NOT_SHARED
 from tools.base import Actor, ResultCode
 from tools.money import find_krw_amounts, format_krw
 
@@ -334,7 +335,7 @@ def _reason(o: Outcome, locale: str) -> str:
         ),
         ResultCode.PENDING_APPROVAL: ("운영진 승인을 기다리고 있습니다", "it is waiting for staff approval"),
         ResultCode.ORDER_NOT_FOUND: ("주문을 찾을 수 없습니다", "the order was not found"),
-        ResultCode.NOT_LINKED: ("계정이 연동되어 있지 않습니다", "the account is not linked"),
+        ResultCode.NOT_LINKED: (NOT_LINKED_REASON.ko, NOT_LINKED_REASON.en),
         ResultCode.DENIED: ("이 기능을 쓸 권한이 없습니다", "this action is not allowed"),
     }
     ko_text, en_text = table.get(o.code, ("처리 중 오류가 발생했습니다", "an error occurred"))
@@ -631,11 +632,7 @@ class OutputGuard:
             # A verbatim run of the system prompt: the instructions stay private.
             state.prompt_leaks += 1
             ending = sentence[len(sentence.rstrip()) :]
-            sentence = (
-                "내부 운영 지침은 공개할 수 없습니다."
-                if self.locale == "ko"
-                else "I can't share my internal instructions."
-            ) + (ending or " ")
+            sentence = PROMPT_NOT_SHARED(self.locale) + (ending or " ")
         sentence, kinds = redact_pii(
             sentence, locale=self.locale, own_phones=self.own_phones, own_emails=self.own_emails
         )

@@ -18,12 +18,13 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from bot.vocabulary.language import HANGUL, HANGUL_RANGE
+
 DEFAULT_ALIASES = Path(__file__).with_name("aliases.yaml")
 
 STEM_CHARS = 6
 _NUMBER_SEPARATOR = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_TOKEN = re.compile(r"[가-힣]+|[a-z0-9]+")
-_HANGUL = re.compile(r"[가-힣]")
+_TOKEN = re.compile(f"[{HANGUL_RANGE}]+|[a-z0-9]+")
 _STOPWORDS = frozenset(
     "a an the is are was were be been am do does did i me my you your we our it its of to in on at for "
     "with and or if can could would should will what how when which who why there this that these those "
@@ -40,7 +41,7 @@ def tokenize(text: str) -> list[str]:
     """Hangul runs → character bigrams (a single syllable stays whole); other runs → words."""
     tokens: list[str] = []
     for run in _TOKEN.findall(normalise(text)):
-        if _HANGUL.match(run):
+        if HANGUL.match(run):
             if len(run) == 1:
                 tokens.append(run)
             else:
@@ -83,7 +84,7 @@ class AliasTable:
 
 
 def _mentions(text: str, words: set[str], term: str) -> bool:
-    if _HANGUL.search(term):
+    if HANGUL.search(term):
         return term in text
     parts = term.split()
     if len(parts) == 1:

@@ -38,6 +38,7 @@ from bot.replay.format import (
 )
 from bot.store import Coupon, Store
 from bot.store.seed import apply_seed
+from bot.vocabulary.language import HANGUL_RANGE
 from tools.ledger import CouponRules
 
 MODES = ("native", "json")
@@ -59,7 +60,7 @@ ReplaySurface = RecordingSurface
 
 
 def _slug(name: str) -> str:
-    return re.sub(r"[^\w가-힣-]+", "-", name.strip().lower()).strip("-")[:60] or "case"
+    return re.sub(f"[^\\w{HANGUL_RANGE}-]+", "-", name.strip().lower()).strip("-")[:60] or "case"
 
 
 def _is_subsequence(wanted: list[str], got: list[str]) -> bool:

@@ -1,0 +1,53 @@
+"""Player-facing sentences in both languages, each written once, and the one way to pick a language.
+
+A `Text` is a Korean and an English template; `text(locale, **fields)` fills the one for the
+conversation's language. One-off sentences that live beside their code use `say(locale, ko, en)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def say(locale: str | None, ko: str, en: str) -> str:
+    """The Korean sentence when the conversation is Korean (`ko`), else the English one."""
+    return ko if locale == "ko" else en
+
+
+@dataclass(frozen=True)
+class Text:
+    """One sentence in Korean and English; `{name}` placeholders are filled by `text(locale, name=...)`."""
+
+    ko: str
+    en: str
+
+    def __call__(self, locale: str | None, **fields: Any) -> str:
+        template = say(locale, self.ko, self.en)
+        return template.format(**fields) if fields else template
+
+
+ACCOUNT_NOT_LINKED = Text(
+    "이 디스코드 계정은 게임 계정과 연동되어 있지 않아 {blocked}. 운영진에게 계정 연동(/link)을 요청하세요.{more}",
+    "This Discord account is not linked to a game account, so {blocked}. Ask staff to link the account "
+    "(/link).{more}",
+)
+"""Every NOT_LINKED / unlinked DENIED message: `blocked` says what cannot be done, `more` what can."""
+
+NOT_LINKED_REASON = Text("계정이 연동되어 있지 않습니다", "the account is not linked")
+"""The same fact as a clause, inside a longer sentence."""
+
+STAFF_ONLY_COMMAND = Text("운영진만 쓸 수 있는 명령입니다.", "This command is for staff only.")
+
+ORDER_NOT_FOUND = Text(
+    "주문 {order_id}을(를) 찾을 수 없습니다. 주문 번호를 다시 확인해 달라고 요청하세요(예: ORD001). "
+    "본인 계정의 주문만 조회할 수 있습니다.",
+    "Order {order_id} was not found. Ask the player to check the order number (e.g. ORD001). "
+    "Only orders of the player's own account can be looked up.",
+)
+"""The one sentence for a missing order AND for another player's order: they must look identical."""
+
+PROMPT_NOT_SHARED = Text("내부 운영 지침은 공개할 수 없습니다.", "I can't share my internal instructions.")
+
+WORKING = Text("확인 중…", "Working on it…")
+"""The status line while the bot works and no tool names its own."""
