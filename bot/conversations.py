@@ -330,7 +330,7 @@ class Conversations:
         if self.metrics is not None:
             surface = MeteredSurface(surface, self.metrics)
         locale = detect_locale(query)
-        renderer = Renderer(surface, edit_interval=self.edit_interval, locale=locale)
+        renderer = Renderer(surface, edit_interval=self.edit_interval, locale=locale, tools=self.tools)
 
         async def on_event(event: Any) -> None:
             await renderer.on_event(event)
@@ -391,7 +391,7 @@ class Conversations:
     def _tools_for(self, actor: Actor) -> ToolRegistry:
         """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link
         (the allowlist is enforced in `ToolRegistry.execute`); staff-only tools only for staff."""
-        return self.tools.subset(t.name for t in self.tools if actor.is_staff or not t.staff_only)
+        return self.tools.visible_to(actor)
 
     async def _send_safely(self, surface: Surface, text: str, *, ephemeral: bool = False) -> None:
         try:

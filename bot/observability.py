@@ -14,59 +14,32 @@ import logging
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, start_http_server
 from sqlalchemy.engine import make_url
+
+from bot.vocabulary.log_context import LOG_FIELDS, context_fields, current_log_context, log_context
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from bot.config import Settings
 
-LOG_FIELDS = ("thread_id", "run_id", "tool", "code")
-"""Context every log line carries (null when unknown), so one grep follows a conversation."""
-
-# A ContextVar, not a global dict: each asyncio task (one per run) sees its own values, and a task
-# created inside `log_context` inherits them, so concurrent threads never mix their fields.
-_context: ContextVar[Mapping[str, str]] = ContextVar("arca_log_context", default=MappingProxyType({}))
-
 NOISY_LOGGERS = ("httpx", "httpcore", "chromadb", "discord.gateway", "aiosqlite", "asyncpg")
 
 
-# ---- log context -----------------------------------------------------------------------------------
-
-
-@contextmanager
-def log_context(**fields: Any) -> Iterator[Mapping[str, str]]:
-    """Add fields (thread_id, run_id, tool, code, or any other) to every log line inside the block.
-
-    Nested blocks add to the outer fields; a None value leaves the outer value in place.
-    """
-    merged = {**_context.get(), **{k: str(v) for k, v in fields.items() if v is not None}}
-    token = _context.set(MappingProxyType(merged))
-    try:
-        yield _context.get()
-    finally:
-        _context.reset(token)
-
-
-def current_log_context() -> dict[str, str]:
-    """The fields `log_context` has set in this task (a copy)."""
-    return dict(_context.get())
+# ---- log context ------------------------------------------------------------------------------------
 
 
 class ContextFilter(logging.Filter):
     """Copies the current `log_context` onto each record (`record.thread_id`, …) unless `extra=` set it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        ctx = _context.get()
+        ctx = context_fields()
         for key in LOG_FIELDS:
             if getattr(record, key, None) is None:
                 setattr(record, key, ctx.get(key))
@@ -140,7 +113,7 @@ class JsonFormatter(logging.Formatter):
         self.redact = redactor or SecretRedactor()
 
     def format(self, record: logging.LogRecord) -> str:
-        ctx = _context.get()
+        ctx = context_fields()
         entry: dict[str, Any] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
@@ -176,7 +149,7 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
-        ctx = _context.get()
+        ctx = context_fields()
         fields = []
         for key in LOG_FIELDS:
             value = getattr(record, key, None) or ctx.get(key)
@@ -565,3 +538,23 @@ def metrics_from_settings(
         server = start_metrics_server(metrics, settings.metrics_port, settings.metrics_host)
         log.info("metrics on %s", server.url)
     return metrics, server
+
+
+__all__ = [
+    "LOG_FIELDS",
+    "ArcaMetrics",
+    "ContextFilter",
+    "ErrorCountingHandler",
+    "JsonFormatter",
+    "MeteredLLM",
+    "MeteredSurface",
+    "MetricsServer",
+    "SecretRedactor",
+    "TextFormatter",
+    "configure_logging",
+    "current_log_context",
+    "log_context",
+    "metrics_from_settings",
+    "secret_values",
+    "start_metrics_server",
+]

@@ -11,58 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
 import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any, Protocol
 
-from openai import pydantic_function_tool
 from pydantic import BaseModel, ValidationError
 
-from bot.observability import log_context
-from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, say
+from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, WORKING, Text, say
+from bot.vocabulary.log_context import log_context
+from tools.coupon_rules import CouponRules, default_coupon_rules
+from tools.results import ResultCode, ToolResult
+from tools.schemas import describe_validation_error, schema_of
 
 log = logging.getLogger(__name__)
-
-
-class ResultCode(StrEnum):
-    """Fixed result codes (DESIGN.md §5); outside test suites match on these strings."""
-
-    OK = "OK"
-    ISSUED = "ISSUED"
-    ORDER_NOT_FOUND = "ORDER_NOT_FOUND"
-    NOT_LINKED = "NOT_LINKED"
-    NOT_ELIGIBLE_STATUS = "NOT_ELIGIBLE_STATUS"
-    INVALID_AMOUNT = "INVALID_AMOUNT"
-    AMOUNT_OVER_LIMIT = "AMOUNT_OVER_LIMIT"
-    ALREADY_ISSUED = "ALREADY_ISSUED"
-    DAILY_LIMIT_REACHED = "DAILY_LIMIT_REACHED"
-    PENDING_APPROVAL = "PENDING_APPROVAL"
-    DENIED = "DENIED"
-    ERROR = "ERROR"
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What a tool call produced. `message` is the sentence the model reads; `data` is for code."""
-
-    ok: bool
-    """True when the tool did what was asked (OK, ISSUED)."""
-    code: str
-    """One of `ResultCode`."""
-    message: str
-    """The observation the model reads, in the conversation's language."""
-    data: dict[str, Any] = field(default_factory=dict)
-    """Structured facts for code (claim check, replay expectations), never shown to the model."""
-
-    @classmethod
-    def error(cls, message: str, **data: Any) -> ToolResult:
-        return cls(ok=False, code=ResultCode.ERROR, message=message, data=data)
 
 
 @dataclass(frozen=True)
@@ -103,8 +68,8 @@ StaffNotifier = Callable[[str, dict[str, Any]], Awaitable[None]]
 class ToolServices:
     """Long-lived collaborators tools may use; injected by whoever builds the context."""
 
-    coupon_rules: Any | None = None
-    """`tools.coupons.CouponRules` (loaded from policies/coupon_rules.yaml)."""
+    coupon_rules: CouponRules = field(default_factory=default_coupon_rules)
+    """Loaded once from policies/coupon_rules.yaml (the app passes the configured file's rules)."""
     policy_search: PolicySearcher | None = None
     """The policy knowledge base (`bot.knowledge`)."""
     notify_staff: StaffNotifier | None = None
@@ -164,10 +129,17 @@ class Tool:
     side_effect: bool = False
     """True for tools that change the world (issue_coupon, escalate_to_staff): run one at a time, in order."""
     staff_only: bool = False
+    """Only staff see and run it."""
+    allowed_unlinked: bool = False
+    """A Discord user with no linked game account may run it (search_policy, escalate_to_staff)."""
+    status: Text = WORKING
+    """The line a channel shows while the tool runs, in both languages."""
+    coupon_outcome: bool = False
+    """Its results say whether a coupon exists (the output guard's claim check reads them)."""
 
     def openai_schema(self) -> dict[str, Any]:
         """The `tools=[…]` entry for the Chat Completions API (non-strict, so local servers accept it)."""
-        return copy.deepcopy(_schema_of(self.args_model, self.name, self.description))
+        return copy.deepcopy(schema_of(self.args_model, self.name, self.description))
 
     def catalogue_line(self, width: int = 80) -> str:
         """Compact one-line entry (~80 chars) for tool selection: name and first sentence."""
@@ -186,30 +158,17 @@ class Tool:
         return f"- {self.name}: {self.description.strip()}\n  args: {args}"
 
 
-@functools.cache
-def _schema_of(args_model: type[BaseModel], name: str, description: str) -> dict[str, Any]:
-    # Built once per tool: pydantic's JSON schema generation costs ~1 ms a tool, on every run otherwise.
-    param = pydantic_function_tool(args_model, name=name, description=description)
-    function = dict(param["function"])
-    function.pop("strict", None)
-    # Strict mode lists every field as required; without `strict` that would tell the model an
-    # optional argument (status, reason, top_k) is mandatory. Restore the model's own view.
-    plain = args_model.model_json_schema()
-    parameters = dict(function["parameters"])
-    parameters["required"] = list(plain.get("required", []))
-    properties = {k: dict(v) for k, v in parameters.get("properties", {}).items()}
-    for key, spec in plain.get("properties", {}).items():
-        if "default" in spec and key in properties:
-            properties[key]["default"] = spec["default"]
-    parameters["properties"] = properties
-    function["parameters"] = parameters
-    return {"type": "function", "function": function}
-
-
 def tool(
-    *, name: str | None = None, side_effect: bool = False, staff_only: bool = False
+    *,
+    name: str | None = None,
+    side_effect: bool = False,
+    staff_only: bool = False,
+    allowed_unlinked: bool = False,
+    status: Text = WORKING,
+    coupon_outcome: bool = False,
 ) -> Callable[[ToolFn], Tool]:
-    """Declare a tool from `async def fn(args: ArgsModel, ctx: ToolContext) -> ToolResult`."""
+    """Declare a tool from `async def fn(args: ArgsModel, ctx: ToolContext) -> ToolResult`, with the facts
+    that belong to it: side effects, who may run it, and its status line."""
 
     def wrap(fn: ToolFn) -> Tool:
         if not inspect.iscoroutinefunction(fn):
@@ -230,36 +189,12 @@ def tool(
             fn=fn,
             side_effect=side_effect,
             staff_only=staff_only,
+            allowed_unlinked=allowed_unlinked,
+            status=status,
+            coupon_outcome=coupon_outcome,
         )
 
     return wrap
-
-
-UNLINKED_ALLOWED = frozenset({"search_policy", "escalate_to_staff"})
-"""Tools a Discord user with no linked game account may use."""
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per broken field: the field name and what type was expected."""
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(arguments)"
-        kind = err.get("type", "")
-        if kind == "missing":
-            parts.append(f"'{loc}' is required")
-        elif kind == "extra_forbidden":
-            parts.append(f"'{loc}' is not an argument of this tool")
-        else:
-            expected = {
-                "int_parsing": "an integer, e.g. 5000",
-                "int_type": "an integer, e.g. 5000",
-                "int_from_float": "a whole number, e.g. 5000",
-                "string_type": "a string",
-                "bool_type": "true or false",
-                "bool_parsing": "true or false",
-            }.get(kind, err.get("msg", "a valid value"))
-            parts.append(f"'{loc}' must be {expected} (got {err.get('input')!r})")
-    return "; ".join(parts)
 
 
 class ToolRegistry:
@@ -296,11 +231,17 @@ class ToolRegistry:
         wanted = set(names)
         return ToolRegistry(t for t in self._tools.values() if t.name in wanted)
 
-    def for_actor(self, actor: Actor) -> ToolRegistry:
-        """The tools this actor may see: staff all, linked players all but staff-only, unlinked two."""
-        return self.subset(n for n in self._tools if self.allowed(n, actor))
+    def visible_to(self, actor: Actor) -> ToolRegistry:
+        """The tools offered to the model for this actor: staff all, everyone else all but staff-only.
+
+        Player tools stay visible to an unlinked user, so a call is answered DENIED with how to link
+        the account (see `allowed`) instead of the model not knowing the tool exists.
+        """
+        return self.subset(t.name for t in self._tools.values() if actor.is_staff or not t.staff_only)
 
     def allowed(self, name: str, actor: Actor) -> bool:
+        """May this actor run the tool? Staff: any; linked players: all but staff-only; unlinked: the
+        tools that declare `allowed_unlinked`."""
         t = self._tools.get(name)
         if t is None:
             return False
@@ -308,7 +249,16 @@ class ToolRegistry:
             return True
         if t.staff_only:
             return False
-        return bool(actor.player_id) or name in UNLINKED_ALLOWED
+        return bool(actor.player_id) or t.allowed_unlinked
+
+    def status_line(self, name: str | None, locale: str) -> str:
+        """What a channel shows while `name` runs (the generic line for None or an unknown tool)."""
+        t = self._tools.get(name or "")
+        return (t.status if t is not None else WORKING)(locale)
+
+    def has_coupon_outcome(self, name: str | None) -> bool:
+        t = self._tools.get(name or "")
+        return bool(t and t.coupon_outcome)
 
     def schemas(self) -> list[dict[str, Any]]:
         return [t.openai_schema() for t in self._tools.values()]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from bot.vocabulary.catalogue import Text
 from tools.base import ToolContext, ToolResult, tool
-from tools.ledger import CouponRules, CouponRulesError, issue_for_player, load_coupon_rules
+from tools.coupon_rules import CouponRules, CouponRulesError, load_coupon_rules
+from tools.ledger import issue_for_player
 
 __all__ = ["CouponRules", "CouponRulesError", "IssueCouponArgs", "issue_coupon", "load_coupon_rules"]
 
@@ -17,13 +19,12 @@ class IssueCouponArgs(BaseModel):
     reason: str | None = Field(default=None, description="Short reason, e.g. '배송 지연 보상'.")
 
 
-def _rules(ctx: ToolContext) -> CouponRules:
-    rules = ctx.services.coupon_rules
-    # Without injected rules the YAML file is read each time: the file stays the single source of truth.
-    return rules if isinstance(rules, CouponRules) else load_coupon_rules()
-
-
-@tool(name="issue_coupon", side_effect=True)
+@tool(
+    name="issue_coupon",
+    side_effect=True,
+    status=Text("쿠폰 발급 처리 중…", "Processing the coupon…"),
+    coupon_outcome=True,
+)
 async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:
     """Issue a compensation coupon (KRW) for one of the player's own orders, e.g. order_id "ORD001", amount 5000.
 
@@ -33,7 +34,7 @@ async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:
     """
     return await issue_for_player(
         ctx.store,
-        _rules(ctx),
+        ctx.services.coupon_rules,
         actor=ctx.actor,
         order_id=args.order_id,
         amount=args.amount,

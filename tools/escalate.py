@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from bot.store import Escalation
+from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,12 @@ def _ok(ctx: ToolContext, row: Escalation, *, notified: bool, replayed: bool) ->
     )
 
 
-@tool(name="escalate_to_staff", side_effect=True)
+@tool(
+    name="escalate_to_staff",
+    side_effect=True,
+    allowed_unlinked=True,
+    status=Text("운영진에게 전달 중…", "Passing this to staff…"),
+)
 async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
     """Hand the conversation to a human staff member with a short summary, e.g. when the player asks for a person,
     the request is outside policy, or a tool keeps refusing. Available to every user, linked or not.

@@ -5,15 +5,15 @@ They only count and sum; nothing here writes to the ledger, so a drafting run ca
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
 from bot.store import ORDER_STATUSES, Coupon, Order
 from tools.base import ResultCode, Tool, ToolContext, ToolRegistry, ToolResult, tool
+from tools.local_time import local_midnight
 from tools.money import format_krw
 
 COUPON_STATUS_LABELS: dict[str, tuple[str, str]] = {
@@ -65,9 +65,8 @@ def _period(args: Any, timezone: str) -> tuple[datetime | None, datetime | None,
     until = _parse_day(args.until, "until")
     if since and until and until < since:
         raise _PeriodError(f"'until' ({until}) is before 'since' ({since})")
-    tz = ZoneInfo(timezone)
-    start = datetime.combine(since, time.min, tzinfo=tz) if since else None
-    end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=tz) if until else None
+    start = local_midnight(since, timezone) if since else None
+    end = local_midnight(until + timedelta(days=1), timezone) if until else None
     label = f"{since or '…'} ~ {until or '…'}" if (since or until) else "전체 기간 / all time"
     return start, end, label
 

@@ -6,17 +6,13 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
 from bot.store import ORDER_STATUSES, Order
-from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
+from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
-from tools.ledger import (
-    describe_coupon,
-    live_coupon,
-    local_date,
-    normalize_order_id,
-    order_not_found_message,
-    status_label,
-)
+from tools.coupon_messages import describe_coupon
+from tools.coupon_queries import live_coupon
+from tools.local_time import local_date
 from tools.money import format_krw
+from tools.order_views import normalize_order_id, order_not_found_message, status_label
 
 LIST_LIMIT = 10
 """`list_my_orders` shows at most this many orders, most recent first."""
@@ -45,7 +41,7 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     )
 
 
-@tool(name="lookup_order")
+@tool(name="lookup_order", status=Text("주문 조회 중…", "Looking up the order…"))
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
     """Look up one of the player's orders by its order number (e.g. ORD001): item, amount, status and any coupon on it.
 
@@ -120,7 +116,7 @@ def _parse_status(raw: str | None) -> str | ValueError | None:
     return ValueError(raw)
 
 
-@tool(name="list_my_orders")
+@tool(name="list_my_orders", status=Text("주문 목록 확인 중…", "Checking your orders…"))
 async def list_my_orders(args: ListMyOrdersArgs, ctx: ToolContext) -> ToolResult:
     """List the player's own recent orders (newest first, up to 10) with each order number and status.
 

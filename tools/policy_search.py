@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ def _hit_data(hit: Any) -> dict[str, Any]:
     return data
 
 
-@tool(name="search_policy")
+@tool(name="search_policy", allowed_unlinked=True, status=Text("정책 검색 중…", "Searching the policies…"))
 async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolResult:
     """Search Arca Online's official support policies (compensation coupons, delivery delays, refunds,
     cash-shop items not received, duplicate payments, minors' payments, account security and 2FA,

@@ -14,6 +14,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot.vocabulary.catalogue import WORKING
+from tools.base import ToolRegistry
+
 log = logging.getLogger(__name__)
 
 DISCORD_LIMIT = 2000
@@ -41,18 +44,9 @@ class Surface(Protocol):
         ...
 
 
-TOOL_STATUS: dict[str, tuple[str, str]] = {
-    "lookup_order": ("주문 조회 중…", "Looking up the order…"),
-    "list_my_orders": ("주문 목록 확인 중…", "Checking your orders…"),
-    "issue_coupon": ("쿠폰 발급 처리 중…", "Processing the coupon…"),
-    "search_policy": ("정책 검색 중…", "Searching the policies…"),
-    "escalate_to_staff": ("운영진에게 전달 중…", "Passing this to staff…"),
-}
-
-
-def status_text(tool_name: str | None, locale: str) -> str:
-    ko, en = TOOL_STATUS.get(tool_name or "", ("확인 중…", "Working on it…"))
-    return f"⏳ {ko if locale == 'ko' else en}"
+def status_text(tool_name: str | None, locale: str, tools: ToolRegistry | None = None) -> str:
+    """The status line while `tool_name` runs: the tool declares its own (see `tools.base.tool`)."""
+    return f"⏳ {tools.status_line(tool_name, locale) if tools is not None else WORKING(locale)}"
 
 
 def _fence_open_at(text: str, upto: int) -> bool:
@@ -130,6 +124,8 @@ class Renderer:
     surface: Surface
     edit_interval: float = 1.0
     locale: str = "ko"
+    tools: ToolRegistry | None = None
+    """Where the status line of each tool comes from."""
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     retries: int = 3
@@ -165,7 +161,7 @@ class Renderer:
         """Engine event hook: `iteration` start → a status line naming what runs."""
         kind = getattr(event, "type", None)
         if kind == "iteration" and getattr(event, "status", None) == "start":
-            await self.status(status_text(getattr(event, "tool_name", None), self.locale))
+            await self.status(status_text(getattr(event, "tool_name", None), self.locale, self.tools))
         elif kind == "thinking" and getattr(event, "status", None) == "start" and not self._messages:
             await self.status(status_text(None, self.locale))
 

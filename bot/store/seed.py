@@ -6,7 +6,6 @@ its file name and line before anything is written.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import select
 
+from bot.store.coupon_codes import new_coupon_code
 from bot.store.database import Store
 from bot.store.models import ORDER_STATUSES, Coupon, Order, Player, utcnow
 
@@ -198,12 +198,6 @@ class SeedReport:
     @property
     def changed(self) -> bool:
         return bool(self.players_added or self.orders_added or self.coupons_added)
-
-
-def new_coupon_code() -> str:
-    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-    body = "".join(secrets.choice(alphabet) for _ in range(8))
-    return f"ARCA-{body[:4]}-{body[4:]}"
 
 
 async def apply_seed(store: Store, seed: SeedData, *, now: datetime | None = None) -> SeedReport:

@@ -244,7 +244,7 @@ class FuzzRig:
             return verdict.reply or ""
         conv = self.app.conversations
         actor = await conv.resolve_actor(discord_id)
-        agent = ReActAgent(ProbeLLM(), conv.tools.for_actor(actor))
+        agent = ReActAgent(ProbeLLM(), conv.tools.visible_to(actor))
         ctx = ToolContext(
             actor=actor, thread_id=self.thread(), run_id="fuzz", store=self.store, services=conv.services
         )

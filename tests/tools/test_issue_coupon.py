@@ -233,11 +233,12 @@ async def test_every_decision_is_audited_with_code_actor_thread_order_and_amount
     assert [json.loads(r.detail)["amount"] for r in rows] == [30000, 20000]
 
 
-async def test_rules_are_read_from_the_yaml_file_when_not_injected(registry, make_ctx, store):
+async def test_rules_come_from_the_yaml_file_when_not_injected(registry, make_ctx, store):
     from dataclasses import replace
 
-    ctx = make_ctx()
-    ctx = replace(ctx, services=replace(ctx.services, coupon_rules=None))
+    from tools.base import ToolServices
+
+    ctx = replace(make_ctx(), services=ToolServices())
     res = await issue(registry, ctx, order_id="ORD001", amount=25000)
     assert res.code == ResultCode.AMOUNT_OVER_LIMIT and res.data["limit"] == 20000
 

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from bot.channels.renderer import status_text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
+from tools.ops_readonly import order_stats
 from tools.registry import build_registry
 
-from .conftest import UNLINKED
+from .conftest import STAFF, UNLINKED
 
 
 class _QueryArgs(BaseModel):
     query: str
 
 
-@tool(name="search_policy")
+@tool(name="search_policy", allowed_unlinked=True)
 async def _fake_policy(args: _QueryArgs, ctx: ToolContext) -> ToolResult:
     """Search policies (stand-in for the knowledge-base tool)."""
     return ToolResult(True, ResultCode.OK, "no hits")
@@ -37,9 +39,26 @@ def test_registry_builds_without_the_policy_tool() -> None:
     assert {"lookup_order", "list_my_orders", "issue_coupon", "escalate_to_staff"} <= set(reg.names)
 
 
-def test_unlinked_users_see_only_policy_search_and_escalation() -> None:
+def test_unlinked_users_may_run_only_the_tools_that_declare_it() -> None:
     reg = build_registry(policy_tool=_fake_policy)
-    assert reg.for_actor(UNLINKED).names == ["search_policy", "escalate_to_staff"]
+    assert [t.name for t in reg if reg.allowed(t.name, UNLINKED)] == ["search_policy", "escalate_to_staff"]
+    assert [t.name for t in reg if t.allowed_unlinked] == ["search_policy", "escalate_to_staff"]
+
+
+def test_unlinked_users_still_see_player_tools_so_a_call_can_say_how_to_link() -> None:
+    reg = build_registry(policy_tool=_fake_policy).subset(["lookup_order", "search_policy"])
+    reg.register(order_stats)
+    assert reg.visible_to(UNLINKED).names == ["lookup_order", "search_policy"]
+    assert reg.visible_to(STAFF).names == ["lookup_order", "search_policy", "order_stats"]
+
+
+def test_each_tool_declares_its_status_line_in_both_languages() -> None:
+    reg = build_registry(policy_tool=_fake_policy)
+    assert reg.status_line("lookup_order", "ko") == "주문 조회 중…"
+    assert reg.status_line("issue_coupon", "en") == "Processing the coupon…"
+    assert reg.status_line("escalate_to_staff", "ko") == "운영진에게 전달 중…"
+    assert reg.status_line("no_such_tool", "en") == reg.status_line(None, "en") == "Working on it…"
+    assert status_text("list_my_orders", "en", reg) == "⏳ Checking your orders…"
 
 
 def test_issue_coupon_schema_has_a_plain_integer_amount() -> None:

@@ -81,3 +81,11 @@ def test_unreadable_or_malformed_files_name_the_file(tmp_path: Path) -> None:
 def test_partial_file_keeps_the_other_defaults(tmp_path: Path) -> None:
     rules = load_coupon_rules(write(tmp_path, "approval_threshold: 10000\n"))
     assert rules.approval_threshold == 10000 and rules.max_amount == 20000
+
+
+def test_services_without_injected_rules_share_one_load_of_the_rules_file() -> None:
+    from tools.base import ToolServices
+
+    first, second = ToolServices(), ToolServices()
+    assert first.coupon_rules == load_coupon_rules(DEFAULT_RULES_PATH)
+    assert first.coupon_rules is second.coupon_rules  # read once per process, not once per call
