@@ -160,9 +160,9 @@ def resolve_channel(raw: str, current: str) -> str:
 class StaffRegistry:
     """All staff commands; `dispatch` is the text form used by the console and transcripts."""
 
-    def __init__(self, commands: list[StaffCommand] | None = None) -> None:
+    def __init__(self, commands: list[StaffCommand]) -> None:
         self.commands: dict[str, StaffCommand] = {}
-        for c in commands if commands is not None else default_commands():
+        for c in commands:
             self.add(c)
 
     def add(self, cmd: StaffCommand) -> None:
@@ -451,8 +451,7 @@ def _channel() -> Param:
 
 
 def default_commands() -> list[StaffCommand]:
-    from bot.ops.commands import ops_commands  # imported here: bot.ops builds on this module
-
+    """The staff layer's own commands; `bot.app.staff_commands` adds the `/ops` ones."""
     return [
         StaffCommand(
             "order", (Param("order_id", help="e.g. ORD001"),), "주문 상세 / order details", cmd_order
@@ -498,5 +497,4 @@ def default_commands() -> list[StaffCommand]:
         StaffCommand("handoff", (_channel(),), "상담원 전환(봇 일시정지) / pause the bot", cmd_handoff),
         StaffCommand("resume", (_channel(),), "봇 재개 / resume the bot", cmd_resume),
         StaffCommand("stop", (_channel(),), "진행 중 실행 중단 / stop the running answer", cmd_stop),
-        *ops_commands(),
     ]

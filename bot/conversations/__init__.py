@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from sqlalchemy import select
 
-from bot.channels.renderer import Renderer, Surface, SurfaceError
+from bot.conversations.renderer import Renderer
+from bot.conversations.surface import Surface, SurfaceError
 from bot.engine.agent import AgentResult, ReActAgent
 from bot.engine.interrupts import InterruptQueue
 from bot.guards.input import check_input
@@ -29,7 +30,7 @@ from bot.memory import ThreadMemory
 from bot.observability import MeteredSurface, log_context
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Player, Store, ThreadState
-from tools.base import Actor, ToolContext, ToolRegistry, ToolServices
+from tools.base import Actor, StaffNotifier, ToolContext, ToolRegistry, ToolServices
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,6 @@ ACK_EMOJI = "👀"
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 
 EventHook = Callable[[Any], Awaitable[None] | None]
-StaffSink = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
 def detect_locale(text: str) -> str:
@@ -127,7 +127,7 @@ class Conversations:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
         self.event_hook = event_hook
-        self.staff_sinks: list[StaffSink] = []
+        self.staff_sinks: list[StaffNotifier] = []
         self.observers: list[Callable[[Any], Any]] = []
         """Called with every engine event of every run (metrics); unlike `event_hook`, never replaced."""
         self.metrics: Any = None
