@@ -1,0 +1,289 @@
+"""`Conversations`: channel → thread_id, one run per thread, interrupt routing, handoff, guards.
+
+Every channel (Discord, console, transcript replay) hands its messages to `Conversations.handle`;
+no behaviour lives only in a channel adapter. A message that arrives while its thread is running
+becomes an interrupt (acknowledged with 👀); one the run did not drain starts the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import deque
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, failure_text
+from bot.conversations.run import RunState, answer
+from bot.conversations.surface import Surface, SurfaceError
+from bot.engine.agent import AgentResult
+from bot.engine.interrupts import InterruptQueue
+from bot.guards.input import check_input
+from bot.llm.base import LLM
+from bot.memory import ThreadMemory
+from bot.persona import SUPPORT_SYSTEM_PROMPT
+from bot.store import Player, Store, ThreadState
+from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
+
+log = logging.getLogger(__name__)
+
+LLMFactory = Callable[[], LLM]
+EventHook = Callable[[Any], Awaitable[None] | None]
+
+
+class Conversations:
+    """The one object every channel talks to. Construct once per process."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        tools: ToolRegistry,
+        llm_factory: LLMFactory,
+        services: ToolServices,
+        memory: ThreadMemory | None = None,
+        staff: Any = None,
+        staff_role: str = "Support Staff",
+        use_native_tools: bool = True,
+        max_iterations: int = 50,
+        llm_concurrency: int = 8,
+        edit_interval: float = 1.0,
+        max_message_chars: int = 4000,
+        system_prompt: str = SUPPORT_SYSTEM_PROMPT,
+        clock: Callable[[], datetime] | None = None,
+        new_id: Callable[[], str] | None = None,
+        event_hook: EventHook | None = None,
+    ) -> None:
+        self.store = store
+        self.tools = tools
+        self.llm_factory = llm_factory
+        self.memory = memory or ThreadMemory(store)
+        self.staff = staff
+        self.staff_role = staff_role
+        self.use_native_tools = use_native_tools
+        self.max_iterations = max_iterations
+        self.edit_interval = edit_interval
+        self.max_message_chars = max_message_chars
+        self.system_prompt = system_prompt
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
+        self.event_hook = event_hook
+        self.staff_sinks: list[StaffNotifier] = []
+        self.observers: list[Callable[[Any], Any]] = []
+        """Called with every engine event of every run (metrics); unlike `event_hook`, never replaced."""
+        self.metrics: Any = None
+        """`bot.observability.ArcaMetrics` when metrics are on: surfaces are timed through it."""
+        self.models: Any = None
+        """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
+        self.notifications: deque[tuple[str, dict[str, Any]]] = deque(maxlen=200)
+        self._llm_slots = asyncio.Semaphore(llm_concurrency)
+        self._runs: dict[str, RunState] = {}
+        self.services = services
+        if services.notify_staff is None:
+            services.notify_staff = self.notify_staff
+
+    # ---- identities ----------------------------------------------------------------------
+
+    async def resolve_actor(
+        self,
+        discord_id: str | None,
+        roles: frozenset[str] | set[str] = frozenset(),
+        display_name: str | None = None,
+    ) -> Actor:
+        """Authority comes from Discord roles and the account link only, never from message text."""
+        player_id = None
+        if discord_id is not None:
+            async with self.store.session() as s:
+                player_id = (
+                    await s.execute(select(Player.id).where(Player.discord_id == str(discord_id)))
+                ).scalar_one_or_none()
+        roles = frozenset(roles)
+        return Actor(
+            discord_id=None if discord_id is None else str(discord_id),
+            player_id=player_id,
+            roles=roles,
+            is_staff=self.staff_role in roles,
+            display_name=display_name,
+        )
+
+    # ---- staff notifications -------------------------------------------------------------
+
+    async def notify_staff(self, kind: str, payload: dict[str, Any]) -> None:
+        """Escalations and approval requests: kept, and posted by every channel that listens."""
+        self.notifications.append((kind, payload))
+        for sink in list(self.staff_sinks):
+            try:
+                await sink(kind, payload)
+            except Exception:  # one broken sink must not lose the others or the record
+                log.exception("staff notification sink failed")
+
+    # ---- state ---------------------------------------------------------------------------
+
+    @property
+    def llm_slots(self) -> asyncio.Semaphore:
+        """The LLM concurrency limit every model-driven job shares (runs, `/ops draft`)."""
+        return self._llm_slots
+
+    def is_running(self, thread_id: str) -> bool:
+        return thread_id in self._runs
+
+    async def is_paused(self, thread_id: str) -> bool:
+        async with self.store.session() as s:
+            state = await s.get(ThreadState, thread_id)
+            return bool(state and state.handoff)
+
+    async def set_handoff(self, thread_id: str, paused: bool, *, by: str) -> None:
+        async with self.store.session() as s, s.begin():
+            state = await s.get(ThreadState, thread_id)
+            if state is None:
+                state = ThreadState(thread_id=thread_id, handoff=paused, handoff_by=by)
+                s.add(state)
+            else:
+                state.handoff = paused
+                state.handoff_by = by
+        await self.store.audit(actor=by, action="handoff" if paused else "resume", thread_id=thread_id)
+
+    async def stop(self, thread_id: str) -> bool:
+        """Cancel the thread's run (if any). Its history stays valid (see ThreadMemory.load)."""
+        state = self._runs.get(thread_id)
+        if state is None or state.task is None or state.task.done():
+            return False
+        state.stopped = True
+        state.queue.request_stop()
+        state.task.cancel()
+        return True
+
+    async def wait_idle(self, thread_id: str | None = None) -> None:
+        """Wait until the thread (or every thread) has no run (tests, shutdown)."""
+        while True:
+            states = [self._runs[thread_id]] if thread_id in self._runs else []
+            if thread_id is None:
+                states = list(self._runs.values())
+            tasks = [s.task for s in states if s.task is not None]
+            if not states:
+                return
+            if tasks:
+                await asyncio.wait(tasks)
+            await asyncio.sleep(0)
+
+    # ---- the entry point -----------------------------------------------------------------
+
+    async def handle(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
+        """Route one channel message: refuse, run a staff command, store (handoff), queue, or run."""
+        verdict = check_input(incoming.text, max_chars=self.max_message_chars)
+        if not verdict.allowed:
+            await self.store.audit(
+                actor=incoming.actor.label,
+                action="input.refused",
+                thread_id=incoming.thread_id,
+                code=verdict.reason_code,
+                detail={"length": len(incoming.text)},
+            )
+            await self._send_safely(surface, verdict.reply)
+            return TurnOutcome(kind="refused", refusal_code=verdict.reason_code)
+        text = verdict.cleaned_text
+        if verdict.flags:
+            await self.store.audit(
+                actor=incoming.actor.label,
+                action="input.flagged",
+                thread_id=incoming.thread_id,
+                detail={"flags": sorted(verdict.flags), "untrusted": verdict.untrusted},
+            )
+        if self.staff is not None and self.staff.matches(text):
+            reply = await self.staff.dispatch(
+                text, actor=incoming.actor, channel=incoming.thread_id, conversations=self
+            )
+            await self._send_safely(surface, reply.text, ephemeral=True)
+            return TurnOutcome(kind="command", reply=reply)
+        if not text.strip():
+            return TurnOutcome(kind="refused", refusal_code="EMPTY")
+        incoming = Incoming(incoming.thread_id, incoming.actor, text, incoming.ref)
+        if await self.is_paused(incoming.thread_id):
+            await self.memory.append(
+                incoming.thread_id, {"role": "user", "content": text}, run_id=None, pinned=False
+            )
+            return TurnOutcome(kind="paused")
+        state = self._runs.get(incoming.thread_id)
+        if state is not None:
+            if incoming.actor == state.actor:
+                state.queue.put(text)
+            else:
+                state.later.append((incoming, surface))
+            await self._react_safely(surface, incoming.ref)
+            return TurnOutcome(kind="queued")
+        return await self._serve(incoming, surface)
+
+    async def _serve(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
+        """Run the thread until nothing is left: leftovers start the next run, never dropped."""
+        thread_id = incoming.thread_id
+        state = RunState(actor=incoming.actor, queue=InterruptQueue())
+        self._runs[thread_id] = state
+        outcome = TurnOutcome(kind="answered")
+        query: str | None = incoming.text
+        try:
+            while True:
+                while query is not None:
+                    state.run_id = self.new_id()
+                    task = asyncio.create_task(answer(self, state, thread_id, query, surface))
+                    state.task = task
+                    await asyncio.wait({task})
+                    if task.cancelled() or state.stopped:
+                        outcome.kind = "stopped"
+                        await self._after_stop(state, thread_id, surface)
+                        return outcome
+                    exc = task.exception()
+                    if exc is not None:
+                        outcome.kind = "failed"
+                        log.error("run failed on %s", thread_id, exc_info=exc)
+                        await self._send_safely(surface, failure_text(detect_locale(query)))
+                        leftovers = state.queue.drain()
+                    else:
+                        result: AgentResult = task.result()
+                        outcome.runs.append(result)
+                        outcome.answer = getattr(result, "delivered_answer", result.answer)
+                        leftovers = list(result.leftover_interrupts) + state.queue.drain()
+                    query = "\n".join(leftovers) if leftovers else None
+                if not state.later:
+                    return outcome
+                # Someone else spoke in the channel meanwhile: their own run, their own identity.
+                nxt, nxt_surface = state.later.pop(0)
+                state.actor = nxt.actor
+                surface = nxt_surface
+                query = nxt.text
+        finally:
+            # No await between the last drain above and this line: a message cannot slip between.
+            self._runs.pop(thread_id, None)
+
+    async def _after_stop(self, state: RunState, thread_id: str, surface: Surface) -> None:
+        """Keep what the player wrote (history) even though the run was stopped."""
+        for text in state.queue.drain():
+            await self.memory.append(thread_id, {"role": "user", "content": text}, run_id=state.run_id)
+        for other, _ in state.later:
+            await self.memory.append(thread_id, {"role": "user", "content": other.text}, run_id=None)
+        state.later.clear()
+        await self._send_safely(surface, "⏹ 진행 중이던 답변을 중단했습니다. (stopped)")
+
+    def tools_for(self, actor: Actor) -> ToolRegistry:
+        """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link
+        (the allowlist is enforced in `ToolRegistry.execute`); staff-only tools only for staff."""
+        return self.tools.subset(t.name for t in self.tools if actor.is_staff or not t.staff_only)
+
+    async def _send_safely(self, surface: Surface, text: str, *, ephemeral: bool = False) -> None:
+        try:
+            sender = getattr(surface, "send_ephemeral", None) if ephemeral else None
+            if sender is not None:
+                await sender(text)
+            else:
+                await surface.send(text)
+        except SurfaceError:
+            log.exception("could not deliver a reply")
+
+    async def _react_safely(self, surface: Surface, ref: Any) -> None:
+        try:
+            await surface.react(ref, ACK_EMOJI)
+        except SurfaceError:
+            log.warning("could not acknowledge an interrupt")
