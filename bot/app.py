@@ -106,6 +106,14 @@ def start_metrics(settings: Settings) -> tuple[Any, Any]:
     return metrics, server
 
 
+def staff_commands() -> list[Any]:
+    """Every staff command: the staff layer's own (`bot.staff`) and the ops ones (`bot.ops.commands`)."""
+    from bot.ops.commands import ops_commands
+    from bot.staff import default_commands
+
+    return [*default_commands(), *ops_commands()]
+
+
 @dataclass
 class App:
     settings: Settings
@@ -143,7 +151,7 @@ async def build_app(
         tools=build_registry(),
         llm_factory=llm_factory or make_llm_factory(settings, metrics),
         services=services,
-        staff=StaffRegistry(),
+        staff=StaffRegistry(staff_commands()),
         staff_role=settings.staff_role,
         use_native_tools=True if use_native_tools is None else use_native_tools,
         max_iterations=settings.max_iterations,

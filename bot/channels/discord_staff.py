@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import io
 import logging
+import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +35,9 @@ GROUP_DESCRIPTIONS = {
     "policy": "정책 / policies (staff)",
 }
 
-SLOW_COMMANDS = frozenset({"policy search", "policy reindex", "ops draft"})
-"""Deferred at once: they embed a query or rebuild the index, which can exceed Discord's 3 s window."""
-
 DEFER_AFTER = 2.0
-"""Any other command that has not answered after this many seconds is deferred (Discord allows 3 s)."""
+"""A command not declared `slow` that has not answered after this many seconds is deferred (Discord
+allows 3 s); a slow one is deferred at once."""
 
 DEFAULT_PERMISSIONS = discord.Permissions(manage_messages=True)
 """Only a hint for the Discord UI (server admins can change it); the staff role is checked in code."""
@@ -55,12 +54,6 @@ def role_names(user: discord.abc.User) -> set[str]:
     """Names of the member's guild roles (none for a plain user, e.g. in a DM)."""
     roles = getattr(user, "roles", None) or []
     return {r.name for r in roles if not r.is_default()}
-
-
-def _quote(text: str) -> str:
-    if text and not any(ch.isspace() for ch in text) and text[0] not in "\"'":
-        return text
-    return f"'{text}'" if '"' in text else f'"{text}"'
 
 
 def command_line(cmd: StaffCommand, values: dict[str, Any]) -> str:
@@ -82,7 +75,7 @@ def command_line(cmd: StaffCommand, values: dict[str, Any]) -> str:
             text = str(int(value))
         else:
             text = str(value).strip()
-        parts.append(text if last else _quote(text))
+        parts.append(text if last else shlex.quote(text))
     return " ".join(parts)
 
 
@@ -208,7 +201,7 @@ class StaffCommands(commands.Cog, name="Staff"):
         """Run the command's text form through the registry; reply ephemerally, deferring when slow."""
         line = command_line(cmd, values)
         work = asyncio.ensure_future(self._dispatch(interaction, line))
-        if cmd.name in SLOW_COMMANDS:
+        if cmd.slow:
             await interaction.response.defer(ephemeral=True, thinking=True)
         else:
             done, _ = await asyncio.wait({work}, timeout=self.defer_after)

@@ -208,6 +208,7 @@ def ops_commands() -> list[StaffCommand]:
             (Param("request", help="e.g. 배송 지연 공지문과 보상안 초안 (영향 주문 수, 예산 포함)"),),
             "운영 문서 초안 작성(계획·작성·검토) / draft an ops document",
             cmd_ops_draft,
+            slow=True,
         ),
         StaffCommand(
             "ops show",

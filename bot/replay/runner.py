@@ -22,21 +22,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
 from bot.llm.scripted import ScriptedLLM
+from bot.replay.expectations import TurnRecord, active_coupons, check_expectations, sent_text
 from bot.replay.format import (
-    ModelSaw,
     Transcript,
     TranscriptError,
     Turn,
     collect_transcripts,
     load_transcript,
 )
-from bot.store import Coupon, Store
+from bot.replay.recorders import RecordingLLM, RecordingScriptedLLM
+from bot.store import Store
 from bot.store.seed import apply_seed
 from bot.vocabulary.language import HANGUL_RANGE
 from tools.ledger import CouponRules
@@ -61,149 +60,6 @@ ReplaySurface = RecordingSurface
 
 def _slug(name: str) -> str:
     return re.sub(f"[^\\w{HANGUL_RANGE}-]+", "-", name.strip().lower()).strip("-")[:60] or "case"
-
-
-def _is_subsequence(wanted: list[str], got: list[str]) -> bool:
-    it = iter(got)
-    return all(any(w == g for g in it) for w in wanted)
-
-
-@dataclass
-class _TurnRecord:
-    tools: list[str] = field(default_factory=list)
-    codes: list[str] = field(default_factory=list)
-    observations: list[str] = field(default_factory=list)
-    answer: str | None = None
-    events: list[str] = field(default_factory=list)
-    reply: str | None = None
-    denied: bool | None = None
-    model_inputs: list[tuple[int | None, str]] = field(default_factory=list)
-    """(script step served, text of the messages sent) for each loop call of the turn."""
-
-
-class _RecordingScriptedLLM(ScriptedLLM):
-    """The scripted model, also noting which script step each loop call served and what it was sent."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.loop_inputs: list[tuple[int | None, list[dict[str, Any]]]] = []
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        result = await super().chat(messages, **kwargs)
-        if kwargs.get("purpose", "loop") == "loop":
-            self.loop_inputs.append((self.current_step, list(messages)))
-        return result
-
-
-class _RecordingLLM:
-    """A live model with the loop calls' inputs noted (`--live`: the n-th loop call is "step" n)."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.loop_inputs: list[tuple[int | None, list[dict[str, Any]]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        if kwargs.get("purpose", "loop") == "loop":
-            self.loop_inputs.append((len(self.loop_inputs), list(messages)))
-        return await self._inner.chat(messages, **kwargs)
-
-    def stream_chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        return self._inner.stream_chat(messages, **kwargs)
-
-
-def _sent_text(messages: list[dict[str, Any]]) -> str:
-    """What the model was sent, minus the system prompt (the persona would match almost anything)."""
-    parts: list[str] = []
-    for m in messages:
-        if m.get("role") == "system":
-            continue
-        content = m.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        for tc in m.get("tool_calls") or []:
-            parts.append(str((tc.get("function") or {}).get("arguments", "")))
-    return "\n".join(parts)
-
-
-def _check_model_saw(wanted: list[str | ModelSaw], inputs: list[tuple[int | None, str]]) -> list[str]:
-    out: list[str] = []
-    for item in wanted:
-        if isinstance(item, str):
-            if not any(item in text for _, text in inputs):
-                out.append(f"expect.model_saw: {item!r} was not in any loop call's messages")
-            continue
-        served = [text for step, text in inputs if step == item.step]
-        if not served:
-            out.append(
-                f"expect.model_saw: step {item.step} was never served (served: {[s for s, _ in inputs]})"
-            )
-        elif item.text not in served[0]:
-            out.append(f"expect.model_saw: {item.text!r} not in the messages that step {item.step} was sent")
-    return out
-
-
-def check_expectations(turn: Turn, rec: _TurnRecord, coupons: list[tuple[str, int]]) -> list[str]:
-    """Every failed expectation as one line: what was expected and what happened."""
-    e = turn.expect
-    out: list[str] = []
-    if e.tools is not None and not _is_subsequence(e.tools, rec.tools):
-        out.append(f"expect.tools: expected subsequence {e.tools}, got {rec.tools}")
-    for name in e.tools_not_called or []:
-        if name in rec.tools:
-            out.append(f"expect.tools_not_called: {name} was called (calls: {rec.tools})")
-    if e.codes is not None and not _is_subsequence(e.codes, rec.codes):
-        out.append(f"expect.codes: expected subsequence {e.codes}, got {rec.codes}")
-    answer = rec.answer or ""
-    for text in e.answer_contains or []:
-        if text not in answer:
-            out.append(f"expect.answer_contains: {text!r} not in answer {answer!r}")
-    for text in e.answer_not_contains or []:
-        if text in answer:
-            out.append(f"expect.answer_not_contains: {text!r} found in answer {answer!r}")
-    if e.coupons is not None:
-        expected = sorted((c.order_id, c.amount) for c in e.coupons)
-        got_orders = sorted(coupons)
-        ok = len(expected) == len(got_orders) and all(
-            any(o == eo and (ea is None or a == ea) for o, a in got_orders) for eo, ea in expected
-        )
-        if not ok:
-            out.append(f"expect.coupons: expected active {expected}, got {got_orders}")
-    for kind in e.events or []:
-        if kind not in rec.events:
-            out.append(f"expect.events: no {kind!r} event (saw {sorted(set(rec.events))})")
-    observations = "\n".join(rec.observations)
-    for text in e.observations_contain or []:
-        if text not in observations:
-            out.append(f"expect.observations_contain: {text!r} not in tool results {rec.observations}")
-    for text in e.observations_not_contain or []:
-        if text in observations:
-            out.append(f"expect.observations_not_contain: {text!r} found in tool results")
-    reply = rec.reply or ""
-    for text in e.reply_contains or []:
-        if text not in reply:
-            out.append(f"expect.reply_contains: {text!r} not in reply {reply!r}")
-    for text in e.reply_not_contains or []:
-        if text in reply:
-            out.append(f"expect.reply_not_contains: {text!r} found in reply {reply!r}")
-    if e.denied is not None and bool(rec.denied) != e.denied:
-        out.append(f"expect.denied: expected {e.denied}, got {bool(rec.denied)}")
-    if e.model_saw:
-        out.extend(_check_model_saw(e.model_saw, rec.model_inputs))
-    for text in e.model_not_saw or []:
-        if any(text in sent for _, sent in rec.model_inputs):
-            out.append(f"expect.model_not_saw: {text!r} was in the messages sent to the model")
-    return out
-
-
-async def _active_coupons(store: Store) -> list[tuple[str, int]]:
-    async with store.session() as s:
-        rows = (
-            await s.execute(select(Coupon.order_id, Coupon.amount).where(Coupon.status == "active"))
-        ).all()
-    return [(o, a) for o, a in rows]
 
 
 class Replayer:
@@ -304,11 +160,11 @@ class Replayer:
         actor = await conv.resolve_actor(turn.as_ or first_player, roles)
         live = self.live_llm_factory is not None
         if live:
-            llm: Any = _RecordingLLM(self.live_llm_factory())
+            llm: Any = RecordingLLM(self.live_llm_factory())
         else:
-            llm = _RecordingScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
+            llm = RecordingScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
         current["llm"] = llm
-        rec = _TurnRecord()
+        rec = TurnRecord()
         surface = self.surface_factory() if self.surface_factory is not None else ReplaySurface()
         if self.announce is not None:
             self.announce(turn)
@@ -374,7 +230,7 @@ class Replayer:
             rec.reply = getattr(surface, "text", None)
         elif outcome.kind == "stopped" and rec.answer is None:
             rec.answer = getattr(surface, "text", None)
-        rec.model_inputs = [(step, _sent_text(msgs)) for step, msgs in llm.loop_inputs]
+        rec.model_inputs = [(step, sent_text(msgs)) for step, msgs in llm.loop_inputs]
         problems: list[str] = []
         if pending:
             problems.append(f"interrupts never delivered (after_step {[i.after_step for i in pending]})")
@@ -386,7 +242,7 @@ class Replayer:
                 problems.append(f"script: steps {unused} were never used (the run ended earlier)")
             if turn.script == [] and sum(llm.calls.values()):
                 problems.append(f"script: [] but the model was called {dict(llm.calls)}")
-        problems += check_expectations(turn, rec, await _active_coupons(store))
+        problems += check_expectations(turn, rec, await active_coupons(store))
         return problems
 
 

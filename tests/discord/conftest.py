@@ -17,11 +17,11 @@ import discord.http
 import pytest
 import yarl
 
+from bench.fake_discord import FakeDiscord
 from bot.app import App, build_app
 from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import Settings, load_settings
 from bot.llm.scripted import ScriptedLLM
-from tests.discord.fake_discord import FakeDiscord
 
 EDIT_INTERVAL = 0.2
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from bench.fake_discord import FakeDiscord
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.llm.scripted import ScriptedLLM
 from tests.discord.conftest import EDIT_INTERVAL, HeldLLM, SlowStreamLLM
-from tests.discord.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 GENERAL = FakeDiscord.GENERAL_CHANNEL

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from bench.fake_discord import FakeDiscord
 from bot.llm.scripted import ScriptedLLM
-from tests.discord.fake_discord import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAIServer, reply
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from bench.fake_discord import EPHEMERAL, FakeDiscord
 from bot.channels.discord_staff import command_line
 from bot.llm.scripted import ScriptedLLM
 from bot.staff import Param, StaffCommand, StaffReply, parse_args
 from bot.store import AuditEntry, Coupon
-from tests.discord.fake_discord import EPHEMERAL, FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 STAFF = FakeDiscord.STAFF_CHANNEL

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
+from bot.app import staff_commands
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM
 from bot.ops.commands import REPLY_LIMIT, cmd_ops_draft, run_ops_draft
@@ -33,7 +34,7 @@ async def _rows(store) -> list[OpsDraft]:
 
 
 def test_the_ops_commands_are_in_the_staff_registry() -> None:
-    registry = StaffRegistry()
+    registry = StaffRegistry(staff_commands())
     assert registry.commands["ops draft"].staff_only and registry.commands["ops show"].staff_only
     assert registry.commands["ops draft"].usage == "/ops draft <request>"
     assert registry.commands["ops show"].usage == "/ops show [draft_id]"

@@ -169,8 +169,8 @@ async def discord_rig(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncI
     import discord.http
     import yarl
 
+    from bench.fake_discord import FakeDiscord
     from bot.channels.discord_bot import ArcaDiscordBot
-    from tests.discord.fake_discord import FakeDiscord
 
     started: list[DiscordRig] = []
     async with FakeDiscord() as fake:

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
+from bench.fake_discord import FakeDiscord
 from bot.channels.renderer import Renderer, SurfaceError, split_message
-from tests.discord.fake_discord import FakeDiscord
 from tests.reliability.conftest import PacedLLM
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from bot.app import staff_commands
 from bot.llm.scripted import ScriptedLLM
 from bot.staff import StaffCommand, StaffRegistry
 from bot.store import AuditEntry, Coupon, Player, Store
@@ -62,7 +63,7 @@ async def test_every_staff_command_is_refused_for_non_staff_and_audited(
     app_factory, seeded_store, discord_id, roles
 ):
     app = await app_factory(lambda: ScriptedLLM([]))  # a command never reaches the model
-    commands = list(StaffRegistry().commands.values())
+    commands = list(StaffRegistry(staff_commands()).commands.values())
     assert len(commands) >= 15
     for cmd in commands:
         line = _command_line(cmd)

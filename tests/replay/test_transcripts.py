@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import staff_commands
 from bot.replay.format import Transcript, load_transcript
 from bot.replay.runner import MODES, Replayer
-from bot.staff import default_commands
 from tests.replay.conftest import DEMO_CASES, TRANSCRIPTS
 from tools.base import ResultCode
 
@@ -48,7 +48,7 @@ def test_suite_expects_every_result_code() -> None:
 
 def _command_name(text: str) -> str | None:
     words = text.strip().lstrip("/").split()
-    names = {c.name for c in default_commands()}
+    names = {c.name for c in staff_commands()}
     if len(words) >= 2 and f"{words[0]} {words[1]}" in names:
         return f"{words[0]} {words[1]}"
     return words[0] if words and words[0] in names else None
@@ -68,7 +68,7 @@ def test_suite_runs_every_staff_command_allowed_and_denied() -> None:
             for intr in turn.interrupts:
                 if intr.text.startswith("/") and intr.roles and "staff" in intr.roles:
                     allowed.add(_command_name(intr.text) or "")
-    every = {c.name for c in default_commands()}
+    every = {c.name for c in staff_commands()}
     assert every - allowed == set(), "staff commands never run by staff"
     assert every - denied == set(), "staff commands never denied to a player"
 

@@ -1,242 +1,18 @@
-"""Staff commands (DESIGN.md §8): one registry, one definition per command.
-
-The console and transcripts use the text form (`/coupon issue ORD001 5000 사과 보상`); the Discord
-Cog builds slash commands from the same definitions. The role is checked before the arguments are
-parsed; non-staff get a clear denial and the attempt is audited.
-"""
+"""The staff commands' handlers (DESIGN.md §8) and their declarations; `bot.app` adds the `/ops` ones."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import select
 
+from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES, Order, Player
 from tools import ledger
-from tools.base import Actor, ToolContext
+from tools.base import ToolContext
 from tools.money import format_krw
-
-if TYPE_CHECKING:
-    from bot.conversations import Conversations
-
-log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    kind: type = str
-    optional: bool = False
-    help: str = ""
-    channel: bool = False
-    """An optional `[channel]`: defaults to the channel the command is typed in."""
-
-
-@dataclass
-class StaffReply:
-    text: str
-    ok: bool = True
-    denied: bool = False
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Invocation:
-    actor: Actor
-    channel: str
-    """thread_id of the channel the command was typed in."""
-    conversations: Conversations
-    command: StaffCommand
-
-    @property
-    def locale(self) -> str:
-        return "ko"
-
-
-Handler = Callable[[Invocation, dict[str, Any]], Awaitable[StaffReply]]
-
-
-@dataclass(frozen=True)
-class StaffCommand:
-    name: str
-    """Words after the slash: `coupon issue`, `order`."""
-    params: tuple[Param, ...]
-    help: str
-    handler: Handler
-    staff_only: bool = True
-
-    @property
-    def usage(self) -> str:
-        parts = [f"/{self.name}"]
-        for p in self.params:
-            parts.append(f"[{p.name}]" if p.optional else f"<{p.name}>")
-        return " ".join(parts)
-
-    @property
-    def group(self) -> str | None:
-        return self.name.split(" ", 1)[0] if " " in self.name else None
-
-    @property
-    def leaf(self) -> str:
-        return self.name.split(" ", 1)[-1]
-
-
-class ArgumentError(ValueError):
-    pass
-
-
-_TOKEN = re.compile(r'\s*(?:"([^"]*)"|\'([^\']*)\'|(\S+))')
-
-
-def _unquote(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        return text[1:-1]
-    return text
-
-
-def parse_args(cmd: StaffCommand, rest: str, channel: str) -> dict[str, Any]:
-    """Positional arguments; the last parameter takes the rest of the line (quotes optional)."""
-    values: dict[str, Any] = {}
-    pos = 0
-    params = list(cmd.params)
-    for i, p in enumerate(params):
-        last = i == len(params) - 1
-        remaining = rest[pos:].strip()
-        if not remaining:
-            raw = None
-        elif last:
-            raw = _unquote(remaining)
-            pos = len(rest)
-        else:
-            m = _TOKEN.match(rest, pos)
-            if m is None:
-                raw = None
-            else:
-                raw = next(g for g in m.groups() if g is not None)
-                pos = m.end()
-        if raw is None or raw == "":
-            if p.channel:
-                values[p.name] = channel
-                continue
-            if p.optional:
-                values[p.name] = None
-                continue
-            raise ArgumentError(f"missing <{p.name}>. Usage: {cmd.usage}")
-        if p.kind is int:
-            digits = raw.replace(",", "").removesuffix("원").removesuffix("KRW").strip()
-            if not re.fullmatch(r"-?\d+", digits):
-                raise ArgumentError(
-                    f"<{p.name}> must be a whole number, e.g. 5000 (got {raw!r}). Usage: {cmd.usage}"
-                )
-            values[p.name] = int(digits)
-        elif p.channel:
-            values[p.name] = resolve_channel(raw, channel)
-        else:
-            values[p.name] = raw
-    if pos < len(rest) and rest[pos:].strip():
-        raise ArgumentError(f"too many arguments. Usage: {cmd.usage}")
-    return values
-
-
-def resolve_channel(raw: str, current: str) -> str:
-    """`<#123>` or `123` → `discord:123`; `kind:name` as is; a bare name → same kind as the current channel."""
-    m = re.fullmatch(r"<#(\d+)>", raw.strip())
-    if m:
-        return f"discord:{m.group(1)}"
-    if ":" in raw:
-        return raw.strip()
-    if raw.isdigit() and current.startswith(("discord:", "dm:")):
-        return f"discord:{raw}"
-    kind = current.split(":", 1)[0]
-    return f"{kind}:{raw.strip()}"
-
-
-class StaffRegistry:
-    """All staff commands; `dispatch` is the text form used by the console and transcripts."""
-
-    def __init__(self, commands: list[StaffCommand] | None = None) -> None:
-        self.commands: dict[str, StaffCommand] = {}
-        for c in commands if commands is not None else default_commands():
-            self.add(c)
-
-    def add(self, cmd: StaffCommand) -> None:
-        if cmd.name in self.commands:
-            raise ValueError(f"staff command {cmd.name} defined twice")
-        self.commands[cmd.name] = cmd
-
-    def find(self, text: str) -> tuple[StaffCommand | None, str, str | None]:
-        """(command, rest of line, group name when only a group matched)."""
-        body = text.strip()[1:]
-        words = body.split(None, 2)
-        if not words:
-            return None, "", None
-        if len(words) >= 2 and f"{words[0]} {words[1]}" in self.commands:
-            cmd = self.commands[f"{words[0]} {words[1]}"]
-            rest = body.split(None, 2)[2] if len(words) > 2 else ""
-            return cmd, rest, None
-        if words[0] in self.commands:
-            rest = body[len(words[0]) :].strip()
-            return self.commands[words[0]], rest, None
-        if any(c.group == words[0] for c in self.commands.values()):
-            return None, "", words[0]
-        return None, "", None
-
-    def matches(self, text: str) -> bool:
-        """A line is a staff command when it starts with `/` and names a known command or group."""
-        if not text.lstrip().startswith("/"):
-            return False
-        cmd, _, group = self.find(text)
-        return cmd is not None or group is not None
-
-    async def dispatch(
-        self, text: str, *, actor: Actor, channel: str, conversations: Conversations
-    ) -> StaffReply:
-        cmd, rest, group = self.find(text)
-        name = cmd.name if cmd else (group or text.split()[0].lstrip("/"))
-        if (cmd is None or cmd.staff_only) and not actor.is_staff:
-            # The role is checked before the arguments are parsed, and the attempt is audited.
-            await conversations.store.audit(
-                actor=actor.label, action="staff.denied", thread_id=channel, target=f"/{name}", code="DENIED"
-            )
-            return StaffReply(
-                f"⛔ /{name} 은(는) 운영진({conversations.staff_role}) 전용 명령입니다. "
-                f"This command is for staff ({conversations.staff_role}) only.",
-                ok=False,
-                denied=True,
-            )
-        if cmd is None:
-            subs = ", ".join(c.usage for c in self.commands.values() if c.group == group)
-            return StaffReply(f"알 수 없는 하위 명령입니다. 사용법 / usage: {subs}", ok=False)
-        try:
-            args = parse_args(cmd, rest, channel)
-        except ArgumentError as exc:
-            return StaffReply(f"⚠ {exc}", ok=False)
-        inv = Invocation(actor=actor, channel=channel, conversations=conversations, command=cmd)
-        try:
-            reply = await cmd.handler(inv, args)
-        except Exception as exc:  # a broken command is reported to the staff member, not swallowed
-            log.exception("staff command /%s failed", cmd.name)
-            reply = StaffReply(f"⚠ /{cmd.name} failed: {type(exc).__name__}: {exc}", ok=False)
-        await conversations.store.audit(
-            actor=actor.label,
-            action=f"staff./{cmd.name}",
-            thread_id=channel,
-            target=str(next(iter(args.values()), "") or "")[:100],
-            code="OK" if reply.ok else "ERROR",
-        )
-        return reply
-
-    def help_text(self) -> str:
-        return "\n".join(f"{c.usage} — {c.help}" for c in self.commands.values())
-
-
-# ---- command implementations -------------------------------------------------------------
 
 
 def _result_reply(result: Any) -> StaffReply:
@@ -451,8 +227,7 @@ def _channel() -> Param:
 
 
 def default_commands() -> list[StaffCommand]:
-    from bot.ops.commands import ops_commands  # imported here: bot.ops builds on this module
-
+    """The staff layer's own commands; `bot.app.staff_commands` adds the `/ops` ones."""
     return [
         StaffCommand(
             "order", (Param("order_id", help="e.g. ORD001"),), "주문 상세 / order details", cmd_order
@@ -492,11 +267,16 @@ def default_commands() -> list[StaffCommand]:
         ),
         StaffCommand("thread show", (_channel(),), "대화 기록 보기 / show the conversation", cmd_thread_show),
         StaffCommand("thread reset", (_channel(),), "대화 초기화 / reset the conversation", cmd_thread_reset),
-        StaffCommand("policy search", (Param("query"),), "정책 검색 / search policies", cmd_policy_search),
-        StaffCommand("policy reindex", (), "정책 색인 갱신 / rebuild the policy index", cmd_policy_reindex),
-        StaffCommand("audit", (Param("limit", int, optional=True),), "감사 기록 / audit log", cmd_audit),
+        StaffCommand(
+            "policy search", (Param("query"),), "정책 검색 / search policies", cmd_policy_search, slow=True
+        ),
+        StaffCommand(
+            "policy reindex", (), "정책 색인 갱신 / rebuild the policy index", cmd_policy_reindex, slow=True
+        ),
+        StaffCommand(
+            "audit", (Param("limit", int, optional=True, minimum=1),), "감사 기록 / audit log", cmd_audit
+        ),
         StaffCommand("handoff", (_channel(),), "상담원 전환(봇 일시정지) / pause the bot", cmd_handoff),
         StaffCommand("resume", (_channel(),), "봇 재개 / resume the bot", cmd_resume),
         StaffCommand("stop", (_channel(),), "진행 중 실행 중단 / stop the running answer", cmd_stop),
-        *ops_commands(),
     ]

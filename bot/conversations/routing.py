@@ -1,4 +1,4 @@
-"""Conversations: channel → thread_id, one run per thread, interrupt routing, handoff, guards.
+"""`Conversations`: channel → thread_id, one run per thread, interrupt routing, handoff, guards.
 
 Every channel (Discord, console, transcript replay) hands its messages to `Conversations.handle`;
 no behaviour lives only in a channel adapter. A message that arrives while its thread is running
@@ -12,81 +12,27 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import select
 
-from bot.channels.renderer import Renderer, Surface, SurfaceError
-from bot.engine.agent import AgentResult, ReActAgent
+from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, failure_text
+from bot.conversations.run import RunState, answer
+from bot.conversations.surface import Surface, SurfaceError
+from bot.engine.agent import AgentResult
 from bot.engine.interrupts import InterruptQueue
 from bot.guards.input import check_input
-from bot.guards.output import OutputGuard
 from bot.llm.base import LLM
 from bot.memory import ThreadMemory
-from bot.observability import MeteredSurface, log_context
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Player, Store, ThreadState
-from bot.vocabulary.language import detect_language
-from tools.base import Actor, ToolContext, ToolRegistry, ToolServices
+from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
 
 log = logging.getLogger(__name__)
 
-ACK_EMOJI = "👀"
-
-EventHook = Callable[[Any], Awaitable[None] | None]
-StaffSink = Callable[[str, dict[str, Any]], Awaitable[None]]
-
-
-def detect_locale(text: str) -> str:
-    """The conversation's language is the language of the player's latest message (DESIGN.md §5):
-    Hangul → Korean, anything else → English."""
-    return detect_language(text)
-
-
-def thread_id_for(kind: str, ident: str | int) -> str:
-    """`discord:<channel_id>`, `dm:<user_id>`, `console:<name>`, `replay:<case>`."""
-    if kind not in ("discord", "dm", "console", "replay"):
-        raise ValueError(f"unknown channel kind {kind!r}")
-    return f"{kind}:{ident}"
-
-
-@dataclass
-class Incoming:
-    """One message from a channel."""
-
-    thread_id: str
-    actor: Actor
-    text: str
-    ref: Any = None
-    """The channel's handle of the incoming message (for the 👀 acknowledgement)."""
-
-
-@dataclass
-class TurnOutcome:
-    """What `handle` did with a message."""
-
-    kind: Literal["answered", "queued", "refused", "command", "paused", "stopped", "failed"]
-    answer: str | None = None
-    runs: list[AgentResult] = field(default_factory=list)
-    reply: Any = None
-    """The `StaffReply` for a command."""
-    refusal_code: str | None = None
-
-
-@dataclass
-class _RunState:
-    actor: Actor
-    queue: InterruptQueue
-    task: asyncio.Task[Any] | None = None
-    run_id: str = ""
-    later: list[tuple[Incoming, Surface]] = field(default_factory=list)
-    """Messages from other people in the channel: they get their own run, with their own identity."""
-    stopped: bool = False
-
-
 LLMFactory = Callable[[], LLM]
+EventHook = Callable[[Any], Awaitable[None] | None]
 
 
 class Conversations:
@@ -126,7 +72,7 @@ class Conversations:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
         self.event_hook = event_hook
-        self.staff_sinks: list[StaffSink] = []
+        self.staff_sinks: list[StaffNotifier] = []
         self.observers: list[Callable[[Any], Any]] = []
         """Called with every engine event of every run (metrics); unlike `event_hook`, never replaced."""
         self.metrics: Any = None
@@ -135,7 +81,7 @@ class Conversations:
         """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
         self.notifications: deque[tuple[str, dict[str, Any]]] = deque(maxlen=200)
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
-        self._runs: dict[str, _RunState] = {}
+        self._runs: dict[str, RunState] = {}
         self.services = services
         if services.notify_staff is None:
             services.notify_staff = self.notify_staff
@@ -274,7 +220,7 @@ class Conversations:
     async def _serve(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Run the thread until nothing is left: leftovers start the next run, never dropped."""
         thread_id = incoming.thread_id
-        state = _RunState(actor=incoming.actor, queue=InterruptQueue())
+        state = RunState(actor=incoming.actor, queue=InterruptQueue())
         self._runs[thread_id] = state
         outcome = TurnOutcome(kind="answered")
         query: str | None = incoming.text
@@ -282,7 +228,7 @@ class Conversations:
             while True:
                 while query is not None:
                     state.run_id = self.new_id()
-                    task = asyncio.create_task(self._one_run(state, thread_id, query, surface))
+                    task = asyncio.create_task(answer(self, state, thread_id, query, surface))
                     state.task = task
                     await asyncio.wait({task})
                     if task.cancelled() or state.stopped:
@@ -293,7 +239,7 @@ class Conversations:
                     if exc is not None:
                         outcome.kind = "failed"
                         log.error("run failed on %s", thread_id, exc_info=exc)
-                        await self._send_safely(surface, _failure_text(detect_locale(query)))
+                        await self._send_safely(surface, failure_text(detect_locale(query)))
                         leftovers = state.queue.drain()
                     else:
                         result: AgentResult = task.result()
@@ -312,7 +258,7 @@ class Conversations:
             # No await between the last drain above and this line: a message cannot slip between.
             self._runs.pop(thread_id, None)
 
-    async def _after_stop(self, state: _RunState, thread_id: str, surface: Surface) -> None:
+    async def _after_stop(self, state: RunState, thread_id: str, surface: Surface) -> None:
         """Keep what the player wrote (history) even though the run was stopped."""
         for text in state.queue.drain():
             await self.memory.append(thread_id, {"role": "user", "content": text}, run_id=state.run_id)
@@ -321,74 +267,7 @@ class Conversations:
         state.later.clear()
         await self._send_safely(surface, "⏹ 진행 중이던 답변을 중단했습니다. (stopped)")
 
-    async def _one_run(self, state: _RunState, thread_id: str, query: str, surface: Surface) -> AgentResult:
-        with log_context(thread_id=thread_id, run_id=state.run_id):
-            return await self._run_body(state, thread_id, query, surface)
-
-    async def _run_body(self, state: _RunState, thread_id: str, query: str, surface: Surface) -> AgentResult:
-        actor = state.actor
-        if self.metrics is not None:
-            surface = MeteredSurface(surface, self.metrics)
-        locale = detect_locale(query)
-        renderer = Renderer(surface, edit_interval=self.edit_interval, locale=locale, tools=self.tools)
-
-        async def on_event(event: Any) -> None:
-            await renderer.on_event(event)
-            for observer in self.observers:
-                observer(event)
-            if self.event_hook is not None:
-                res = self.event_hook(event)
-                if asyncio.iscoroutine(res):
-                    await res
-
-        async with self._llm_slots:
-            llm = self.llm_factory()
-            agent = ReActAgent(
-                llm,
-                self._tools_for(actor),
-                use_native_tools=self.use_native_tools,
-                max_iterations=self.max_iterations,
-                system_prompt=self.system_prompt,
-            )
-            ctx = ToolContext(
-                actor=actor,
-                thread_id=thread_id,
-                run_id=state.run_id,
-                store=self.store,
-                locale=locale,
-                clock=self.clock,
-                services=self.services,
-            )
-            result = await agent.run(
-                query, ctx, memory=self.memory, interrupts=state.queue, on_event=on_event
-            )
-            output_guard = await OutputGuard.for_actor(
-                self.store, actor, thread_id=thread_id, locale=locale, protected_texts=[self.system_prompt]
-            )
-            guard = output_guard.stream(outcomes=result.tool_outcomes)
-            try:
-                async for delta in agent.stream_answer(result, query=query, on_event=on_event):
-                    safe = await guard.feed(delta)
-                    if safe:
-                        await renderer.append(safe)
-            except Exception:  # synthesis broke mid-stream: what was checked so far stands
-                log.exception("synthesis failed on %s", thread_id)
-            final = await guard.finish()
-            if result.synthesis_error and result.answer.strip():
-                # The stream broke mid-answer: the loop's complete answer replaces the fragment.
-                final = (await output_guard.check(result.answer, outcomes=result.tool_outcomes)).text
-            if not final.strip():
-                final = (
-                    await output_guard.check(
-                        result.answer or _failure_text(locale), outcomes=result.tool_outcomes
-                    )
-                ).text
-        await renderer.finish(final)
-        await self.memory.append_assistant(thread_id, final, run_id=state.run_id)
-        result.delivered_answer = final  # type: ignore[attr-defined]
-        return result
-
-    def _tools_for(self, actor: Actor) -> ToolRegistry:
+    def tools_for(self, actor: Actor) -> ToolRegistry:
         """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link
         (the allowlist is enforced in `ToolRegistry.execute`); staff-only tools only for staff."""
         return self.tools.visible_to(actor)
@@ -408,12 +287,3 @@ class Conversations:
             await surface.react(ref, ACK_EMOJI)
         except SurfaceError:
             log.warning("could not acknowledge an interrupt")
-
-
-def _failure_text(locale: str) -> str:
-    if locale == "ko":
-        return (
-            "죄송합니다. 지금 답변을 만드는 중 문제가 생겼습니다. 보내주신 메시지는 저장되어 있으니 "
-            "잠시 후 다시 말씀해 주세요."
-        )
-    return "Sorry, something went wrong while answering. Your message is saved; please try again in a moment."

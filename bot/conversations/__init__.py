@@ -1,0 +1,23 @@
+"""Conversations (DESIGN.md §1, §7): the one object every channel talks to.
+
+`routing` holds `Conversations` (thread → run, interrupts, handoff, stop), `run` one run of the engine
+and the output guard, `messages` what channels send and get back, `renderer` and `surface` how an
+answer is streamed onto a channel.
+"""
+
+from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, thread_id_for
+from bot.conversations.routing import Conversations, EventHook, LLMFactory
+from bot.conversations.surface import Surface, SurfaceError
+
+__all__ = [
+    "ACK_EMOJI",
+    "Conversations",
+    "EventHook",
+    "Incoming",
+    "LLMFactory",
+    "Surface",
+    "SurfaceError",
+    "TurnOutcome",
+    "detect_locale",
+    "thread_id_for",
+]

@@ -1,0 +1,58 @@
+"""What flows between a channel and `Conversations`: an incoming message, what was done with it, the
+thread ids of DESIGN.md §7, and the conversation's language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from bot.engine.agent import AgentResult
+from bot.vocabulary.language import detect_language
+from tools.base import Actor
+
+ACK_EMOJI = "👀"
+
+
+def detect_locale(text: str) -> str:
+    """The conversation's language is the language of the player's latest message (DESIGN.md §5):
+    Hangul → Korean, anything else → English."""
+    return detect_language(text)
+
+
+def thread_id_for(kind: str, ident: str | int) -> str:
+    """`discord:<channel_id>`, `dm:<user_id>`, `console:<name>`, `replay:<case>`."""
+    if kind not in ("discord", "dm", "console", "replay"):
+        raise ValueError(f"unknown channel kind {kind!r}")
+    return f"{kind}:{ident}"
+
+
+@dataclass
+class Incoming:
+    """One message from a channel."""
+
+    thread_id: str
+    actor: Actor
+    text: str
+    ref: Any = None
+    """The channel's handle of the incoming message (for the 👀 acknowledgement)."""
+
+
+@dataclass
+class TurnOutcome:
+    """What `handle` did with a message."""
+
+    kind: Literal["answered", "queued", "refused", "command", "paused", "stopped", "failed"]
+    answer: str | None = None
+    runs: list[AgentResult] = field(default_factory=list)
+    reply: Any = None
+    """The `StaffReply` for a command."""
+    refusal_code: str | None = None
+
+
+def failure_text(locale: str) -> str:
+    if locale == "ko":
+        return (
+            "죄송합니다. 지금 답변을 만드는 중 문제가 생겼습니다. 보내주신 메시지는 저장되어 있으니 "
+            "잠시 후 다시 말씀해 주세요."
+        )
+    return "Sorry, something went wrong while answering. Your message is saved; please try again in a moment."

@@ -1,0 +1,106 @@
+"""One run of a thread: the engine's tool loop, then the answer streamed through the output guard and
+the `Renderer` onto the channel's surface, and stored in the thread's memory."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bot.conversations.messages import Incoming, detect_locale, failure_text
+from bot.conversations.renderer import Renderer
+from bot.conversations.surface import Surface
+from bot.engine.agent import AgentResult, ReActAgent
+from bot.engine.interrupts import InterruptQueue
+from bot.guards.output import OutputGuard
+from bot.observability import MeteredSurface, log_context
+from tools.base import Actor, ToolContext
+
+if TYPE_CHECKING:
+    from bot.conversations.routing import Conversations
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunState:
+    """One thread's running answer: who it is for, its interrupt queue, and what waits after it."""
+
+    actor: Actor
+    queue: InterruptQueue
+    task: asyncio.Task[Any] | None = None
+    run_id: str = ""
+    later: list[tuple[Incoming, Surface]] = field(default_factory=list)
+    """Messages from other people in the channel: they get their own run, with their own identity."""
+    stopped: bool = False
+
+
+async def answer(
+    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
+) -> AgentResult:
+    """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`."""
+    with log_context(thread_id=thread_id, run_id=state.run_id):
+        return await _answer(conv, state, thread_id, query, surface)
+
+
+async def _answer(
+    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
+) -> AgentResult:
+    actor = state.actor
+    if conv.metrics is not None:
+        surface = MeteredSurface(surface, conv.metrics)
+    locale = detect_locale(query)
+    renderer = Renderer(surface, edit_interval=conv.edit_interval, locale=locale, tools=conv.tools)
+
+    async def on_event(event: Any) -> None:
+        await renderer.on_event(event)
+        for observer in conv.observers:
+            observer(event)
+        if conv.event_hook is not None:
+            res = conv.event_hook(event)
+            if asyncio.iscoroutine(res):
+                await res
+
+    async with conv.llm_slots:
+        llm = conv.llm_factory()
+        agent = ReActAgent(
+            llm,
+            conv.tools_for(actor),
+            use_native_tools=conv.use_native_tools,
+            max_iterations=conv.max_iterations,
+            system_prompt=conv.system_prompt,
+        )
+        ctx = ToolContext(
+            actor=actor,
+            thread_id=thread_id,
+            run_id=state.run_id,
+            store=conv.store,
+            locale=locale,
+            clock=conv.clock,
+            services=conv.services,
+        )
+        result = await agent.run(query, ctx, memory=conv.memory, interrupts=state.queue, on_event=on_event)
+        output_guard = await OutputGuard.for_actor(
+            conv.store, actor, thread_id=thread_id, locale=locale, protected_texts=[conv.system_prompt]
+        )
+        guard = output_guard.stream(outcomes=result.tool_outcomes)
+        try:
+            async for delta in agent.stream_answer(result, query=query, on_event=on_event):
+                safe = await guard.feed(delta)
+                if safe:
+                    await renderer.append(safe)
+        except Exception:  # synthesis broke mid-stream: what was checked so far stands
+            log.exception("synthesis failed on %s", thread_id)
+        final = await guard.finish()
+        if result.synthesis_error and result.answer.strip():
+            # The stream broke mid-answer: the loop's complete answer replaces the fragment.
+            final = (await output_guard.check(result.answer, outcomes=result.tool_outcomes)).text
+        if not final.strip():
+            final = (
+                await output_guard.check(result.answer or failure_text(locale), outcomes=result.tool_outcomes)
+            ).text
+    await renderer.finish(final)
+    await conv.memory.append_assistant(thread_id, final, run_id=state.run_id)
+    result.delivered_answer = final  # type: ignore[attr-defined]
+    return result

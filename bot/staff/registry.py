@@ -1,0 +1,268 @@
+"""The staff command registry and its text form (DESIGN.md §8): one definition per command, parsed,
+role-checked, run and audited here; the console, transcripts and the Discord Cog all dispatch through it.
+
+The role is checked before the arguments are parsed; non-staff get a clear denial and the attempt is
+audited.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tools.base import Actor
+
+if TYPE_CHECKING:
+    from bot.conversations import Conversations
+
+log = logging.getLogger(__name__)
+
+MAX_AUDITED_TARGET = 100
+"""Characters of the first argument kept in the audit row."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One positional parameter; `kind` is the type its text is parsed into (`str` or `int`)."""
+
+    name: str
+    kind: type = str
+    optional: bool = False
+    help: str = ""
+    channel: bool = False
+    """An optional `[channel]`: defaults to the channel the command is typed in."""
+    minimum: int | None = None
+    """For `int`: the smallest value accepted."""
+
+
+@dataclass
+class StaffReply:
+    text: str
+    ok: bool = True
+    denied: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Invocation:
+    actor: Actor
+    channel: str
+    """thread_id of the channel the command was typed in."""
+    conversations: Conversations
+    command: StaffCommand
+
+    @property
+    def locale(self) -> str:
+        return "ko"
+
+
+Handler = Callable[[Invocation, dict[str, Any]], Awaitable[StaffReply]]
+
+
+@dataclass(frozen=True)
+class StaffCommand:
+    name: str
+    """Words after the slash: `coupon issue`, `order`."""
+    params: tuple[Param, ...]
+    help: str
+    handler: Handler
+    staff_only: bool = True
+    slow: bool = False
+    """It may take longer than Discord's 3 s answer window (embedding, reindexing, an LLM run)."""
+
+    @property
+    def usage(self) -> str:
+        parts = [f"/{self.name}"]
+        for p in self.params:
+            parts.append(f"[{p.name}]" if p.optional else f"<{p.name}>")
+        return " ".join(parts)
+
+    @property
+    def group(self) -> str | None:
+        return self.name.split(" ", 1)[0] if " " in self.name else None
+
+    @property
+    def leaf(self) -> str:
+        return self.name.split(" ", 1)[-1]
+
+
+class ArgumentError(ValueError):
+    pass
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    return text
+
+
+_WHOLE_NUMBER = re.compile(r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)")
+"""ASCII digits, optionally grouped by thousands (`5,000`); `5,0,0,0` and `²³` are not numbers."""
+
+
+def parse_int(param: Param, raw: str, cmd: StaffCommand) -> int:
+    digits = raw.strip().removesuffix("원").removesuffix("KRW").strip()
+    if not _WHOLE_NUMBER.fullmatch(digits):
+        raise ArgumentError(
+            f"<{param.name}> must be a whole number, e.g. 5000 (got {raw!r}). Usage: {cmd.usage}"
+        )
+    value = int(digits.replace(",", ""))
+    if param.minimum is not None and value < param.minimum:
+        raise ArgumentError(
+            f"<{param.name}> must be at least {param.minimum} (got {raw!r}). Usage: {cmd.usage}"
+        )
+    return value
+
+
+def _next_token(rest: str, pos: int) -> tuple[str | None, int]:
+    """The next shell-style word of `rest` from `pos` (quotes group words) and where the word ends."""
+    lexer = shlex.shlex(rest[pos:], posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        token = lexer.get_token()
+    except ValueError as exc:  # an unclosed quote
+        raise ArgumentError(str(exc)) from exc
+    if token is None or token == lexer.eof:
+        return None, len(rest)
+    return token, pos + lexer.instream.tell()
+
+
+def parse_args(cmd: StaffCommand, rest: str, channel: str) -> dict[str, Any]:
+    """Positional arguments; the last parameter takes the rest of the line (quotes optional)."""
+    values: dict[str, Any] = {}
+    pos = 0
+    params = list(cmd.params)
+    for i, p in enumerate(params):
+        remaining = rest[pos:].strip()
+        if not remaining:
+            raw = None
+        elif i == len(params) - 1:
+            raw = _unquote(remaining)
+            pos = len(rest)
+        else:
+            raw, pos = _next_token(rest, pos)
+        if raw is None or raw == "":
+            if p.channel:
+                values[p.name] = channel
+                continue
+            if p.optional:
+                values[p.name] = None
+                continue
+            raise ArgumentError(f"missing <{p.name}>. Usage: {cmd.usage}")
+        if p.kind is int:
+            values[p.name] = parse_int(p, raw, cmd)
+        elif p.channel:
+            values[p.name] = resolve_channel(raw, channel)
+        else:
+            values[p.name] = raw
+    if pos < len(rest) and rest[pos:].strip():
+        raise ArgumentError(f"too many arguments. Usage: {cmd.usage}")
+    return values
+
+
+def resolve_channel(raw: str, current: str) -> str:
+    """`<#123>` or `123` → `discord:123`; `kind:name` as is; a bare name → same kind as the current channel."""
+    m = re.fullmatch(r"<#([0-9]+)>", raw.strip())
+    if m:
+        return f"discord:{m.group(1)}"
+    if ":" in raw:
+        return raw.strip()
+    if raw.isascii() and raw.isdigit() and current.startswith(("discord:", "dm:")):
+        return f"discord:{raw}"
+    kind = current.split(":", 1)[0]
+    return f"{kind}:{raw.strip()}"
+
+
+def command_name(text: str) -> str:
+    """`coupon issue` for `/coupon issue ORD001 …` (the first two words), for audit rows of denials."""
+    return " ".join(text.strip().lstrip("/").split(None, 2)[:2]) or "?"
+
+
+class StaffRegistry:
+    """All staff commands; `dispatch` is the text form used by the console and transcripts."""
+
+    def __init__(self, commands: list[StaffCommand]) -> None:
+        self.commands: dict[str, StaffCommand] = {}
+        for c in commands:
+            self.add(c)
+
+    def add(self, cmd: StaffCommand) -> None:
+        if cmd.name in self.commands:
+            raise ValueError(f"staff command {cmd.name} defined twice")
+        self.commands[cmd.name] = cmd
+
+    def find(self, text: str) -> tuple[StaffCommand | None, str, str | None]:
+        """(command, rest of line, group name when only a group matched)."""
+        body = text.strip()[1:]
+        words = body.split(None, 2)
+        if not words:
+            return None, "", None
+        if len(words) >= 2 and f"{words[0]} {words[1]}" in self.commands:
+            cmd = self.commands[f"{words[0]} {words[1]}"]
+            rest = body.split(None, 2)[2] if len(words) > 2 else ""
+            return cmd, rest, None
+        if words[0] in self.commands:
+            rest = body[len(words[0]) :].strip()
+            return self.commands[words[0]], rest, None
+        if any(c.group == words[0] for c in self.commands.values()):
+            return None, "", words[0]
+        return None, "", None
+
+    def matches(self, text: str) -> bool:
+        """A line is a staff command when it starts with `/` and names a known command or group."""
+        if not text.lstrip().startswith("/"):
+            return False
+        cmd, _, group = self.find(text)
+        return cmd is not None or group is not None
+
+    async def dispatch(
+        self, text: str, *, actor: Actor, channel: str, conversations: Conversations
+    ) -> StaffReply:
+        cmd, rest, group = self.find(text)
+        name = cmd.name if cmd else (group or text.split()[0].lstrip("/"))
+        if (cmd is None or cmd.staff_only) and not actor.is_staff:
+            # The role is checked before the arguments are parsed, and the attempt is audited.
+            await audit_denied(conversations, actor=actor, channel=channel, name=name)
+            return StaffReply(
+                f"⛔ /{name} 은(는) 운영진({conversations.staff_role}) 전용 명령입니다. "
+                f"This command is for staff ({conversations.staff_role}) only.",
+                ok=False,
+                denied=True,
+            )
+        if cmd is None:
+            subs = ", ".join(c.usage for c in self.commands.values() if c.group == group)
+            return StaffReply(f"알 수 없는 하위 명령입니다. 사용법 / usage: {subs}", ok=False)
+        try:
+            args = parse_args(cmd, rest, channel)
+        except ArgumentError as exc:
+            return StaffReply(f"⚠ {exc}", ok=False)
+        inv = Invocation(actor=actor, channel=channel, conversations=conversations, command=cmd)
+        try:
+            reply = await cmd.handler(inv, args)
+        except Exception as exc:  # a broken command is reported to the staff member, not swallowed
+            log.exception("staff command /%s failed", cmd.name)
+            reply = StaffReply(f"⚠ /{cmd.name} failed: {type(exc).__name__}: {exc}", ok=False)
+        await conversations.store.audit(
+            actor=actor.label,
+            action=f"staff./{cmd.name}",
+            thread_id=channel,
+            target=str(next(iter(args.values()), "") or "")[:MAX_AUDITED_TARGET],
+            code="OK" if reply.ok else "ERROR",
+        )
+        return reply
+
+    def help_text(self) -> str:
+        return "\n".join(f"{c.usage} — {c.help}" for c in self.commands.values())
+
+
+async def audit_denied(conversations: Any, *, actor: Actor, channel: str, name: str) -> None:
+    """The audit row of a refused staff attempt (by a player, or a line refused before dispatch)."""
+    await conversations.store.audit(
+        actor=actor.label, action="staff.denied", thread_id=channel, target=f"/{name}", code="DENIED"
+    )
