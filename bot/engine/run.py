@@ -1,0 +1,447 @@
+"""One run of the tool loop (`AgentRun`): load the thread, pick tools, then call the model until it
+answers — or until the iteration limit, the time budget or the repetition guard stops it.
+
+The loop never crashes on a model or tool failure: tool problems become observations, model failures
+end the run with a clear answer, and the history (in memory and persisted) stays API-valid throughout,
+also when the task is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import secrets
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from bot.engine import fallbacks
+from bot.engine.calls import ToolCalls
+from bot.engine.context import ContextGuard, estimate_tokens
+from bot.engine.events import (
+    AnswerEvent,
+    CompactEvent,
+    DoneEvent,
+    Emitter,
+    EventCallback,
+    InjectEvent,
+    PhaseEvent,
+    ThinkingEvent,
+)
+from bot.engine.interrupts import InterruptQueue, interrupt_message
+from bot.engine.parsing import FINAL_ANSWER, read_action
+from bot.engine.prompts import LOOP_REFORMAT_REQUEST, loop_system_prompt, observation_message
+from bot.engine.results import AgentResult, StopReason
+from bot.engine.selection import select_tools
+from bot.engine.tool_prompt import describe_tools
+from bot.llm.base import LLMError, LLMResult, ToolCall, Usage, api_message
+from bot.memory import INTERRUPTED_RESULT, ThreadMemory
+from tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from bot.engine.agent import ReActAgent
+
+log = logging.getLogger(__name__)
+
+Stop = tuple[str, StopReason, str | None]
+"""How the loop ended: the answer, why, and an error text for the logs."""
+
+
+class AgentRun:
+    """State of one `ReActAgent.run` call."""
+
+    def __init__(
+        self,
+        agent: ReActAgent,
+        query: str,
+        ctx: ToolContext,
+        history: list[dict[str, Any]] | None,
+        memory: ThreadMemory | None,
+        interrupts: InterruptQueue | None,
+        on_event: EventCallback | None,
+    ) -> None:
+        self.agent = agent
+        self.llm = agent.llm
+        self.clock = agent.clock
+        self.query = query
+        self.ctx = ctx
+        self.history = history
+        self.memory = memory
+        self.writer = memory.writer(ctx.thread_id, run_id=ctx.run_id) if memory is not None else None
+        self.queue = interrupts
+        self.emit = Emitter(on_event)
+        self.native = agent.native_mode
+        self.registry = agent.tools
+        self.schemas: list[dict[str, Any]] | None = None
+        self.guard = ContextGuard(agent.context_window)
+        self.messages: list[dict[str, Any]] = []
+        self.usage = Usage()
+        self.injected: list[str] = []
+        self.iterations = 0
+        self.parse_failures = 0
+        self.selected: list[str] | None = None
+        self.seen_ids: set[str] = set()
+        self.open_calls: dict[str, str] = {}
+        """Calls whose assistant message is in the history but whose result is not yet appended."""
+        self.calls = self._tool_calls()
+        self.deadline: float | None = None
+        # Run id plus a random part: unique in the thread even if a caller reuses a run id, which would
+        # otherwise also repeat the tools' idempotency keys.
+        token = re.sub(r"[^A-Za-z0-9]", "", ctx.run_id or "")[-10:]
+        self.id_base = f"call_{token}{secrets.token_hex(3)}"
+        self.id_seq = 0
+        self.raw_estimate = 0
+
+    def _tool_calls(self) -> ToolCalls:
+        return ToolCalls(
+            self.registry,
+            self.ctx,
+            self.emit,
+            self.clock,
+            lambda: [self.query, *self.injected],
+            json_mode=not self.native,
+        )
+
+    # ---- persistence -----------------------------------------------------------------------
+
+    async def add(self, message: dict[str, Any], kind: str) -> None:
+        self.messages.append(message)
+        await self.persist([message], kind)
+
+    async def persist(self, messages: list[dict[str, Any]], kind: str) -> None:
+        """Hand messages to the thread writer in order; the commit overlaps what the loop does next."""
+        if self.writer is not None:
+            self.writer.submit(messages, kind=kind)
+
+    async def finish_writes(self, *, quiet: bool = False) -> None:
+        if self.writer is None:
+            return
+        try:
+            await self.writer.close()
+        except Exception:
+            if not quiet:
+                raise
+            log.exception("could not persist the end of an interrupted run")
+
+    # ---- the run ---------------------------------------------------------------------------
+
+    async def execute(self) -> AgentResult:
+        started = self.clock()
+        if self.agent.run_budget_s:
+            self.deadline = started + self.agent.run_budget_s
+        answer, reason, error = "", StopReason.FINAL_ANSWER, None
+        try:
+            prior = (
+                await self.memory.load(self.ctx.thread_id)
+                if self.memory
+                else [dict(m) for m in self.history or []]
+            )
+            for m in prior:
+                m.pop("pinned", None)  # only this run's query and interrupts are pinned
+                for tc in m.get("tool_calls") or []:
+                    self.seen_ids.add(tc.get("id", ""))
+            await self.choose_tools()
+            json_tools = None if self.native else describe_tools(self.registry)
+            system = loop_system_prompt(
+                self.agent.system_prompt, json_tools=json_tools, now=_now(self.ctx), locale=self.ctx.locale
+            )
+            self.messages = [{"role": "system", "content": system}, *prior]
+            await self.add({"role": "user", "content": self.query, "pinned": True}, kind="query")
+            answer, reason, error = await self.loop()
+        except asyncio.CancelledError:
+            await self.close_open_calls()
+            await self.finish_writes(quiet=True)
+            raise
+        except BaseException:
+            await self.finish_writes(quiet=True)
+            raise
+        await self.finish_writes()
+        leftovers = self.queue.drain() if self.queue is not None else []
+        elapsed = self.clock() - started
+        if error:
+            log.info("run stopped (%s): %s", reason, error)
+        await self.emit(
+            DoneEvent(
+                answer=answer,
+                iterations=self.iterations,
+                usage=self.usage.as_dict(),
+                elapsed=elapsed,
+                stopped_reason=reason,
+                error=error,
+            )
+        )
+        return AgentResult(
+            answer=answer,
+            messages=self.messages,
+            iterations=self.iterations,
+            usage=self.usage,
+            elapsed=elapsed,
+            tool_outcomes=self.calls.outcomes,
+            leftover_interrupts=leftovers,
+            stopped_reason=reason,
+            error=error,
+            query=self.query,
+            mode="native" if self.native else "json",
+            injected=self.injected,
+            selected_tools=self.selected,
+        )
+
+    async def choose_tools(self) -> None:
+        tools = self.agent.tools
+        if len(tools) > self.agent.tool_selection_threshold:
+            await self.emit(PhaseEvent(phase="selecting_tools", total_tools=len(tools)))
+            selection = await select_tools(
+                self.llm, tools, self.query, max_tools=self.agent.tool_selection_max
+            )
+            self.usage.add(selection.usage)
+            self.registry = selection.registry
+            self.selected = selection.selected
+            self.calls = self._tool_calls()
+            await self.emit(
+                PhaseEvent(phase="tools_selected", total_tools=len(tools), selected=list(selection.selected))
+            )
+        self.schemas = self.registry.schemas() if self.native and len(self.registry) else None
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - self.clock()
+
+    async def loop(self) -> Stop:
+        for iteration in range(1, self.agent.max_iterations + 1):
+            if self.queue is not None and self.queue.stop_requested:
+                return fallbacks.stopped_text(self.ctx), StopReason.CANCELLED, None
+            left = self.remaining()
+            if left is not None and left <= 0:
+                return self.out_of_time()
+            self.iterations = iteration
+            await self.check_context()
+            await self.emit(ThinkingEvent(status="start", iteration=iteration))
+            timeout = asyncio.timeout(self.remaining())
+            try:
+                async with timeout:
+                    response = await self.llm.chat(
+                        [api_message(m) for m in self.messages], tools=self.schemas, purpose="loop"
+                    )
+            except AssertionError:
+                raise
+            except TimeoutError as exc:
+                if timeout.expired():
+                    return self.out_of_time()
+                return (
+                    fallbacks.llm_error_text(self.ctx, self.calls.outcomes),
+                    StopReason.LLM_ERROR,
+                    repr(exc),
+                )
+            except Exception as exc:  # LLMError, or a broken adapter: end the run, keep the history valid
+                if not isinstance(exc, LLMError):
+                    log.exception("loop LLM call raised")
+                return (
+                    fallbacks.llm_error_text(self.ctx, self.calls.outcomes),
+                    StopReason.LLM_ERROR,
+                    f"{type(exc).__name__}: {exc}",
+                )
+            self.usage.add(response.usage)
+            self.guard.calibrate(self.raw_estimate, response.usage.prompt_tokens)
+            step = await (
+                self.native_step(response, iteration) if self.native else self.json_step(response, iteration)
+            )
+            if step is not None:
+                return step
+            if self.calls.repeated is not None:
+                return self.repeated()
+        limit = self.agent.max_iterations
+        return (
+            fallbacks.max_iterations_text(self.ctx, limit, self.calls.outcomes),
+            StopReason.MAX_ITERATIONS,
+            None,
+        )
+
+    def out_of_time(self) -> Stop:
+        budget = self.agent.run_budget_s or 0
+        ran = ", ".join(o.name for o in self.calls.outcomes) or "no tools"
+        return (
+            fallbacks.budget_text(self.ctx, budget, self.calls.outcomes),
+            StopReason.BUDGET,
+            f"the run's time budget of {budget:g} s ran out after {self.iterations} model call(s) ({ran})",
+        )
+
+    def repeated(self) -> Stop:
+        outcome = self.calls.repeated
+        assert outcome is not None
+        return (
+            fallbacks.repetition_text(self.ctx, self.calls.outcomes),
+            StopReason.REPETITION,
+            f"{outcome.name} failed the same way with the same arguments "
+            f"{json.dumps(outcome.args, ensure_ascii=False)} three times ({outcome.result.code})",
+        )
+
+    async def check_context(self) -> None:
+        api = [api_message(m) for m in self.messages]
+        self.raw_estimate = estimate_tokens(api, self.schemas)
+        if int(self.raw_estimate * self.guard.ratio) <= self.guard.budget:
+            return
+        if self.writer is not None:
+            await self.writer.flush()  # the summary boundary is computed from stored ids
+        compaction = await self.guard.compact(self.messages, self.llm, self.schemas)
+        if compaction is None:
+            return
+        self.messages = compaction.messages
+        self.raw_estimate = estimate_tokens([api_message(m) for m in self.messages], self.schemas)
+        await self.emit(
+            CompactEvent(
+                original_messages=compaction.original_messages,
+                kept_messages=compaction.kept_messages,
+                summarized=compaction.summarized,
+            )
+        )
+        if self.memory is not None and compaction.summarized and compaction.upto_id and compaction.summary:
+            await self.memory.save_summary(self.ctx.thread_id, compaction.upto_id, compaction.summary)
+
+    # ---- native function calling -------------------------------------------------------------
+
+    async def native_step(self, response: LLMResult, iteration: int) -> Stop | None:
+        calls = response.tool_calls
+        reasoning = response.reasoning_content or (response.content if calls else None)
+        await self.emit(ThinkingEvent(status="done", iteration=iteration, reasoning=reasoning))
+        if not calls:
+            text = response.content or ""
+            injected = self.drain()
+            if injected:
+                # The player added something: this answer is no longer final, keep looping.
+                await self.add(
+                    {"role": "assistant", "content": text or "(draft answer withheld)"}, kind="step"
+                )
+                await self.inject(injected)
+                return None
+            await self.emit(AnswerEvent(channel="step", status="start"))
+            if text:
+                self.messages.append({"role": "assistant", "content": text})
+            return text or fallbacks.empty_text(self.ctx), StopReason.FINAL_ANSWER, None
+        calls = [self.unique(c) for c in calls]
+        assistant = {
+            "role": "assistant",
+            "content": response.content or None,
+            "tool_calls": [c.to_message() for c in calls],
+        }
+        self.open_calls = {c.id: c.name for c in calls}
+        self.calls.finished = {}
+        await self.add(assistant, kind="step")
+        outcomes = await self.calls.run_batch(calls, iteration)
+        # All results first: the API requires them right after the assistant message.
+        results = [{"role": "tool", "tool_call_id": o.call_id, "content": o.observation} for o in outcomes]
+        self.messages.extend(results)
+        self.open_calls = {}
+        await self.persist(results, kind="tool_result")
+        if self.calls.repeated is None:
+            injected = self.drain()
+            if injected:
+                await self.inject(injected)
+        return None
+
+    def unique(self, call: ToolCall) -> ToolCall:
+        """Some servers reuse ids like `call_0` across responses; ids must be unique in the thread."""
+        if call.id and call.id not in self.seen_ids:
+            self.seen_ids.add(call.id)
+            return call
+        return ToolCall(id=self.new_id(), name=call.name, arguments=call.arguments)
+
+    def new_id(self) -> str:
+        while True:
+            self.id_seq += 1
+            candidate = f"{self.id_base}_{self.id_seq}"
+            if candidate not in self.seen_ids:
+                self.seen_ids.add(candidate)
+                return candidate
+
+    async def close_open_calls(self) -> None:
+        """On cancellation: every call already in the history gets a result (real, or "interrupted")."""
+        if not self.open_calls:
+            return
+        results = [
+            {"role": "tool", "tool_call_id": cid, "content": self.calls.finished.get(cid, INTERRUPTED_RESULT)}
+            for cid in self.open_calls
+        ]
+        self.open_calls = {}
+        self.messages.extend(results)
+        await self.persist(results, kind="tool_result")
+
+    # ---- JSON mode -------------------------------------------------------------------------
+
+    async def json_step(self, response: LLMResult, iteration: int) -> Stop | None:
+        content = response.content or ""
+        reading = read_action(content)
+        action = reading.action
+        reasoning = (action.reasoning if action else "") or response.reasoning_content
+        await self.emit(ThinkingEvent(status="done", iteration=iteration, reasoning=reasoning or None))
+        assistant = {"role": "assistant", "content": content or "(empty reply)"}
+        self.messages.append(assistant)
+        injected = self.drain()  # right after the assistant message, before the final-answer check
+        if action is None:
+            return await self.json_parse_failure(assistant, content, injected, reading.hint)
+        self.parse_failures = 0
+        if action.kind == FINAL_ANSWER:
+            if injected:
+                await self.persist([assistant], kind="step")
+                await self.inject(injected)
+                return None
+            await self.emit(AnswerEvent(channel="step", status="start"))
+            return action.answer, StopReason.FINAL_ANSWER, None
+        await self.persist([assistant], kind="step")
+        if injected:
+            await self.inject(injected)
+        arguments = (
+            action.args if isinstance(action.args, str) else json.dumps(action.args, ensure_ascii=False)
+        )
+        call = ToolCall(id=self.new_id(), name=action.tool, arguments=arguments)
+        [outcome] = await self.calls.run_batch([call], iteration)
+        await self.add(
+            {"role": "user", "content": observation_message(outcome.name, outcome.observation)},
+            kind="observation",
+        )
+        # Also after the observation (safe: JSON mode has no pairing rule), so a message that came in
+        # while the tool ran reaches the very next call, as in native mode: one script fits both modes.
+        if self.calls.repeated is None:
+            injected = self.drain()
+            if injected:
+                await self.inject(injected)
+        return None
+
+    async def json_parse_failure(
+        self, assistant: dict[str, Any], content: str, injected: list[str], hint: str | None
+    ) -> Stop | None:
+        self.parse_failures += 1
+        if self.parse_failures >= 2 and not injected:
+            # Second failure in a row: deliver the raw text rather than loop on a model that cannot comply.
+            self.messages.pop()
+            if content:
+                self.messages.append({"role": "assistant", "content": content})
+            return (
+                content or fallbacks.empty_text(self.ctx),
+                StopReason.PARSE_FAILURE,
+                "the model's reply could not be parsed as a JSON action",
+            )
+        await self.persist([assistant], kind="step")
+        if injected:
+            await self.inject(injected)
+        request = LOOP_REFORMAT_REQUEST + (f"\n{hint}" if hint else "")
+        await self.add({"role": "user", "content": request}, kind="reformat")
+        return None
+
+    # ---- interrupts ------------------------------------------------------------------------
+
+    def drain(self) -> list[str]:
+        return self.queue.drain() if self.queue is not None else []
+
+    async def inject(self, texts: list[str]) -> None:
+        content = interrupt_message(texts)
+        await self.add({"role": "user", "content": content, "pinned": True}, kind="interrupt")
+        self.injected.extend(texts)
+        await self.emit(InjectEvent(content=content, messages=list(texts)))
+
+
+def _now(ctx: ToolContext) -> datetime | None:
+    try:
+        return ctx.clock().astimezone(ZoneInfo(ctx.services.timezone))
+    except Exception:  # a test clock or a bad zone must not block the run
+        return None
