@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -133,3 +135,31 @@ def _parsed_args(arguments: str) -> dict[str, Any] | str:
     except ValueError:
         return arguments
     return value if isinstance(value, dict) else arguments
+
+
+class CallIds:
+    """Call ids unique in the thread: some servers reuse ids like `call_0` across responses, and
+    JSON mode has none at all."""
+
+    def __init__(self, run_id: str | None) -> None:
+        # Run id plus a random part: unique even if a caller reuses a run id, which would otherwise
+        # also repeat the tools' idempotency keys.
+        token = re.sub(r"[^A-Za-z0-9]", "", run_id or "")[-10:]
+        self.base = f"call_{token}{secrets.token_hex(3)}"
+        self.seq = 0
+        self.seen: set[str] = set()
+        """Ids already in the thread (earlier runs included)."""
+
+    def unique(self, call: ToolCall) -> ToolCall:
+        if call.id and call.id not in self.seen:
+            self.seen.add(call.id)
+            return call
+        return ToolCall(id=self.new(), name=call.name, arguments=call.arguments)
+
+    def new(self) -> str:
+        while True:
+            self.seq += 1
+            candidate = f"{self.base}_{self.seq}"
+            if candidate not in self.seen:
+                self.seen.add(candidate)
+                return candidate

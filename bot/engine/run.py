@@ -9,19 +9,15 @@ also when the task is cancelled.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
-import secrets
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from bot.engine import fallbacks
-from bot.engine.calls import ToolCalls
+from bot.engine.calls import CallIds, ToolCalls
 from bot.engine.context import ContextGuard, estimate_tokens
 from bot.engine.events import (
-    AnswerEvent,
     CompactEvent,
     DoneEvent,
     Emitter,
@@ -31,12 +27,12 @@ from bot.engine.events import (
     ThinkingEvent,
 )
 from bot.engine.interrupts import InterruptQueue, interrupt_message
-from bot.engine.parsing import FINAL_ANSWER, read_action
-from bot.engine.prompts import LOOP_REFORMAT_REQUEST, loop_system_prompt, observation_message
+from bot.engine.prompts import loop_system_prompt
 from bot.engine.results import AgentResult, StopReason
 from bot.engine.selection import select_tools
+from bot.engine.steps import json_step, native_step
 from bot.engine.tool_prompt import describe_tools
-from bot.llm.base import LLMError, LLMResult, ToolCall, Usage, api_message
+from bot.llm.base import LLMError, Usage, api_message
 from bot.memory import INTERRUPTED_RESULT, ThreadMemory
 from tools.base import ToolContext
 
@@ -82,16 +78,11 @@ class AgentRun:
         self.iterations = 0
         self.parse_failures = 0
         self.selected: list[str] | None = None
-        self.seen_ids: set[str] = set()
         self.open_calls: dict[str, str] = {}
         """Calls whose assistant message is in the history but whose result is not yet appended."""
         self.calls = self._tool_calls()
         self.deadline: float | None = None
-        # Run id plus a random part: unique in the thread even if a caller reuses a run id, which would
-        # otherwise also repeat the tools' idempotency keys.
-        token = re.sub(r"[^A-Za-z0-9]", "", ctx.run_id or "")[-10:]
-        self.id_base = f"call_{token}{secrets.token_hex(3)}"
-        self.id_seq = 0
+        self.ids = CallIds(ctx.run_id)
         self.raw_estimate = 0
 
     def _tool_calls(self) -> ToolCalls:
@@ -141,7 +132,7 @@ class AgentRun:
             for m in prior:
                 m.pop("pinned", None)  # only this run's query and interrupts are pinned
                 for tc in m.get("tool_calls") or []:
-                    self.seen_ids.add(tc.get("id", ""))
+                    self.ids.seen.add(tc.get("id", ""))
             await self.choose_tools()
             json_tools = None if self.native else describe_tools(self.registry)
             system = loop_system_prompt(
@@ -243,9 +234,7 @@ class AgentRun:
                 )
             self.usage.add(response.usage)
             self.guard.calibrate(self.raw_estimate, response.usage.prompt_tokens)
-            step = await (
-                self.native_step(response, iteration) if self.native else self.json_step(response, iteration)
-            )
+            step = await (native_step if self.native else json_step)(self, response, iteration)
             if step is not None:
                 return step
             if self.calls.repeated is not None:
@@ -260,21 +249,14 @@ class AgentRun:
     def out_of_time(self) -> Stop:
         budget = self.agent.run_budget_s or 0
         ran = ", ".join(o.name for o in self.calls.outcomes) or "no tools"
-        return (
-            fallbacks.budget_text(self.ctx, budget, self.calls.outcomes),
-            StopReason.BUDGET,
-            f"the run's time budget of {budget:g} s ran out after {self.iterations} model call(s) ({ran})",
-        )
+        why = f"the run's time budget of {budget:g} s ran out after {self.iterations} model call(s) ({ran})"
+        return fallbacks.budget_text(self.ctx, budget, self.calls.outcomes), StopReason.BUDGET, why
 
     def repeated(self) -> Stop:
-        outcome = self.calls.repeated
-        assert outcome is not None
-        return (
-            fallbacks.repetition_text(self.ctx, self.calls.outcomes),
-            StopReason.REPETITION,
-            f"{outcome.name} failed the same way with the same arguments "
-            f"{json.dumps(outcome.args, ensure_ascii=False)} three times ({outcome.result.code})",
-        )
+        o = self.calls.repeated
+        assert o is not None
+        why = f"{o.name} failed three times with the same arguments and the same result ({o.result.code})"
+        return fallbacks.repetition_text(self.ctx, self.calls.outcomes), StopReason.REPETITION, why
 
     async def check_context(self) -> None:
         api = [api_message(m) for m in self.messages]
@@ -298,62 +280,6 @@ class AgentRun:
         if self.memory is not None and compaction.summarized and compaction.upto_id and compaction.summary:
             await self.memory.save_summary(self.ctx.thread_id, compaction.upto_id, compaction.summary)
 
-    # ---- native function calling -------------------------------------------------------------
-
-    async def native_step(self, response: LLMResult, iteration: int) -> Stop | None:
-        calls = response.tool_calls
-        reasoning = response.reasoning_content or (response.content if calls else None)
-        await self.emit(ThinkingEvent(status="done", iteration=iteration, reasoning=reasoning))
-        if not calls:
-            text = response.content or ""
-            injected = self.drain()
-            if injected:
-                # The player added something: this answer is no longer final, keep looping.
-                await self.add(
-                    {"role": "assistant", "content": text or "(draft answer withheld)"}, kind="step"
-                )
-                await self.inject(injected)
-                return None
-            await self.emit(AnswerEvent(channel="step", status="start"))
-            if text:
-                self.messages.append({"role": "assistant", "content": text})
-            return text or fallbacks.empty_text(self.ctx), StopReason.FINAL_ANSWER, None
-        calls = [self.unique(c) for c in calls]
-        assistant = {
-            "role": "assistant",
-            "content": response.content or None,
-            "tool_calls": [c.to_message() for c in calls],
-        }
-        self.open_calls = {c.id: c.name for c in calls}
-        self.calls.finished = {}
-        await self.add(assistant, kind="step")
-        outcomes = await self.calls.run_batch(calls, iteration)
-        # All results first: the API requires them right after the assistant message.
-        results = [{"role": "tool", "tool_call_id": o.call_id, "content": o.observation} for o in outcomes]
-        self.messages.extend(results)
-        self.open_calls = {}
-        await self.persist(results, kind="tool_result")
-        if self.calls.repeated is None:
-            injected = self.drain()
-            if injected:
-                await self.inject(injected)
-        return None
-
-    def unique(self, call: ToolCall) -> ToolCall:
-        """Some servers reuse ids like `call_0` across responses; ids must be unique in the thread."""
-        if call.id and call.id not in self.seen_ids:
-            self.seen_ids.add(call.id)
-            return call
-        return ToolCall(id=self.new_id(), name=call.name, arguments=call.arguments)
-
-    def new_id(self) -> str:
-        while True:
-            self.id_seq += 1
-            candidate = f"{self.id_base}_{self.id_seq}"
-            if candidate not in self.seen_ids:
-                self.seen_ids.add(candidate)
-                return candidate
-
     async def close_open_calls(self) -> None:
         """On cancellation: every call already in the history gets a result (real, or "interrupted")."""
         if not self.open_calls:
@@ -365,68 +291,6 @@ class AgentRun:
         self.open_calls = {}
         self.messages.extend(results)
         await self.persist(results, kind="tool_result")
-
-    # ---- JSON mode -------------------------------------------------------------------------
-
-    async def json_step(self, response: LLMResult, iteration: int) -> Stop | None:
-        content = response.content or ""
-        reading = read_action(content)
-        action = reading.action
-        reasoning = (action.reasoning if action else "") or response.reasoning_content
-        await self.emit(ThinkingEvent(status="done", iteration=iteration, reasoning=reasoning or None))
-        assistant = {"role": "assistant", "content": content or "(empty reply)"}
-        self.messages.append(assistant)
-        injected = self.drain()  # right after the assistant message, before the final-answer check
-        if action is None:
-            return await self.json_parse_failure(assistant, content, injected, reading.hint)
-        self.parse_failures = 0
-        if action.kind == FINAL_ANSWER:
-            if injected:
-                await self.persist([assistant], kind="step")
-                await self.inject(injected)
-                return None
-            await self.emit(AnswerEvent(channel="step", status="start"))
-            return action.answer, StopReason.FINAL_ANSWER, None
-        await self.persist([assistant], kind="step")
-        if injected:
-            await self.inject(injected)
-        arguments = (
-            action.args if isinstance(action.args, str) else json.dumps(action.args, ensure_ascii=False)
-        )
-        call = ToolCall(id=self.new_id(), name=action.tool, arguments=arguments)
-        [outcome] = await self.calls.run_batch([call], iteration)
-        await self.add(
-            {"role": "user", "content": observation_message(outcome.name, outcome.observation)},
-            kind="observation",
-        )
-        # Also after the observation (safe: JSON mode has no pairing rule), so a message that came in
-        # while the tool ran reaches the very next call, as in native mode: one script fits both modes.
-        if self.calls.repeated is None:
-            injected = self.drain()
-            if injected:
-                await self.inject(injected)
-        return None
-
-    async def json_parse_failure(
-        self, assistant: dict[str, Any], content: str, injected: list[str], hint: str | None
-    ) -> Stop | None:
-        self.parse_failures += 1
-        if self.parse_failures >= 2 and not injected:
-            # Second failure in a row: deliver the raw text rather than loop on a model that cannot comply.
-            self.messages.pop()
-            if content:
-                self.messages.append({"role": "assistant", "content": content})
-            return (
-                content or fallbacks.empty_text(self.ctx),
-                StopReason.PARSE_FAILURE,
-                "the model's reply could not be parsed as a JSON action",
-            )
-        await self.persist([assistant], kind="step")
-        if injected:
-            await self.inject(injected)
-        request = LOOP_REFORMAT_REQUEST + (f"\n{hint}" if hint else "")
-        await self.add({"role": "user", "content": request}, kind="reformat")
-        return None
 
     # ---- interrupts ------------------------------------------------------------------------
 
