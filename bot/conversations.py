@@ -105,6 +105,7 @@ class Conversations:
         staff_role: str = "Support Staff",
         use_native_tools: bool = True,
         max_iterations: int = 50,
+        run_budget_s: float = 90.0,
         llm_concurrency: int = 8,
         edit_interval: float = 1.0,
         max_message_chars: int = 4000,
@@ -121,6 +122,7 @@ class Conversations:
         self.staff_role = staff_role
         self.use_native_tools = use_native_tools
         self.max_iterations = max_iterations
+        self.run_budget_s = run_budget_s
         self.edit_interval = edit_interval
         self.max_message_chars = max_message_chars
         self.system_prompt = system_prompt
@@ -349,6 +351,7 @@ class Conversations:
                 self._tools_for(actor),
                 use_native_tools=self.use_native_tools,
                 max_iterations=self.max_iterations,
+                run_budget_s=self.run_budget_s,
                 system_prompt=self.system_prompt,
             )
             ctx = ToolContext(

@@ -112,6 +112,14 @@ def _to_action(data: dict[str, Any], repairs: list[str]) -> ActionReading:
         if not isinstance(tool, str) or not tool:
             return ActionReading(None, 'A tool call needs "tool": the name of the tool, as a string.')
         args = data.get("args", data.get("arguments", {}))
+        if isinstance(args, str):
+            try:
+                decoded = json.loads(args)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, dict):
+                args = decoded
+                repairs.append("args given as a JSON string decoded")
         return _done(
             JsonAction(TOOL_CALL, tool=tool, args=args if args is not None else {}, reasoning=reasoning),
             repairs,
