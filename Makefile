@@ -1,5 +1,10 @@
 # Developer entry points. `make bench` sets up the dev environment and runs every benchmark.
-.PHONY: bench run test
+# `make live` replays tests/live/ against the configured model (ARCA_MODEL, OPENAI_BASE_URL, ...):
+# pass^TRIALS per case and the seconds per run. Needs a model, so never part of CI.
+.PHONY: bench live run test
+
+PYTHON ?= .venv/bin/python
+TRIALS ?= 3
 
 bench:
 	scripts/bootstrap dev && .venv/bin/python -m bench.run_all
@@ -9,3 +14,6 @@ run:
 
 test:
 	scripts/test
+
+live:
+	$(PYTHON) -m bot replay tests/live --live --trials $(TRIALS) $(LIVE_ARGS)

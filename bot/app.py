@@ -155,6 +155,7 @@ async def build_app(
         staff_role=settings.staff_role,
         use_native_tools=True if use_native_tools is None else use_native_tools,
         max_iterations=settings.max_iterations,
+        run_budget_s=settings.run_budget_s,
         llm_concurrency=settings.llm_concurrency,
         edit_interval=settings.edit_interval,
         max_message_chars=settings.max_message_chars,

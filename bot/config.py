@@ -114,6 +114,8 @@ class Settings(BaseSettings):
     timezone: str = Field(default="Asia/Seoul", validation_alias=_env("ARCA_TIMEZONE"))
 
     max_iterations: int = Field(default=50, ge=1, le=500, validation_alias=_env("ARCA_MAX_ITERATIONS"))
+    run_budget_s: float = Field(default=90.0, gt=0, le=3600, validation_alias=_env("ARCA_RUN_BUDGET_S"))
+    """Seconds one run's tool loop may take before the player gets the fallback answer."""
     llm_concurrency: int = Field(default=8, ge=1, le=1000, validation_alias=_env("ARCA_LLM_CONCURRENCY"))
     llm_timeout: float = Field(default=60.0, gt=0, validation_alias=_env("ARCA_LLM_TIMEOUT"))
     llm_max_retries: int = Field(default=2, ge=0, le=10, validation_alias=_env("ARCA_LLM_MAX_RETRIES"))

@@ -50,6 +50,7 @@ class Conversations:
         staff_role: str = "Support Staff",
         use_native_tools: bool = True,
         max_iterations: int = 50,
+        run_budget_s: float = 90.0,
         llm_concurrency: int = 8,
         edit_interval: float = 1.0,
         max_message_chars: int = 4000,
@@ -66,6 +67,7 @@ class Conversations:
         self.staff_role = staff_role
         self.use_native_tools = use_native_tools
         self.max_iterations = max_iterations
+        self.run_budget_s = run_budget_s
         self.edit_interval = edit_interval
         self.max_message_chars = max_message_chars
         self.system_prompt = system_prompt
@@ -244,7 +246,7 @@ class Conversations:
                     else:
                         result: AgentResult = task.result()
                         outcome.runs.append(result)
-                        outcome.answer = getattr(result, "delivered_answer", result.answer)
+                        outcome.answer = result.delivered_answer or result.answer
                         leftovers = list(result.leftover_interrupts) + state.queue.drain()
                     query = "\n".join(leftovers) if leftovers else None
                 if not state.later:

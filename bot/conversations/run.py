@@ -69,6 +69,7 @@ async def _answer(
             conv.tools_for(actor),
             use_native_tools=conv.use_native_tools,
             max_iterations=conv.max_iterations,
+            run_budget_s=conv.run_budget_s,
             system_prompt=conv.system_prompt,
         )
         ctx = ToolContext(
@@ -102,5 +103,5 @@ async def _answer(
             ).text
     await renderer.finish(final)
     await conv.memory.append_assistant(thread_id, final, run_id=state.run_id)
-    result.delivered_answer = final  # type: ignore[attr-defined]
+    result.delivered_answer = final
     return result

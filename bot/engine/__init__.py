@@ -1,7 +1,7 @@
 """The ReAct engine (seed 000): agent loop and synthesis, structured output, tool selection,
 context guard, interrupts, events and prompts."""
 
-from bot.engine.agent import AgentResult, ReActAgent, ToolOutcome, parse_action
+from bot.engine.agent import AgentResult, ReActAgent, StopReason, ToolOutcome, parse_action
 from bot.engine.context import ContextGuard, estimate_tokens
 from bot.engine.events import (
     AnswerEvent,
@@ -31,6 +31,7 @@ __all__ = [
     "IterationEvent",
     "PhaseEvent",
     "ReActAgent",
+    "StopReason",
     "StructuredCallResult",
     "ThinkingEvent",
     "ToolOutcome",

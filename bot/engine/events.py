@@ -6,9 +6,14 @@ runner delivers scripted interrupts from the `iteration` done callback.
 
 from __future__ import annotations
 
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
+
+log = logging.getLogger(__name__)
 
 
 class ThinkingEvent(BaseModel):
@@ -87,6 +92,9 @@ class DoneEvent(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
     elapsed: float
     stopped_reason: str = "final_answer"
+    """`final_answer`, or why the loop stopped early (`max_iterations`, `budget`, `repetition`, ...)."""
+    error: str | None = None
+    """What ended the run early, in words for the logs (e.g. which call kept failing)."""
 
 
 Event = Annotated[
@@ -97,3 +105,25 @@ Event = Annotated[
 
 event_adapter: TypeAdapter[Any] = TypeAdapter(Event)
 """Validates / serialises events of any kind (`event_adapter.validate_python({...})`)."""
+
+EventCallback = Callable[[Any], Awaitable[None] | None]
+
+
+class Emitter:
+    """Calls the event callback (sync or async). A failing UI callback is logged, never fatal;
+    assertion errors (test and replay expectations) propagate."""
+
+    def __init__(self, callback: EventCallback | None) -> None:
+        self._callback = callback
+
+    async def __call__(self, event: Any) -> None:
+        if self._callback is None:
+            return
+        try:
+            outcome = self._callback(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+        except AssertionError:
+            raise
+        except Exception:
+            log.exception("event callback failed for %s", event.type)

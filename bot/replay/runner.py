@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 import sys
 import tempfile
@@ -221,7 +222,7 @@ class Replayer:
         finish = getattr(surface, "finish_turn", None)
         if finish is not None:
             finish()
-        answers = [getattr(r, "delivered_answer", r.answer) for r in outcome.runs]
+        answers = [r.delivered_answer or r.answer for r in outcome.runs]
         rec.answer = "\n".join(a for a in answers if a) if answers else None
         if outcome.reply is not None:
             rec.reply = outcome.reply.text
@@ -305,6 +306,11 @@ async def replay(
         out(
             f"pass^{trials}: {all_ok}/{len(by_case)} cases passed every trial ({all_ok / max(len(by_case), 1):.2f})"
         )
+    if live and results:
+        times = sorted(r.elapsed for r in results)
+        p50, p90 = (times[max(0, math.ceil(q * len(times)) - 1)] for q in (0.5, 0.9))
+        summary["seconds_per_run"] = {"p50": p50, "p90": p90}
+        out(f"seconds per run: p50 {p50:.1f}, p90 {p90:.1f} ({len(times)} runs)")
     if report is not None:
         report.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
     out(f"{passed} passed, {failed} failed")

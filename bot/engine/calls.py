@@ -1,0 +1,165 @@
+"""Running the model's tool calls: repairs of unambiguous mistakes, the repetition guard, the
+`iteration` events, and the concurrency rule (calls of one response run together, calls with side
+effects one at a time, in order)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from bot.engine.events import Emitter, IterationEvent
+from bot.engine.observations import observation_text
+from bot.engine.repairs import repair_call, repaired_name
+from bot.engine.repetition import (
+    REPEAT_LIMIT,
+    REPEATED_FAILURE_NOTE,
+    REUSED_NOTE,
+    RepetitionGuard,
+    call_key,
+)
+from bot.engine.results import ToolOutcome
+from bot.engine.tool_prompt import example_call
+from bot.llm.base import ToolCall
+from tools.base import ResultCode, ToolContext, ToolRegistry
+
+
+class ToolCalls:
+    """Executes calls for one run and keeps what they produced."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        ctx: ToolContext,
+        emit: Emitter,
+        clock: Callable[[], float],
+        player_texts: Callable[[], list[str]],
+        *,
+        json_mode: bool,
+    ) -> None:
+        self.registry = registry
+        self.ctx = ctx
+        self.emit = emit
+        self.clock = clock
+        self.player_texts = player_texts
+        """What the player wrote in this run: example calls are filled from it."""
+        self.json_mode = json_mode
+        self.guard = RepetitionGuard()
+        self.outcomes: list[ToolOutcome] = []
+        self.finished: dict[str, str] = {}
+        """Observations of calls that finished (used when the run is cancelled mid-batch)."""
+        self.repeated: ToolOutcome | None = None
+        """The call that failed the same way `REPEAT_LIMIT` times: the run must stop."""
+
+    async def run_batch(self, calls: list[ToolCall], iteration: int) -> list[ToolOutcome]:
+        """Calls of one response run concurrently; side-effect tools one at a time, in order."""
+        done: dict[str, ToolOutcome] = {}
+
+        async def run_one(call: ToolCall) -> None:
+            done[call.id] = await self.run(call, iteration)
+
+        async def run_side_effects() -> None:
+            for call in calls:
+                if self._side_effect(call.name):
+                    await run_one(call)
+
+        pure = [run_one(c) for c in calls if not self._side_effect(c.name)]
+        await asyncio.gather(*pure, run_side_effects())
+        ordered = [done[c.id] for c in calls]
+        self.outcomes.extend(ordered)
+        return ordered
+
+    def _side_effect(self, name: str) -> bool:
+        return self.registry.is_side_effect(repaired_name(name, self.registry))
+
+    async def run(self, call: ToolCall, iteration: int) -> ToolOutcome:
+        fixed = repair_call(call.name, call.arguments, self.registry, self.player_texts())
+        name = fixed.name
+        args = fixed.args if isinstance(fixed.args, dict) else _parsed_args(call.arguments)
+        await self.emit(
+            IterationEvent(
+                status="start", iteration=iteration, tool_name=name, tool_args=args, call_id=call.id
+            )
+        )
+        key = call_key(name, fixed.args)
+        side_effect = self.registry.is_side_effect(name)
+        earlier = None if side_effect or fixed.refusal else self.guard.earlier_read(key)
+        started = self.clock()
+        if earlier is not None:
+            result, observation = earlier.result, earlier.observation + REUSED_NOTE
+        else:
+            if fixed.refusal is not None:
+                result = fixed.refusal
+            else:
+                result = await self.registry.execute(name, fixed.args, self.ctx.for_call(call.id))
+            observation = observation_text(name, result)
+        elapsed = self.clock() - started
+        outcome = ToolOutcome(
+            call.id, name, args, result, observation, elapsed, iteration, earlier is not None
+        )
+        if earlier is None:
+            failures = self.guard.record(key, outcome, side_effect=side_effect)
+            if failures == REPEAT_LIMIT - 1:
+                outcome.observation += REPEATED_FAILURE_NOTE.format(example=self._example(name))
+            elif failures >= REPEAT_LIMIT and self.repeated is None:
+                self.repeated = outcome
+        self.finished[call.id] = outcome.observation
+        await self.emit(
+            IterationEvent(
+                status="done",
+                iteration=iteration,
+                tool_name=name,
+                tool_args=args,
+                call_id=call.id,
+                observation=outcome.observation,
+                code=str(result.code),
+                error=result.message if result.code == ResultCode.ERROR else None,
+                iter_elapsed=elapsed,
+            )
+        )
+        return outcome
+
+    def _example(self, name: str) -> str:
+        t = self.registry.get(name)
+        if t is None:
+            return "a call to one of these tools: " + ", ".join(self.registry.names)
+        return example_call(t, self.player_texts(), json_mode=self.json_mode)
+
+
+def _parsed_args(arguments: str) -> dict[str, Any] | str:
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return arguments
+    return value if isinstance(value, dict) else arguments
+
+
+class CallIds:
+    """Call ids unique in the thread: some servers reuse ids like `call_0` across responses, and
+    JSON mode has none at all."""
+
+    def __init__(self, run_id: str | None) -> None:
+        # Run id plus a random part: unique even if a caller reuses a run id, which would otherwise
+        # also repeat the tools' idempotency keys.
+        token = re.sub(r"[^A-Za-z0-9]", "", run_id or "")[-10:]
+        self.base = f"call_{token}{secrets.token_hex(3)}"
+        self.seq = 0
+        self.seen: set[str] = set()
+        """Ids already in the thread (earlier runs included)."""
+
+    def unique(self, call: ToolCall) -> ToolCall:
+        if call.id and call.id not in self.seen:
+            self.seen.add(call.id)
+            return call
+        return ToolCall(id=self.new(), name=call.name, arguments=call.arguments)
+
+    def new(self) -> str:
+        while True:
+            self.seq += 1
+            candidate = f"{self.base}_{self.seq}"
+            if candidate not in self.seen:
+                self.seen.add(candidate)
+                return candidate

@@ -1,0 +1,74 @@
+"""What the player reads when the loop cannot finish on its own: each text names what ran, in the
+conversation's language; the repetition and budget texts offer a human (the escalation path)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.engine.results import ToolOutcome
+from tools.base import ToolContext
+
+
+def tools_summary(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    if not outcomes:
+        return ctx.say("실행된 작업이 없습니다.", "No actions were run.")
+    return "\n".join(
+        f"- {o.name}: {'성공' if o.result.ok else '실패'} ({o.result.code})"
+        if ctx.korean
+        else f"- {o.name}: {'ok' if o.result.ok else 'failed'} ({o.result.code})"
+        for o in outcomes
+    )
+
+
+def _done_so_far(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    return ctx.say("지금까지 실행한 작업:", "What was done so far:") + "\n" + tools_summary(ctx, outcomes)
+
+
+def _offer_human(ctx: ToolContext) -> str:
+    return ctx.say(
+        "원하시면 운영진(사람 상담원)에게 연결해 드릴게요. '운영진 연결'이라고 말씀해 주세요.",
+        "If you like, I can pass this to a staff member (a person): just say 'talk to staff'.",
+    )
+
+
+def max_iterations_text(ctx: ToolContext, limit: int, outcomes: Sequence[ToolOutcome]) -> str:
+    head = ctx.say(
+        f"요청을 끝까지 처리하지 못했습니다(최대 {limit}회 반복에 도달). 지금까지 실행한 작업:",
+        f"I could not finish this request (reached the limit of {limit} steps). What was done so far:",
+    )
+    return f"{head}\n{tools_summary(ctx, outcomes)}"
+
+
+def llm_error_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    head = ctx.say(
+        "죄송합니다. 지금은 AI 모델에 연결할 수 없어 답변을 마치지 못했습니다. 잠시 후 다시 시도해 주세요.",
+        "Sorry, the AI model is unreachable right now, so I could not finish the answer. Please try again shortly.",
+    )
+    return head if not outcomes else f"{head}\n{_done_so_far(ctx, outcomes)}"
+
+
+def repetition_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    head = ctx.say(
+        "죄송합니다. 같은 작업이 같은 이유로 계속 실패해 처리를 멈췄습니다.",
+        "Sorry, the same step kept failing for the same reason, so I stopped.",
+    )
+    return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
+
+
+def budget_text(ctx: ToolContext, budget_s: float, outcomes: Sequence[ToolOutcome]) -> str:
+    head = ctx.say(
+        f"죄송합니다. 처리 시간이 제한({budget_s:g}초)을 넘어 여기서 멈췄습니다.",
+        f"Sorry, this took longer than the time limit ({budget_s:g} s), so I stopped here.",
+    )
+    return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
+
+
+def stopped_text(ctx: ToolContext) -> str:
+    return ctx.say("요청에 따라 처리를 중단했습니다.", "Stopped as requested.")
+
+
+def empty_text(ctx: ToolContext) -> str:
+    return ctx.say(
+        "답변을 만들지 못했습니다. 질문을 조금 바꿔서 다시 말씀해 주세요.",
+        "I could not produce an answer. Please rephrase your question.",
+    )

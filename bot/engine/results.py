@@ -1,0 +1,83 @@
+"""What a run produces: why the tool loop stopped (`StopReason`), each executed call (`ToolOutcome`)
+and the run as a whole (`AgentResult`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bot.llm.base import Usage
+from tools.base import ToolResult
+
+
+class StopReason(StrEnum):
+    """Why the tool loop ended; the values are the strings events, metrics and transcripts use."""
+
+    FINAL_ANSWER = "final_answer"
+    MAX_ITERATIONS = "max_iterations"
+    PARSE_FAILURE = "parse_failure"
+    LLM_ERROR = "llm_error"
+    CANCELLED = "cancelled"
+    REPETITION = "repetition"
+    """The model sent the same failing call a third time."""
+    BUDGET = "budget"
+    """The run's time budget (`ARCA_RUN_BUDGET_S`) ran out."""
+
+
+NO_SYNTHESIS = frozenset(
+    {StopReason.LLM_ERROR, StopReason.CANCELLED, StopReason.REPETITION, StopReason.BUDGET}
+)
+"""Runs that end this way get their fallback answer directly: another model call would fail again,
+misbehave again, or make the player wait past the budget."""
+
+
+@dataclass
+class ToolOutcome:
+    """One executed tool call: what was asked, what came back, what the model read."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any] | str
+    result: ToolResult
+    observation: str
+    elapsed: float
+    iteration: int
+    reused: bool = False
+    """True when a repeated read-only call was answered from this run's earlier result."""
+
+
+@dataclass
+class AgentResult:
+    """The tool loop's outcome; `stream_answer` turns it into the player-facing reply."""
+
+    answer: str
+    """The loop's final text (or a fallback); what the player gets if synthesis fails."""
+    messages: list[dict[str, Any]]
+    """The whole trace; messages may carry `pinned` / `_id` (use `api_message` before sending)."""
+    iterations: int
+    usage: Usage
+    elapsed: float
+    tool_outcomes: list[ToolOutcome] = field(default_factory=list)
+    leftover_interrupts: list[str] = field(default_factory=list)
+    """Messages queued after the last drain: the caller must start the next run with them."""
+    stopped_reason: StopReason = StopReason.FINAL_ANSWER
+    error: str | None = None
+    query: str = ""
+    mode: str = "native"
+    injected: list[str] = field(default_factory=list)
+    """Interrupt texts the loop took in."""
+    synthesis_error: str | None = None
+    """Set when the answer stream broke; text already streamed is then incomplete."""
+    selected_tools: list[str] | None = None
+    """Names picked by tool selection (None when selection did not run)."""
+    delivered_answer: str | None = None
+    """The text the player finally got (after the output guard); set by the caller that delivered it."""
+
+    @property
+    def codes(self) -> list[str]:
+        return [str(o.result.code) for o in self.tool_outcomes]
+
+    @property
+    def tools_called(self) -> list[str]:
+        return [o.name for o in self.tool_outcomes]

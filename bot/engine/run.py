@@ -1,0 +1,311 @@
+"""One run of the tool loop (`AgentRun`): load the thread, pick tools, then call the model until it
+answers — or until the iteration limit, the time budget or the repetition guard stops it.
+
+The loop never crashes on a model or tool failure: tool problems become observations, model failures
+end the run with a clear answer, and the history (in memory and persisted) stays API-valid throughout,
+also when the task is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from bot.engine import fallbacks
+from bot.engine.calls import CallIds, ToolCalls
+from bot.engine.context import ContextGuard, estimate_tokens
+from bot.engine.events import (
+    CompactEvent,
+    DoneEvent,
+    Emitter,
+    EventCallback,
+    InjectEvent,
+    PhaseEvent,
+    ThinkingEvent,
+)
+from bot.engine.interrupts import InterruptQueue, interrupt_message
+from bot.engine.prompts import loop_system_prompt
+from bot.engine.results import AgentResult, StopReason
+from bot.engine.selection import select_tools
+from bot.engine.steps import json_step, native_step
+from bot.engine.tool_prompt import describe_tools
+from bot.llm.base import LLMError, Usage, api_message
+from bot.memory import INTERRUPTED_RESULT, ThreadMemory
+from tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from bot.engine.agent import ReActAgent
+
+log = logging.getLogger(__name__)
+
+Stop = tuple[str, StopReason, str | None]
+"""How the loop ended: the answer, why, and an error text for the logs."""
+
+
+class AgentRun:
+    """State of one `ReActAgent.run` call."""
+
+    def __init__(
+        self,
+        agent: ReActAgent,
+        query: str,
+        ctx: ToolContext,
+        history: list[dict[str, Any]] | None,
+        memory: ThreadMemory | None,
+        interrupts: InterruptQueue | None,
+        on_event: EventCallback | None,
+    ) -> None:
+        self.agent = agent
+        self.llm = agent.llm
+        self.clock = agent.clock
+        self.query = query
+        self.ctx = ctx
+        self.history = history
+        self.memory = memory
+        self.writer = memory.writer(ctx.thread_id, run_id=ctx.run_id) if memory is not None else None
+        self.queue = interrupts
+        self.emit = Emitter(on_event)
+        self.native = agent.native_mode
+        self.registry = agent.tools
+        self.schemas: list[dict[str, Any]] | None = None
+        self.guard = ContextGuard(agent.context_window)
+        self.messages: list[dict[str, Any]] = []
+        self.usage = Usage()
+        self.injected: list[str] = []
+        self.iterations = 0
+        self.parse_failures = 0
+        self.selected: list[str] | None = None
+        self.open_calls: dict[str, str] = {}
+        """Calls whose assistant message is in the history but whose result is not yet appended."""
+        self.calls = self._tool_calls()
+        self.deadline: float | None = None
+        self.ids = CallIds(ctx.run_id)
+        self.raw_estimate = 0
+
+    def _tool_calls(self) -> ToolCalls:
+        return ToolCalls(
+            self.registry,
+            self.ctx,
+            self.emit,
+            self.clock,
+            lambda: [self.query, *self.injected],
+            json_mode=not self.native,
+        )
+
+    # ---- persistence -----------------------------------------------------------------------
+
+    async def add(self, message: dict[str, Any], kind: str) -> None:
+        self.messages.append(message)
+        await self.persist([message], kind)
+
+    async def persist(self, messages: list[dict[str, Any]], kind: str) -> None:
+        """Hand messages to the thread writer in order; the commit overlaps what the loop does next."""
+        if self.writer is not None:
+            self.writer.submit(messages, kind=kind)
+
+    async def finish_writes(self, *, quiet: bool = False) -> None:
+        if self.writer is None:
+            return
+        try:
+            await self.writer.close()
+        except Exception:
+            if not quiet:
+                raise
+            log.exception("could not persist the end of an interrupted run")
+
+    # ---- the run ---------------------------------------------------------------------------
+
+    async def execute(self) -> AgentResult:
+        started = self.clock()
+        if self.agent.run_budget_s:
+            self.deadline = started + self.agent.run_budget_s
+        answer, reason, error = "", StopReason.FINAL_ANSWER, None
+        try:
+            prior = (
+                await self.memory.load(self.ctx.thread_id)
+                if self.memory
+                else [dict(m) for m in self.history or []]
+            )
+            for m in prior:
+                m.pop("pinned", None)  # only this run's query and interrupts are pinned
+                for tc in m.get("tool_calls") or []:
+                    self.ids.seen.add(tc.get("id", ""))
+            await self.choose_tools()
+            json_tools = None if self.native else describe_tools(self.registry)
+            system = loop_system_prompt(
+                self.agent.system_prompt, json_tools=json_tools, now=_now(self.ctx), locale=self.ctx.locale
+            )
+            self.messages = [{"role": "system", "content": system}, *prior]
+            await self.add({"role": "user", "content": self.query, "pinned": True}, kind="query")
+            answer, reason, error = await self.loop()
+        except asyncio.CancelledError:
+            await self.close_open_calls()
+            await self.finish_writes(quiet=True)
+            raise
+        except BaseException:
+            await self.finish_writes(quiet=True)
+            raise
+        await self.finish_writes()
+        leftovers = self.queue.drain() if self.queue is not None else []
+        elapsed = self.clock() - started
+        if error:
+            log.info("run stopped (%s): %s", reason, error)
+        await self.emit(
+            DoneEvent(
+                answer=answer,
+                iterations=self.iterations,
+                usage=self.usage.as_dict(),
+                elapsed=elapsed,
+                stopped_reason=reason,
+                error=error,
+            )
+        )
+        return AgentResult(
+            answer=answer,
+            messages=self.messages,
+            iterations=self.iterations,
+            usage=self.usage,
+            elapsed=elapsed,
+            tool_outcomes=self.calls.outcomes,
+            leftover_interrupts=leftovers,
+            stopped_reason=reason,
+            error=error,
+            query=self.query,
+            mode="native" if self.native else "json",
+            injected=self.injected,
+            selected_tools=self.selected,
+        )
+
+    async def choose_tools(self) -> None:
+        tools = self.agent.tools
+        if len(tools) > self.agent.tool_selection_threshold:
+            await self.emit(PhaseEvent(phase="selecting_tools", total_tools=len(tools)))
+            selection = await select_tools(
+                self.llm, tools, self.query, max_tools=self.agent.tool_selection_max
+            )
+            self.usage.add(selection.usage)
+            self.registry = selection.registry
+            self.selected = selection.selected
+            self.calls = self._tool_calls()
+            await self.emit(
+                PhaseEvent(phase="tools_selected", total_tools=len(tools), selected=list(selection.selected))
+            )
+        self.schemas = self.registry.schemas() if self.native and len(self.registry) else None
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - self.clock()
+
+    async def loop(self) -> Stop:
+        for iteration in range(1, self.agent.max_iterations + 1):
+            if self.queue is not None and self.queue.stop_requested:
+                return fallbacks.stopped_text(self.ctx), StopReason.CANCELLED, None
+            left = self.remaining()
+            if left is not None and left <= 0:
+                return self.out_of_time()
+            self.iterations = iteration
+            await self.check_context()
+            await self.emit(ThinkingEvent(status="start", iteration=iteration))
+            timeout = asyncio.timeout(self.remaining())
+            try:
+                async with timeout:
+                    response = await self.llm.chat(
+                        [api_message(m) for m in self.messages], tools=self.schemas, purpose="loop"
+                    )
+            except AssertionError:
+                raise
+            except TimeoutError as exc:
+                if timeout.expired():
+                    return self.out_of_time()
+                return (
+                    fallbacks.llm_error_text(self.ctx, self.calls.outcomes),
+                    StopReason.LLM_ERROR,
+                    repr(exc),
+                )
+            except Exception as exc:  # LLMError, or a broken adapter: end the run, keep the history valid
+                if not isinstance(exc, LLMError):
+                    log.exception("loop LLM call raised")
+                return (
+                    fallbacks.llm_error_text(self.ctx, self.calls.outcomes),
+                    StopReason.LLM_ERROR,
+                    f"{type(exc).__name__}: {exc}",
+                )
+            self.usage.add(response.usage)
+            self.guard.calibrate(self.raw_estimate, response.usage.prompt_tokens)
+            step = await (native_step if self.native else json_step)(self, response, iteration)
+            if step is not None:
+                return step
+            if self.calls.repeated is not None:
+                return self.repeated()
+        limit = self.agent.max_iterations
+        return (
+            fallbacks.max_iterations_text(self.ctx, limit, self.calls.outcomes),
+            StopReason.MAX_ITERATIONS,
+            None,
+        )
+
+    def out_of_time(self) -> Stop:
+        budget = self.agent.run_budget_s or 0
+        ran = ", ".join(o.name for o in self.calls.outcomes) or "no tools"
+        why = f"the run's time budget of {budget:g} s ran out after {self.iterations} model call(s) ({ran})"
+        return fallbacks.budget_text(self.ctx, budget, self.calls.outcomes), StopReason.BUDGET, why
+
+    def repeated(self) -> Stop:
+        o = self.calls.repeated
+        assert o is not None
+        why = f"{o.name} failed three times with the same arguments and the same result ({o.result.code})"
+        return fallbacks.repetition_text(self.ctx, self.calls.outcomes), StopReason.REPETITION, why
+
+    async def check_context(self) -> None:
+        api = [api_message(m) for m in self.messages]
+        self.raw_estimate = estimate_tokens(api, self.schemas)
+        if int(self.raw_estimate * self.guard.ratio) <= self.guard.budget:
+            return
+        if self.writer is not None:
+            await self.writer.flush()  # the summary boundary is computed from stored ids
+        compaction = await self.guard.compact(self.messages, self.llm, self.schemas)
+        if compaction is None:
+            return
+        self.messages = compaction.messages
+        self.raw_estimate = estimate_tokens([api_message(m) for m in self.messages], self.schemas)
+        await self.emit(
+            CompactEvent(
+                original_messages=compaction.original_messages,
+                kept_messages=compaction.kept_messages,
+                summarized=compaction.summarized,
+            )
+        )
+        if self.memory is not None and compaction.summarized and compaction.upto_id and compaction.summary:
+            await self.memory.save_summary(self.ctx.thread_id, compaction.upto_id, compaction.summary)
+
+    async def close_open_calls(self) -> None:
+        """On cancellation: every call already in the history gets a result (real, or "interrupted")."""
+        if not self.open_calls:
+            return
+        results = [
+            {"role": "tool", "tool_call_id": cid, "content": self.calls.finished.get(cid, INTERRUPTED_RESULT)}
+            for cid in self.open_calls
+        ]
+        self.open_calls = {}
+        self.messages.extend(results)
+        await self.persist(results, kind="tool_result")
+
+    # ---- interrupts ------------------------------------------------------------------------
+
+    def drain(self) -> list[str]:
+        return self.queue.drain() if self.queue is not None else []
+
+    async def inject(self, texts: list[str]) -> None:
+        content = interrupt_message(texts)
+        await self.add({"role": "user", "content": content, "pinned": True}, kind="interrupt")
+        self.injected.extend(texts)
+        await self.emit(InjectEvent(content=content, messages=list(texts)))
+
+
+def _now(ctx: ToolContext) -> datetime | None:
+    try:
+        return ctx.clock().astimezone(ZoneInfo(ctx.services.timezone))
+    except Exception:  # a test clock or a bad zone must not block the run
+        return None

@@ -1,0 +1,146 @@
+"""Guards against a misbehaving model, in both modes: the repetition guard (a repeated failing call
+gets a concrete example, a third time stops the run) and the run time budget."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from bot.config import ConfigError, load_settings
+from bot.llm import ScriptedLLM, validate_history
+from bot.llm.base import api_message
+from tests.engine.conftest import MODES, make_ctx, run_scripted
+
+QUERY = "ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있을까요?"
+SCHEMA_ARGS = {
+    "properties": {"order_id": {"description": "The order number ...", "type": "string"}},
+    "required": ["order_id"],
+}
+SCHEMA_CALL = {"tool": "lookup_order", "args": SCHEMA_ARGS}
+LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD101"}}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_same_failing_call_gets_an_example_the_second_time_and_stops_the_run_the_third(
+    tools, probe, mode
+):
+    steps = [SCHEMA_CALL, SCHEMA_CALL, SCHEMA_CALL, SCHEMA_CALL, {"final": "never"}]
+    run = await run_scripted(steps, tools, mode=mode, query=QUERY)
+    result = run.result
+    assert result.stopped_reason == "repetition" and result.iterations == 3
+    first, second, third = (o.observation for o in result.tool_outcomes)
+    assert third.startswith(first)
+    assert "twice" not in first
+    assert "exact call twice" in second and '{"order_id": "ORD101"}' in second
+    if mode == "json":
+        assert '"tool": "lookup_order"' in second  # a whole action the model can copy
+    assert "운영진" in result.answer and "lookup_order" in result.answer
+    assert run.answer == result.answer  # no synthesis call for a model that keeps misbehaving
+    assert run.llm.calls["synthesis"] == 0 and run.llm.unused_steps  # it stopped before the 4th call
+    assert probe.calls == [] and not validate_history([api_message(m) for m in result.messages])
+    done = next(e for e in run.events if e.type == "done")
+    assert done.stopped_reason == "repetition" and "three times" in (done.error or "")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_repeated_refusal_counts_but_a_changed_call_does_not(tools, probe, mode):
+    over = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 30000}}
+    fixed = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 25000}}
+    run = await run_scripted(
+        [over, fixed, over, {"final": "한도를 넘었습니다"}], tools, mode=mode, query=QUERY
+    )
+    assert run.result.stopped_reason == "final_answer"
+    assert run.result.codes == ["AMOUNT_OVER_LIMIT"] * 3
+    # the third (second identical) refusal carries the example, filled with the player's 만원
+    assert '"amount": 10000' in run.result.tool_outcomes[2].observation
+
+    again = await run_scripted([over, over, over, {"final": "x"}], tools, mode=mode, query=QUERY)
+    assert again.result.stopped_reason == "repetition"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_repeated_successful_read_is_answered_from_the_runs_earlier_result(tools, probe, mode):
+    run = await run_scripted([LOOKUP, LOOKUP, {"final": "ok"}], tools, mode=mode, query=QUERY)
+    assert probe.calls == ["lookup_order:ORD101"]
+    first, second = run.result.tool_outcomes
+    assert (first.reused, second.reused) == (False, True)
+    assert second.observation.startswith(first.observation) and "earlier result" in second.observation
+    assert run.result.codes == ["OK", "OK"] and not validate_history(
+        [api_message(m) for m in run.result.messages]
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_read_after_a_side_effect_runs_again(tools, probe, mode):
+    issue = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 5000}}
+    await run_scripted([LOOKUP, issue, LOOKUP, {"final": "ok"}], tools, mode=mode, query=QUERY)
+    assert probe.calls == ["lookup_order:ORD101", "issue_coupon:ORD101:5000", "lookup_order:ORD101"]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _SlowModel(ScriptedLLM):
+    """Each loop call takes 40 s on the fake clock."""
+
+    def __init__(self, steps, clock: _Clock, **kwargs) -> None:
+        super().__init__(steps, **kwargs)
+        self.clock = clock
+
+    async def chat(self, messages, **kwargs):
+        if kwargs.get("purpose", "loop") == "loop":
+            self.clock.now += 40
+        return await super().chat(messages, **kwargs)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_run_budget_stops_the_loop_and_the_fallback_names_what_ran(tools, probe, mode):
+    clock = _Clock()
+    llm = _SlowModel(
+        [LOOKUP, {"tool": "echo", "args": {"text": "a"}}, LOOKUP, LOOKUP, {"final": "x"}], clock, mode=mode
+    )
+    run = await run_scripted([], tools, llm=llm, clock=clock, run_budget_s=90, query=QUERY)
+    result = run.result
+    assert result.stopped_reason == "budget" and result.iterations == 3  # 0 → 40 → 80 → 120 s
+    assert "90초" in result.answer and "lookup_order" in result.answer and "echo" in result.answer
+    assert "운영진" in result.answer
+    assert run.llm.calls["synthesis"] == 0 and run.answer == result.answer
+    done = next(e for e in run.events if e.type == "done")
+    assert done.stopped_reason == "budget" and "budget of 90 s" in (done.error or "")
+    assert not validate_history([api_message(m) for m in result.messages])
+
+
+class _HangingModel(ScriptedLLM):
+    async def chat(self, messages, **kwargs):
+        if kwargs.get("purpose", "loop") == "loop" and self.loop_calls >= 1:
+            await asyncio.sleep(30)
+        return await super().chat(messages, **kwargs)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_model_call_that_outlasts_the_budget_is_cut_at_the_budget(tools, mode):
+    llm = _HangingModel([LOOKUP, {"final": "x"}], mode=mode)
+    started = time.perf_counter()
+    run = await run_scripted([], tools, llm=llm, run_budget_s=0.3, query="ORD101?", ctx=make_ctx(locale="en"))
+    assert time.perf_counter() - started < 5
+    assert run.result.stopped_reason == "budget" and run.result.codes == ["OK"]
+    assert "time limit" in run.result.answer and "lookup_order" in run.result.answer
+    assert not validate_history([api_message(m) for m in run.result.messages])
+
+
+def test_run_budget_is_configured_by_arca_run_budget_s(monkeypatch):
+    monkeypatch.setenv("ARCA_RUN_BUDGET_S", "45")
+    assert load_settings().run_budget_s == 45
+    monkeypatch.setenv("ARCA_RUN_BUDGET_S", "0")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert str(info.value).startswith("ARCA_RUN_BUDGET_S:")
+    monkeypatch.delenv("ARCA_RUN_BUDGET_S")
+    assert load_settings().run_budget_s == 90
