@@ -18,12 +18,29 @@ from bot import __version__
 from bot.config import ConfigError, Settings, load_settings
 
 
+class CommandError(Exception):
+    """The command cannot run as configured; one line for the operator, exit 2."""
+
+
 def _settings() -> Settings:
+    from bot.doctor import storage_problem
     from bot.observability import configure_logging
 
     settings = load_settings()
+    problem = storage_problem(settings)
+    if problem:
+        raise CommandError(problem)
     configure_logging(settings)
     return settings
+
+
+def _require_policies(settings: Settings) -> None:
+    """The policy documents and coupon rules load (the same check as `doctor`), before anything starts."""
+    from bot.doctor import policies_problem
+
+    problem, _ = policies_problem(settings)
+    if problem:
+        raise CommandError(problem)
 
 
 def cmd_seed(args: argparse.Namespace) -> int:
@@ -75,6 +92,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from bot.channels.console import run_console
 
     settings = _settings()
+    _require_policies(settings)
     if not settings.llm_configured:
         print(
             "arca-bot: no LLM configured. Set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL "
@@ -106,6 +124,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from bot.replay.runner import replay
 
     settings = _settings()
+    _require_policies(settings)
     if args.live and not settings.llm_configured:
         print(
             "arca-bot: --live needs a configured LLM (ARCA_MODEL + OPENAI_API_KEY / OPENAI_BASE_URL)",
@@ -129,6 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bot.channels.discord_bot import run_discord
 
     settings = _settings()
+    _require_policies(settings)
     return asyncio.run(run_discord(settings))
 
 
@@ -158,6 +178,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import run_demo
 
     settings = _settings()
+    _require_policies(settings)
     if "ARCA_LOG_LEVEL" not in os.environ:
         # The demo is read by a person: keep INFO lines (index built, …) out of the transcript.
         logging.getLogger().setLevel(logging.WARNING)
@@ -225,15 +246,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "fn", None):
         parser.print_help()
         return 2
+    from bot.knowledge.documents import KnowledgeError
     from bot.store import StoreError
     from bot.store.seed import SeedError
+    from tools.ledger import CouponRulesError
 
     try:
         return int(args.fn(args) or 0)
     except ConfigError as exc:
         print(f"arca-bot: configuration error: {exc}", file=sys.stderr)
         return 2
-    except (StoreError, SeedError) as exc:
+    except (CommandError, StoreError, SeedError, CouponRulesError, KnowledgeError) as exc:
         print(f"arca-bot: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
