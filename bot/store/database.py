@@ -31,6 +31,12 @@ def _redact_url(url: str) -> str:
     return redact_url(url)
 
 
+def describe_error(exc: BaseException) -> str:
+    """The driver's own one-line reason (SQLAlchemy adds the SQL, parameters and a link on more lines)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _schema_problem(url: str, tables: set[str], version_text: str | None) -> str | None:
     """Why a database with these tables and schema version is not ours to use; None when it is."""
     shown = _redact_url(url)
@@ -181,7 +187,7 @@ class Store:
                     inspect_sqlite_file(Path(database), self.url)  # read-only, before any pragma writes
             self._engine = self._make_engine()
         except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
-            raise StoreError(f"cannot open database {_redact_url(self.url)}: {exc}") from None
+            raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
         self._sessions = async_sessionmaker(self._engine, expire_on_commit=False)
         try:
             await self._check_schema(create=create)
@@ -190,7 +196,7 @@ class Store:
             raise
         except (SQLAlchemyError, OSError) as exc:
             await self.close()
-            raise StoreError(f"cannot open database {_redact_url(self.url)}: {exc}") from None
+            raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
 
     async def _check_schema(self, *, create: bool) -> None:
         async with self.engine.begin() as conn:
