@@ -18,21 +18,41 @@ from bot import __version__
 from bot.config import ConfigError, Settings, load_settings
 
 
+class CommandError(Exception):
+    """The command cannot run as configured; one line for the operator, exit 2."""
+
+
 def _settings() -> Settings:
+    from bot.doctor import storage_problem
     from bot.observability import configure_logging
 
     settings = load_settings()
+    problem = storage_problem(settings)
+    if problem:
+        raise CommandError(problem)
     configure_logging(settings)
     return settings
 
 
+def _require_policies(settings: Settings) -> None:
+    """The policy documents and coupon rules load (the same check as `doctor`), before anything starts."""
+    from bot.doctor import policies_problem
+
+    problem, _ = policies_problem(settings)
+    if problem:
+        raise CommandError(problem)
+
+
 def cmd_seed(args: argparse.Namespace) -> int:
+    from bot.app import coupon_rules_path
     from bot.store import Store
     from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
+    from tools.ledger import load_coupon_rules
 
     settings = _settings()
     path = Path(args.file) if args.file else DEFAULT_SEED
     seed = load_seed_file(path)
+    seed.check_coupon_amounts(load_coupon_rules(coupon_rules_path(settings)).staff_max_amount)
 
     async def go() -> None:
         store = Store(settings.database_url)
@@ -75,6 +95,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from bot.channels.console import run_console
 
     settings = _settings()
+    _require_policies(settings)
     if not settings.llm_configured:
         print(
             "arca-bot: no LLM configured. Set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL "
@@ -98,6 +119,52 @@ def cmd_chat(args: argparse.Namespace) -> int:
     return asyncio.run(go())
 
 
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {number}")
+    return number
+
+
+def _report_problem(report: Path) -> str | None:
+    """Why `--report FILE` could not be written; checked before any case runs (they can take minutes)."""
+    if report.is_dir():
+        return "is a folder"
+    if not report.parent.is_dir():
+        return f"folder {report.parent} does not exist"
+    if not os.access(report.parent, os.W_OK) or (report.exists() and not os.access(report, os.W_OK)):
+        return "is not writable"
+    return None
+
+
+def _check_cases(args: argparse.Namespace) -> None:
+    """What cannot be a run is refused before anything runs: no transcripts, `-k` matching nothing,
+    a user turn without a script (scripted mode). Invalid transcripts are the runner's (exit 2)."""
+    from bot.replay.format import TranscriptError, collect_transcripts, require_scripts
+    from bot.replay.runner import load_cases
+
+    paths = [Path(p) for p in args.paths]
+    try:
+        if not collect_transcripts(paths):
+            raise CommandError(f"no transcripts (*.yaml) in {', '.join(args.paths)}: nothing ran")
+        cases = load_cases(paths)
+        selected = load_cases(paths, args.k) if args.k else cases
+        if not selected:
+            raise CommandError(f"no case matches -k {args.k} ({len(cases)} case(s) found): nothing ran")
+        if not args.live:
+            for case in selected:
+                require_scripts(case)
+    except TranscriptError as exc:
+        raise _InvalidTranscript(str(exc)) from None
+
+
+class _InvalidTranscript(Exception):
+    """Printed as the runner prints it: `invalid transcript: file:line: …`, exit 2."""
+
+
 def _modes(value: str) -> tuple[str, ...]:
     return ("native", "json") if value == "both" else (value,)
 
@@ -106,11 +173,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from bot.replay.runner import replay
 
     settings = _settings()
+    _require_policies(settings)
     if args.live and not settings.llm_configured:
         print(
             "arca-bot: --live needs a configured LLM (ARCA_MODEL + OPENAI_API_KEY / OPENAI_BASE_URL)",
             file=sys.stderr,
         )
+        return 2
+    if args.report:
+        problem = _report_problem(Path(args.report))
+        if problem:
+            raise CommandError(f"--report {args.report}: {problem}; nothing ran")
+    try:
+        _check_cases(args)
+    except _InvalidTranscript as exc:
+        print(f"invalid transcript: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(
         replay(
@@ -129,6 +206,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bot.channels.discord_bot import run_discord
 
     settings = _settings()
+    _require_policies(settings)
     return asyncio.run(run_discord(settings))
 
 
@@ -158,6 +236,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import run_demo
 
     settings = _settings()
+    _require_policies(settings)
     if "ARCA_LOG_LEVEL" not in os.environ:
         # The demo is read by a person: keep INFO lines (index built, …) out of the transcript.
         logging.getLogger().setLevel(logging.WARNING)
@@ -200,7 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--mode", choices=["native", "json", "both"], default="both")
     p.add_argument("--live", action="store_true", help="use the configured model instead of the scripts")
-    p.add_argument("--trials", type=int, default=1, help="with --live: runs per case, reports pass^k")
+    p.add_argument(
+        "--trials",
+        type=_at_least_one,
+        default=1,
+        help="with --live: runs per case (1 or more), reports pass^k",
+    )
     p.add_argument("--report", help="write a JSON report to this file")
     p.add_argument("-k", help="only cases whose name contains this text")
     p.set_defaults(fn=cmd_replay)
@@ -225,15 +309,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "fn", None):
         parser.print_help()
         return 2
+    from bot.knowledge.documents import KnowledgeError
     from bot.store import StoreError
     from bot.store.seed import SeedError
+    from tools.ledger import CouponRulesError
 
     try:
         return int(args.fn(args) or 0)
     except ConfigError as exc:
         print(f"arca-bot: configuration error: {exc}", file=sys.stderr)
         return 2
-    except (StoreError, SeedError) as exc:
+    except (CommandError, StoreError, SeedError, CouponRulesError, KnowledgeError) as exc:
         print(f"arca-bot: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -15,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import (
     AliasChoices,
     BaseModel,
+    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -30,8 +32,12 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bot.redaction import redact_urls
+
 CONFIG_FILE_ENV = "ARCA_CONFIG"
 DEFAULT_CONFIG_FILE = "arca.toml"
+MAX_MESSAGE_CHARS_LIMIT = 100_000
+"""The most `ARCA_MAX_MESSAGE_CHARS` may allow (the console's own cap on one message)."""
 
 
 class ConfigError(Exception):
@@ -40,6 +46,8 @@ class ConfigError(Exception):
 
 class ModelConfig(BaseModel):
     """One named model of the `ModelRegistry`. Abilities are declared, never guessed from the name."""
+
+    model_config = ConfigDict(extra="forbid")
 
     model: str
     """The model name sent to the endpoint, e.g. `gpt-4o-mini` or `qwen2.5:7b`."""
@@ -102,7 +110,9 @@ class Settings(BaseSettings):
     policies_dir: Path = Field(default=Path("policies"), validation_alias=_env("ARCA_POLICIES_DIR"))
     embedding_model: str | None = Field(default=None, validation_alias=_env("ARCA_EMBEDDING_MODEL"))
 
-    staff_role: str = Field(default="Support Staff", validation_alias=_env("ARCA_STAFF_ROLE"))
+    staff_role: str = Field(
+        default="Support Staff", min_length=1, max_length=100, validation_alias=_env("ARCA_STAFF_ROLE")
+    )
     staff_channel: int | None = Field(default=None, validation_alias=_env("ARCA_STAFF_CHANNEL"))
     support_channels: Annotated[list[int], NoDecode] = Field(
         default_factory=list, validation_alias=_env("ARCA_SUPPORT_CHANNELS")
@@ -117,10 +127,16 @@ class Settings(BaseSettings):
     run_budget_s: float = Field(default=90.0, gt=0, le=3600, validation_alias=_env("ARCA_RUN_BUDGET_S"))
     """Seconds one run's tool loop may take before the player gets the fallback answer."""
     llm_concurrency: int = Field(default=8, ge=1, le=1000, validation_alias=_env("ARCA_LLM_CONCURRENCY"))
-    llm_timeout: float = Field(default=60.0, gt=0, validation_alias=_env("ARCA_LLM_TIMEOUT"))
+    llm_timeout: float = Field(
+        default=60.0, gt=0, le=3600, allow_inf_nan=False, validation_alias=_env("ARCA_LLM_TIMEOUT")
+    )
     llm_max_retries: int = Field(default=2, ge=0, le=10, validation_alias=_env("ARCA_LLM_MAX_RETRIES"))
-    edit_interval: float = Field(default=1.0, ge=0.0, validation_alias=_env("ARCA_EDIT_INTERVAL"))
-    max_message_chars: int = Field(default=4_000, ge=100, validation_alias=_env("ARCA_MAX_MESSAGE_CHARS"))
+    edit_interval: float = Field(
+        default=1.0, ge=0.0, le=60.0, allow_inf_nan=False, validation_alias=_env("ARCA_EDIT_INTERVAL")
+    )
+    max_message_chars: int = Field(
+        default=4_000, ge=100, le=MAX_MESSAGE_CHARS_LIMIT, validation_alias=_env("ARCA_MAX_MESSAGE_CHARS")
+    )
     log_level: str = Field(default="INFO", validation_alias=_env("ARCA_LOG_LEVEL"))
 
     # ---- scale-out and operations (added for issue 10; see bot/sharding.py, bot/observability.py) --
@@ -182,6 +198,11 @@ class Settings(BaseSettings):
             return [p for p in parts if p]
         return value
 
+    @field_validator("staff_role", mode="before")
+    @classmethod
+    def _strip_role(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
     @field_validator("staff_channel", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
@@ -193,7 +214,7 @@ class Settings(BaseSettings):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"expected an IANA time zone such as Asia/Seoul, got {value!r}") from exc
+            raise ValueError("expected an IANA time zone such as Asia/Seoul") from exc
         return value
 
     @field_validator("log_level")
@@ -218,9 +239,9 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_path = Path(os.environ.get(CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE))
+        toml_path = config_file()
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if toml_path.is_file():
+        if toml_path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
         return tuple(sources)
 
@@ -273,6 +294,30 @@ class Settings(BaseSettings):
         return configs
 
 
+def config_file() -> Path | None:
+    """The `arca.toml` to read: `ARCA_CONFIG` (empty: none) or `./arca.toml` when it exists.
+
+    A file the operator named explicitly must exist: a typo in `ARCA_CONFIG` is an error, not a
+    silent fall-back to the defaults.
+    """
+    named = os.environ.get(CONFIG_FILE_ENV)
+    if named is None:
+        default = Path(DEFAULT_CONFIG_FILE)
+        if default.is_dir():
+            raise ConfigError(f"{default.resolve()}: is a folder, not a file (set ARCA_CONFIG to a file)")
+        return default if default.exists() else None
+    if not named.strip():
+        return None
+    path = Path(named)
+    if path.is_dir():
+        raise ConfigError(f"{CONFIG_FILE_ENV}: {path}: is a folder, not a file")
+    if not path.exists():
+        raise ConfigError(f"{CONFIG_FILE_ENV}: {path}: no such file")
+    return path
+
+
+_SECRET_WORDS = ("token", "key", "secret", "password")
+
 _FIELD_TO_ENV = {
     "discord_token": "DISCORD_TOKEN",
     "openai_api_key": "OPENAI_API_KEY",
@@ -292,22 +337,35 @@ def _env_name(field: str) -> str:
     return field
 
 
+def _shown_value(loc: tuple[Any, ...], value: Any) -> str:
+    """` (got 'x')` for a plain value of a plain setting; nothing for secrets, tables and lists.
+
+    A value inside `[models.*]` is never shown: the table may hold an `api_key`, and a key typed where a
+    table belongs must not be echoed either. URLs are shown with their passwords hidden.
+    """
+    if loc[0] == "models" or any(w in str(part).lower() for part in loc for w in _SECRET_WORDS):
+        return ""
+    if not isinstance(value, str | int | float | bool) or value is None:
+        return ""
+    return f" (got {redact_urls(repr(value))})"
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings, turning any validation failure into one clear `ConfigError` line."""
     try:
         return Settings(**overrides)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = first.get("loc") or ("?",)
-        field = str(loc[0])
-        value = first.get("input")
-        shown = "" if "token" in field.lower() or "key" in field.lower() else f" (got {value!r})"
-        msg = first.get("msg", "invalid value").removeprefix("Value error, ")
-        raise ConfigError(f"{_env_name(field)}: {msg}{shown}") from None
+        loc = tuple(first.get("loc") or ("?",))
+        name = ".".join(str(p) for p in loc) if loc[0] == "models" else _env_name(str(loc[0]))
+        msg = redact_urls(str(first.get("msg", "invalid value")).removeprefix("Value error, "))
+        raise ConfigError(f"{name}: {msg}{_shown_value(loc, first.get('input'))}") from None
     except SettingsError as exc:
         match = re.search(r'field "(\w+)"', str(exc))
         if match:
             raise ConfigError(f"{_env_name(match.group(1))}: cannot parse the value") from None
-        raise ConfigError(f"configuration: {exc}") from None
-    except (OSError, ValueError) as exc:  # unreadable or malformed arca.toml
-        raise ConfigError(f"configuration file: {exc}") from None
+        raise ConfigError("configuration: cannot read the settings") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{config_file()}: invalid TOML: {exc}") from None
+    except OSError as exc:  # an unreadable arca.toml
+        raise ConfigError(f"{config_file()}: cannot read: {exc.strerror or exc}") from None

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from bot.config import ConfigError, Settings, load_settings
+from bot.redaction import redact_url, redact_urls
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -26,11 +28,110 @@ class Check:
     fix: str = ""
 
 
+def _folder_problem(variable: str, folder: Path) -> str | None:
+    if folder.exists():
+        if not folder.is_dir():
+            return f"{variable}: {folder} is a file, not a folder"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{variable}: {folder} is not writable"
+        return None
+    parent = folder.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{variable}: {folder} cannot be created: {parent} is a file"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{variable}: {folder} cannot be created: {parent} is not writable"
+    return None
+
+
+def storage_problem(settings: Settings) -> str | None:
+    """Why the data dir or the SQLite file's folder cannot be used (one line naming the variable), or None."""
+    problem = _folder_problem("ARCA_DATA_DIR", Path(settings.data_dir))
+    if problem or not settings.db_url or not settings.db_url.startswith("sqlite"):
+        return problem
+    from sqlalchemy.engine import make_url
+
+    try:
+        database = make_url(settings.db_url).database or ""
+    except Exception:  # the store reports an unparsable URL itself
+        return None
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return _folder_problem("ARCA_DB_URL", Path(database).parent)
+
+
+def policies_problem(settings: Settings) -> tuple[str | None, str]:
+    """(problem, summary): the policy documents and `coupon_rules.yaml` of `ARCA_POLICIES_DIR` load.
+
+    The same check runs before `chat`, `demo`, `replay`, `run` (exit 2) and in `doctor` (✘ policies).
+    """
+    from bot.app import coupon_rules_path, policies_dir
+    from bot.knowledge.documents import KnowledgeError, load_policies
+    from tools.ledger import CouponRulesError, load_coupon_rules
+
+    folder = policies_dir(settings)
+    try:
+        documents = load_policies(folder)
+    except KnowledgeError as exc:
+        return f"ARCA_POLICIES_DIR: {exc}", ""
+    try:
+        load_coupon_rules(coupon_rules_path(settings))
+    except CouponRulesError as exc:
+        return str(exc), ""
+    return None, f"{len(documents)} policy document(s) and the coupon rules in {folder}"
+
+
+async def check_policies(settings: Settings) -> Check:
+    problem, summary = policies_problem(settings)
+    if problem:
+        return Check(
+            "policies", "fail", problem, "fix the file (the line above names it), or ARCA_POLICIES_DIR"
+        )
+    return Check("policies", "ok", summary)
+
+
+def sqlite_integrity_problem(database_url: str) -> str | None:
+    """`PRAGMA quick_check` on an existing SQLite file, opened read-only; the first problem, or None."""
+    import sqlite3
+
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(database_url)
+    except Exception:
+        return None
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    path = Path(url.database)
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = [str(r[0]) for r in con.execute("PRAGMA quick_check(5)")]
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        return f"{path}: integrity check failed: {exc}"
+    if rows != ["ok"]:
+        return f"{path}: integrity check failed: {rows[0]}"
+    return None
+
+
 async def check_database(settings: Settings) -> Check:
     from sqlalchemy import func, select
 
     from bot.store import Order, Player, Store, StoreError
 
+    damaged = await asyncio.to_thread(sqlite_integrity_problem, settings.database_url)
+    if damaged:
+        return Check(
+            "database",
+            "fail",
+            damaged,
+            "restore the file from a backup, or move it away and run `arca-bot seed` for a new one",
+        )
     store = Store(settings.database_url)
     try:
         await store.open(create=False)
@@ -43,7 +144,7 @@ async def check_database(settings: Settings) -> Check:
                 "fail",
                 str(exc),
                 "check that PostgreSQL runs and ARCA_DB_URL (postgresql+asyncpg://user:pass@host:5432/db) "
-                "names an empty or Arca database (see docs/deployment.md)",
+                "names an empty or Arca database (see Deployment in README.md)",
             )
         return Check("database", "fail", str(exc), "fix ARCA_DB_URL / ARCA_DATA_DIR")
     try:
@@ -80,6 +181,7 @@ async def check_chroma_server(url: str, *, wait: float = 5.0) -> Check:
     import aiohttp
 
     base = (url if "://" in url else f"http://{url}").rstrip("/")
+    url = redact_url(url)
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=wait)) as http:
             async with http.get(f"{base}/api/v2/heartbeat") as resp:
@@ -150,7 +252,7 @@ async def check_llm(settings: Settings) -> Check:
 
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "not-needed"
     client = AsyncOpenAI(api_key=key, base_url=settings.openai_base_url, timeout=5.0, max_retries=0)
-    where = settings.openai_base_url or "api.openai.com"
+    where = redact_url(settings.openai_base_url) if settings.openai_base_url else "api.openai.com"
     try:
         page = await client.models.list()
         names = [m.id for m in page.data]
@@ -194,6 +296,7 @@ async def check_discord(settings: Settings) -> Check:
 
 
 CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
+    check_policies,
     check_database,
     check_embedder,
     check_policy_index,
@@ -220,12 +323,17 @@ def doctor_command(print_fn: Callable[[str], None] = print) -> int:
     except ConfigError as exc:
         print_fn(f"✘ configuration: {exc}")
         return 1
-    checks = [Check("configuration", "ok", f"data dir {Path(settings.data_dir).resolve()}")]
+    problem = storage_problem(settings)
+    if problem:
+        checks = [Check("configuration", "fail", problem, "point it at a folder the bot may write to")]
+    else:
+        checks = [Check("configuration", "ok", f"data dir {Path(settings.data_dir).resolve()}")]
     checks += asyncio.run(run_checks(settings))
     for c in checks:
-        print_fn(f"{marks[c.status]} {c.name}: {c.detail}")
+        # Every line passes the one URL redaction: no password of any URL reaches the screen.
+        print_fn(redact_urls(f"{marks[c.status]} {c.name}: {c.detail}"))
         if c.fix:
-            print_fn(f"    → {c.fix}")
+            print_fn(redact_urls(f"    → {c.fix}"))
     failing = [c for c in checks if c.status == "fail"]
     if failing:
         print_fn(f"{len(failing)} item(s) need fixing: {', '.join(c.name for c in failing)}")

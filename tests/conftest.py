@@ -35,7 +35,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's configuration or writes into the checkout's ./var."""
     for name in _ARCA_ENV:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("ARCA_CONFIG", str(tmp_path / "no-arca.toml"))
+    monkeypatch.setenv("ARCA_CONFIG", "")  # empty: no configuration file
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 

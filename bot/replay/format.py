@@ -13,9 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from bot.store.seed import SeedData, SeedError, line_of, parse_fixture_data
+from bot.store.seed import SeedData, SeedError, line_of, parse_fixture_data, parse_yaml
 
 STEP_KINDS = ("tool", "tools", "final", "raw", "answer")
 
@@ -115,16 +123,33 @@ class Turn(BaseModel):
             extra = set(step) - allowed
             if extra:
                 raise ValueError(f"step {i}: unknown key(s) {sorted(extra)}")
-            if kind == "tool" and not isinstance(step.get("args", {}), dict):
-                raise ValueError(f"step {i}: args must be a mapping")
-            if kind == "tools":
+            for key in ("reasoning", "reasoning_content"):
+                if key in step and not isinstance(step[key], str):
+                    raise ValueError(f"step {i}: {key} must be text")
+            if kind == "tool":
+                _check_call(i, step)
+            elif kind == "tools":
                 calls = step["tools"]
                 if not isinstance(calls, list) or not calls:
                     raise ValueError(f"step {i}: tools must be a non-empty list of {{tool, args}}")
                 for call in calls:
                     if not isinstance(call, dict) or "tool" not in call:
                         raise ValueError(f"step {i}: each entry of tools needs a `tool`")
+                    if set(call) - {"tool", "args"}:
+                        raise ValueError(f"step {i}: an entry of tools has only `tool` and `args`")
+                    _check_call(i, call)
+            elif not isinstance(step[kind], str):
+                # `final`, `answer` and `raw` are the text the model returns; `{answer: [1]}` is a typo.
+                raise ValueError(f"step {i}: {kind} must be text, got {type(step[kind]).__name__}")
         return steps
+
+
+def _check_call(i: int, call: dict[str, Any]) -> None:
+    """One scripted tool call: a tool name as text (any name: unknown ones test the engine) and args."""
+    if not isinstance(call.get("tool"), str) or not call["tool"].strip():
+        raise ValueError(f"step {i}: tool must be a tool name (text), got {call.get('tool')!r}")
+    if not isinstance(call.get("args", {}), dict):
+        raise ValueError(f"step {i}: args must be a mapping")
 
 
 class Fixtures(BaseModel):
@@ -147,6 +172,20 @@ class Transcript(BaseModel):
     clock: Any = None
     coupon_rules: dict[str, Any] | None = None
     """Validated overrides of the coupon rules for this case (None: the project's rules file)."""
+    _turn_lines: list[int] = PrivateAttr(default_factory=list)
+
+
+def require_scripts(case: Transcript) -> None:
+    """Without `--live` every user turn is answered by its script: a turn without one is invalid
+    (`script: []` says the model must not run), not a `ScriptExhausted` crash in the middle of a run."""
+    for index, turn in enumerate(case.turns):
+        if turn.user is not None and turn.script is None:
+            lines = case._turn_lines
+            line = lines[index] if index < len(lines) else 1
+            raise TranscriptError(
+                f"{case.path}:{line}: turns.{index}: a user turn needs a `script` to replay without --live "
+                "(`script: []` when the model must not be called)"
+            )
 
 
 def load_transcript(path: Path) -> Transcript:
@@ -156,8 +195,7 @@ def load_transcript(path: Path) -> Transcript:
     except (OSError, UnicodeDecodeError) as exc:
         raise TranscriptError(f"{path}:1: cannot read: {exc}") from None
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = parse_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
@@ -218,6 +256,7 @@ def load_transcript(path: Path) -> Transcript:
                     f"is past the script's {len(steps)} step(s)"
                 )
     case.path = str(path)
+    case._turn_lines = [line_of(root, ("turns", i)) or 1 for i in range(len(case.turns))]
     return case
 
 

@@ -7,6 +7,7 @@ unknown or newer schema is refused with a clear message and never modified.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import StaticPool
 
+from bot.redaction import redact_url
 from bot.store.models import SCHEMA_VERSION, AuditEntry, Base, SchemaMeta, utcnow
 
 
@@ -26,10 +28,78 @@ class StoreError(Exception):
 
 
 def _redact_url(url: str) -> str:
+    return redact_url(url)
+
+
+def describe_error(exc: BaseException) -> str:
+    """The driver's own one-line reason (SQLAlchemy adds the SQL, parameters and a link on more lines)."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _schema_problem(url: str, tables: set[str], version_text: str | None) -> str | None:
+    """Why a database with these tables and schema version is not ours to use; None when it is."""
+    shown = _redact_url(url)
+    if "schema_meta" not in tables:
+        if tables:
+            return (
+                f"database {shown} holds tables that are not Arca Support Bot's "
+                f"({', '.join(sorted(tables)[:5])}); refusing to touch it. Point ARCA_DB_URL or "
+                "ARCA_DATA_DIR at an empty or Arca database."
+            )
+        return None
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # an unparsable URL is shown as its scheme only
-        return url.split(":", 1)[0] + ":…"
+        version = int(version_text) if version_text is not None else None
+    except ValueError:
+        version = None
+    if version is None:
+        return f"database {shown} has no readable schema version; refusing it"
+    if version > SCHEMA_VERSION:
+        return (
+            f"database schema version {version} is newer than this bot understands "
+            f"({SCHEMA_VERSION}); upgrade the bot, the database was not modified"
+        )
+    if version < SCHEMA_VERSION:
+        return (
+            f"database schema version {version} is older than {SCHEMA_VERSION} and no migration "
+            "exists for it; the database was not modified"
+        )
+    missing = set(Base.metadata.tables) - tables
+    if missing:
+        return f"database schema version {version} is missing tables {sorted(missing)}; it was not modified"
+    return None
+
+
+def inspect_sqlite_file(path: Path, url: str) -> None:
+    """Refuse a SQLite file that is not ours, reading it only: no pragma that writes (WAL) runs before.
+
+    Opened read-only through the URI form, so a foreign, newer or garbled file stays byte-identical.
+    A missing or empty file is fine (it becomes a new Arca database).
+    """
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open database {_redact_url(url)}: {exc}") from None
+    try:
+        tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        version = None
+        if "schema_meta" in tables:
+            row = con.execute("SELECT value FROM schema_meta WHERE key = 'schema_version'").fetchone()
+            version = row[0] if row else None
+    except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            raise StoreError(
+                f"{path} is not a SQLite database or is damaged; the file was not modified. Move it away "
+                "or point ARCA_DB_URL / ARCA_DATA_DIR elsewhere."
+            ) from None
+        raise StoreError(f"cannot read database {_redact_url(url)}: {exc}") from None
+    finally:
+        con.close()
+    problem = _schema_problem(url, tables, None if version is None else str(version))
+    if problem:
+        raise StoreError(problem)
 
 
 def _schema_for(dialect: str) -> MetaData:
@@ -111,9 +181,13 @@ class Store:
         if self._engine is not None:
             return
         try:
+            if self.is_sqlite:
+                database = make_url(self.url).database or ""
+                if database not in ("", ":memory:"):
+                    inspect_sqlite_file(Path(database), self.url)  # read-only, before any pragma writes
             self._engine = self._make_engine()
-        except (SQLAlchemyError, ImportError, ValueError) as exc:
-            raise StoreError(f"cannot open database {_redact_url(self.url)}: {exc}") from None
+        except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
+            raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
         self._sessions = async_sessionmaker(self._engine, expire_on_commit=False)
         try:
             await self._check_schema(create=create)
@@ -122,53 +196,27 @@ class Store:
             raise
         except (SQLAlchemyError, OSError) as exc:
             await self.close()
-            raise StoreError(f"cannot open database {_redact_url(self.url)}: {exc}") from None
+            raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
 
     async def _check_schema(self, *, create: bool) -> None:
         async with self.engine.begin() as conn:
             tables = set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
-            ours = set(Base.metadata.tables)
-            if "schema_meta" not in tables:
-                if tables:
-                    raise StoreError(
-                        f"database {_redact_url(self.url)} holds tables that are not Arca Support Bot's "
-                        f"({', '.join(sorted(tables)[:5])}); refusing to touch it. Point ARCA_DB_URL or "
-                        "ARCA_DATA_DIR at an empty or Arca database."
-                    )
-                if not create:
-                    raise StoreError(f"database {_redact_url(self.url)} is empty; run `arca-bot seed`")
-                await conn.run_sync(_schema_for(conn.dialect.name).create_all)
-                await conn.execute(
-                    SchemaMeta.__table__.insert().values(key="schema_version", value=str(SCHEMA_VERSION))
-                )
+            version = None
+            if "schema_meta" in tables:
+                version = (
+                    await conn.execute(select(SchemaMeta.value).where(SchemaMeta.key == "schema_version"))
+                ).scalar_one_or_none()
+            problem = _schema_problem(self.url, tables, version)
+            if problem:
+                raise StoreError(problem)
+            if tables:
                 return
-            row = (
-                await conn.execute(select(SchemaMeta.value).where(SchemaMeta.key == "schema_version"))
-            ).scalar_one_or_none()
-            try:
-                version = int(row) if row is not None else None
-            except ValueError:
-                version = None
-            if version is None:
-                raise StoreError(
-                    f"database {_redact_url(self.url)} has no readable schema version; refusing it"
-                )
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"database schema version {version} is newer than this bot understands "
-                    f"({SCHEMA_VERSION}); upgrade the bot, the database was not modified"
-                )
-            if version < SCHEMA_VERSION:
-                raise StoreError(
-                    f"database schema version {version} is older than {SCHEMA_VERSION} and no migration "
-                    "exists for it; the database was not modified"
-                )
-            missing = ours - tables
-            if missing:
-                raise StoreError(
-                    f"database schema version {version} is missing tables {sorted(missing)}; "
-                    "it was not modified"
-                )
+            if not create:
+                raise StoreError(f"database {_redact_url(self.url)} is empty; run `arca-bot seed`")
+            await conn.run_sync(_schema_for(conn.dialect.name).create_all)
+            await conn.execute(
+                SchemaMeta.__table__.insert().values(key="schema_version", value=str(SCHEMA_VERSION))
+            )
 
     async def close(self) -> None:
         if self._engine is not None:

@@ -6,24 +6,67 @@ its file name and line before anything is written.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 
+from bot.redaction import redact_url
 from bot.store.coupon_codes import new_coupon_code
-from bot.store.database import Store
+from bot.store.database import Store, StoreError, describe_error
 from bot.store.models import ORDER_STATUSES, Coupon, Order, Player, utcnow
 
 DEFAULT_SEED = Path(__file__).resolve().parents[2] / "data" / "demo_seed.yaml"
 
 
+MAX_AMOUNT = 2_147_483_647
+"""The largest amount a row can hold on every backend (PostgreSQL INTEGER); SQLite overflows at 2**63."""
+
+_YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class SeedError(Exception):
     """A seed or fixture file is malformed; the message names the file and line."""
+
+
+def parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
+    """(node tree, data) from ONE parse with libyaml's loader when present: the nodes keep the lines.
+
+    Raises `yaml.YAMLError` (with `problem_mark` for syntax errors) like `yaml.safe_load`.
+    """
+    loader = _YAML_LOADER(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    return root, data
+
+
+def normalize_order_id(value: str) -> str:
+    """An order id as the tools read one (`tools.ledger.normalize_order_id`): trimmed, upper case."""
+    return value.strip().upper()
+
+
+def _text_id(value: Any) -> Any:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _trimmed(value: Any) -> Any:
+    value = _text_id(value)
+    return value.strip() if isinstance(value, str) else value
+
+
+def _order_id(value: Any) -> Any:
+    value = _text_id(value)
+    return normalize_order_id(value) if isinstance(value, str) else value
 
 
 def _aware(value: Any) -> Any:
@@ -45,12 +88,14 @@ class SeedPlayer(BaseModel):
     @field_validator("discord_id", mode="before")
     @classmethod
     def _discord_id_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) else value
+        value = _trimmed(value)
+        # Discord sends ASCII digits; `²³` or `９００１` would never match a real user.
+        if isinstance(value, str) and not re.fullmatch(r"[0-9]{1,20}", value):
+            raise ValueError(f"a Discord id is 1 to 20 ASCII digits, got {value!r}")
+        return value
 
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) else value
+    # Player ids are read trimmed by the tools and staff commands (`player_id.strip()`).
+    _id_text = field_validator("id", mode="before")(lambda cls, v: _trimmed(v))
 
 
 class SeedOrder(BaseModel):
@@ -60,7 +105,7 @@ class SeedOrder(BaseModel):
     player_id: str
     status: str
     item: str = "상품"
-    amount: int = Field(default=10_000, ge=0)
+    amount: int = Field(default=10_000, ge=0, le=MAX_AMOUNT)
     currency: str = "KRW"
     ordered_at: datetime | None = None
 
@@ -72,19 +117,22 @@ class SeedOrder(BaseModel):
         return value
 
     _ordered_aware = field_validator("ordered_at")(lambda cls, v: _aware(v))
+    _id_as_tools_read_it = field_validator("id", mode="before")(lambda cls, v: _order_id(v))
+    _player_trimmed = field_validator("player_id", mode="before")(lambda cls, v: _trimmed(v))
 
 
 class SeedCoupon(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     order_id: str
-    amount: int = Field(gt=0)
+    amount: int = Field(gt=0, le=MAX_AMOUNT)
     status: Literal["active", "revoked", "pending"] = "active"
-    code: str | None = None
+    code: str | None = Field(default=None, min_length=1, max_length=32)
     reason: str | None = None
     created_at: datetime | None = None
 
     _created_aware = field_validator("created_at")(lambda cls, v: _aware(v))
+    _order_as_tools_read_it = field_validator("order_id", mode="before")(lambda cls, v: _order_id(v))
 
 
 class SeedData(BaseModel):
@@ -93,6 +141,23 @@ class SeedData(BaseModel):
     players: list[SeedPlayer] = Field(default_factory=list)
     orders: list[SeedOrder] = Field(default_factory=list)
     coupons: list[SeedCoupon] = Field(default_factory=list)
+
+    _source: str = PrivateAttr(default="seed")
+    _root: Any = PrivateAttr(default=None)
+
+    def where(self, loc: tuple[Any, ...]) -> str:
+        """`file:line: players.1.discord_id` for a row's field, for one-line error messages."""
+        line = line_of(self._root, loc)
+        return f"{self._source}{f':{line}' if line else ''}: {'.'.join(str(p) for p in loc)}"
+
+    def check_coupon_amounts(self, staff_max_amount: int) -> None:
+        """No seeded coupon is larger than staff may issue (`staff_max_amount` of the coupon rules)."""
+        for i, c in enumerate(self.coupons):
+            if c.amount > staff_max_amount:
+                raise SeedError(
+                    f"{self.where(('coupons', i, 'amount'))}: {c.amount:,} is above staff_max_amount "
+                    f"({staff_max_amount:,})"
+                )
 
     def check_references(self) -> list[tuple[tuple[Any, ...], str]]:
         """Cross-row problems as (location, message), located like pydantic errors."""
@@ -153,6 +218,7 @@ def parse_fixture_data(data: Any, *, source: str, root: yaml.Node | None = None)
         raise SeedError(f"{source}: expected a mapping with players/orders/coupons")
     try:
         seed = SeedData.model_validate(data)
+        seed._source, seed._root = source, root
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err.get("loc", ()))
@@ -178,8 +244,7 @@ def load_seed_file(path: Path) -> SeedData:
     except UnicodeDecodeError:
         raise SeedError(f"{path}: not UTF-8 text") from None
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root, data = parse_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -202,14 +267,30 @@ class SeedReport:
 
 async def apply_seed(store: Store, seed: SeedData, *, now: datetime | None = None) -> SeedReport:
     """Insert the rows that do not exist yet, in one transaction. Existing rows are not touched."""
-    now = now or utcnow()
+    try:
+        return await _apply_seed(store, seed, now=now or utcnow())
+    except SQLAlchemyError as exc:  # a read-only or full database: one line, nothing was written
+        raise StoreError(
+            f"cannot write to database {redact_url(store.url)}: {describe_error(exc)}; nothing was written"
+        ) from None
+
+
+async def _apply_seed(store: Store, seed: SeedData, *, now: datetime) -> SeedReport:
     report = SeedReport()
     async with store.session() as s, s.begin():
-        have_players = set((await s.execute(select(Player.id))).scalars())
+        rows = (await s.execute(select(Player.id, Player.discord_id))).all()
+        have_players = {pid for pid, _ in rows}
+        linked = {did: pid for pid, did in rows if did}
         have_orders = set((await s.execute(select(Order.id))).scalars())
-        for p in seed.players:
+        for i, p in enumerate(seed.players):
             if p.id in have_players:
                 continue
+            owner = linked.get(p.discord_id) if p.discord_id else None
+            if owner is not None and owner != p.id:
+                raise SeedError(
+                    f"{seed.where(('players', i, 'discord_id'))}: Discord id {p.discord_id} is already "
+                    f"linked to {owner}; nothing was written"
+                )
             s.add(Player(**p.model_dump(), created_at=now))
             report.players_added += 1
         await s.flush()
@@ -227,10 +308,26 @@ async def apply_seed(store: Store, seed: SeedData, *, now: datetime | None = Non
                 await s.execute(select(Coupon.order_id).where(Coupon.status.in_(("active", "pending"))))
             ).scalars()
         )
+        # A coupon without a code is found again by its content: the k-th identical row of the file
+        # matches the k-th such seeded row, so seeding twice adds nothing and two identical rows are two.
+        seeded = Counter(
+            tuple(row)
+            for row in await s.execute(
+                select(Coupon.order_id, Coupon.amount, Coupon.status, Coupon.reason).where(
+                    Coupon.issued_by == "seed"
+                )
+            )
+        )
+        wanted: Counter[tuple[Any, ...]] = Counter()
         for c in seed.coupons:
-            if c.status in ("active", "pending") and c.order_id in live:
+            if c.code is None:
+                key = (c.order_id, c.amount, c.status, c.reason or "fixture")
+                wanted[key] += 1
+                if seeded[key] >= wanted[key]:
+                    continue
+            elif (await s.execute(select(Coupon.id).where(Coupon.code == c.code))).first():
                 continue
-            if c.code and (await s.execute(select(Coupon.id).where(Coupon.code == c.code))).first():
+            if c.status in ("active", "pending") and c.order_id in live:
                 continue
             created = (c.created_at or now).astimezone(UTC)
             s.add(

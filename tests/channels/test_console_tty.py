@@ -70,7 +70,7 @@ async def test_ctrl_c_stops_the_answer_and_the_console_keeps_going(tmp_path: Pat
             "OPENAI_BASE_URL": server.base_url,
             "OPENAI_API_KEY": "sk-test",
             "ARCA_LLM_MAX_RETRIES": "0",
-            "ARCA_CONFIG": str(tmp_path / "none.toml"),
+            "ARCA_CONFIG": "",
         }
         master, slave = pty.openpty()
         proc = subprocess.Popen(  # noqa: ASYNC220 - the pty's slave fd is handed to a plain Popen

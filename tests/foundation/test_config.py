@@ -80,5 +80,5 @@ def test_malformed_toml_is_a_config_error(monkeypatch: pytest.MonkeyPatch, tmp_p
     cfg = tmp_path / "arca.toml"
     cfg.write_text("ARCA_MODEL = \n", encoding="utf-8")
     monkeypatch.setenv("ARCA_CONFIG", str(cfg))
-    with pytest.raises(ConfigError, match="configuration file"):
+    with pytest.raises(ConfigError, match=r"arca\.toml: invalid TOML"):
         load_settings()

@@ -133,7 +133,7 @@ def cli_env(tmp_path: Path, small_policies: Path) -> dict[str, str]:
     env.update(
         ARCA_DATA_DIR=str(tmp_path / "var"),
         ARCA_POLICIES_DIR=str(small_policies),
-        ARCA_CONFIG=str(tmp_path / "no-arca.toml"),
+        ARCA_CONFIG="",
         ARCA_LLM_MAX_RETRIES="0",
         ARCA_EDIT_INTERVAL="0",
         HF_HUB_OFFLINE="1",

@@ -85,7 +85,7 @@ def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "OPENAI_", "DISCORD_"))}
     env.update(
         ARCA_DATA_DIR=str(data_dir),
-        ARCA_CONFIG=str(data_dir / "no-arca.toml"),
+        ARCA_CONFIG="",
         ANONYMIZED_TELEMETRY="False",
         HF_HUB_OFFLINE="1",
         ARCA_LOG_LEVEL="WARNING",

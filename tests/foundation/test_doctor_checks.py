@@ -1,0 +1,64 @@
+"""`arca-bot doctor` hides URL passwords and finds a damaged database (issue 19)."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+PASSWORD = "s3cretPASSWORDvalue"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_doctor_never_prints_a_url_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("ARCA_MODEL", "m")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://arca:{PASSWORD}@127.0.0.1:{_closed_port()}/v1")
+    monkeypatch.setenv("ARCA_CHROMA_URL", f"http://arca:{PASSWORD}@127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("ARCA_DB_URL", f"postgresql+asyncpg://arca:{PASSWORD}@127.0.0.1:{_closed_port()}/arca")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert PASSWORD not in out
+    assert "cannot reach http://arca:***@127.0.0.1" in out
+    assert "Chroma server at http://arca:***@127.0.0.1" in out
+    assert "docs/" not in out  # no pointer to a documentation file that does not exist
+
+
+def test_doctor_runs_an_integrity_check_on_a_damaged_sqlite_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "var"
+    monkeypatch.setenv("ARCA_DATA_DIR", str(data))
+    assert main(["seed"]) == 0
+    db = data / "arca.db"
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA journal_mode=DELETE")
+    page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    pages = con.execute("PRAGMA page_count").fetchone()[0]
+    (meta_page,) = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'schema_meta'").fetchone()
+    con.close()
+    assert pages > 4
+    raw = bytearray(db.read_bytes())
+    # The schema page and schema_meta stay readable (the file still looks like ours); every other
+    # b-tree page gets scribbled over, as a disk error or a half-copied file would.
+    for page in range(2, pages + 1):
+        if page == meta_page:
+            continue
+        start = (page - 1) * page_size + 8
+        raw[start : start + 64] = b"\xff" * 64
+    db.write_bytes(bytes(raw))
+    capsys.readouterr()
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "✘ database:" in out and "integrity check" in out, out
