@@ -235,7 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="port (default ARCA_WEB_PORT, else 8080)")
     p.set_defaults(fn=cmd_web)
 
-    p = sub.add_parser("web-token", help="print a player token for the web channel (signed with ARCA_WEB_SECRET)")
+    p = sub.add_parser(
+        "web-token", help="print a player token for the web channel (signed with ARCA_WEB_SECRET)"
+    )
     p.add_argument("player_id", metavar="PLAYER_ID")
     p.add_argument("--ttl", default="15m", help="lifetime, e.g. 15m, 2h, 900 (default 15m)")
     p.set_defaults(fn=cmd_web_token)
