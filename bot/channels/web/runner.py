@@ -205,9 +205,11 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
     return 0
 
 
-async def run_discord_and_web(settings: Any) -> int:
-    """`arca-bot run` with `ARCA_WEB_PORT`: one app, one loop, Discord and the web channel side by side."""
-    from bot.app import build_app, start_metrics
+async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int:
+    """`arca-bot run` with `ARCA_WEB_PORT`: one app, one loop, Discord and the web channel side by side.
+
+    The policy index is built in the background here too, so `/healthz` answers at once."""
+    from bot.app import build_app, make_policy_index_safely, start_metrics
     from bot.channels.discord_bot import NO_LLM_LINE, NO_TOKEN_LINE, run_discord
 
     token = settings.discord_token.get_secret_value().strip() if settings.discord_token else ""
@@ -218,10 +220,14 @@ async def run_discord_and_web(settings: Any) -> int:
         print(NO_LLM_LINE, file=sys.stderr)
         return 2
     metrics, metrics_server = start_metrics(settings)
-    app = await build_app(settings, metrics=metrics)
+    index_state = None
+    if policy_index is None:
+        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings)).start()
+        policy_index, index_state = background, lambda: background.state
+    app = await build_app(settings, metrics=metrics, policy_index=policy_index)
     server = None
     try:
-        server = await start_web(settings, app.conversations, port=settings.web_port)
+        server = await start_web(settings, app.conversations, port=settings.web_port, index_state=index_state)
         return await run_discord(settings, app=app)
     finally:
         if server is not None:
