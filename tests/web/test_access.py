@@ -202,7 +202,7 @@ async def test_closing_the_stream_does_not_stop_the_run_and_a_new_tab_can_follow
     web.script({"final": ("긴 답변입니다. " * 10).strip()}, chunk_delay=0.05)
     client = web.client("P100")
     async with client.stream("POST", "/api/chat", json={"thread": "main", "message": "안녕"}) as r:
-        async for e in read_sse(r):
+        async for _first in read_sse(r):
             break
     # A second tab (no Last-Event-ID) follows the running stream from its start.
     async with client.stream("GET", "/api/threads/main/events") as r:

@@ -17,7 +17,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.app import build_app
 from bot.channels.web.runner import BackgroundPolicyIndex, run_discord_and_web
 from bot.channels.web.stream import RunStream, WebSurface
 from bot.engine.events import IterationEvent, ThinkingEvent
