@@ -280,3 +280,19 @@ async def test_metrics_count_web_runs(make_web):
     web.script({"final": "안녕하세요! 무엇을 도와드릴까요?"})
     await web.chat(web.client("P100"), "안녕")
     assert metrics.registry.get_sample_value("arca_runs_total", {"stopped_reason": "final_answer"}) == 1.0
+
+
+async def test_compaction_is_a_compact_event_before_the_loop_goes_on(make_web):
+    web = await make_web("native")
+    client = web.client("P100")
+    web.script({"final": "네, 잘 읽었습니다. " * 40})
+    await web.chat(client, "제 사정을 길게 설명할게요. " * 120)
+    web.script({"final": "요약하면 배송 지연 문의입니다."}, abilities={"context_window": 1_000})
+    events = await web.chat(client, "정리해 주세요")
+    compact = [e for e in events if e.event == "compact"]
+    assert len(compact) == 1
+    assert compact[0].data["original_messages"] >= compact[0].data["kept_messages"] >= 1
+    check_keys(events)
+    # Checked before the loop call: the divider comes before the step it made room for.
+    assert [signature(e) for e in events[:2]] == [("compact", None, None), ("step", "thinking", "start")]
+    assert events[-1].data["answer"] == "요약하면 배송 지연 문의입니다."

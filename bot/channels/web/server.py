@@ -42,8 +42,8 @@ STREAM_RETENTION = 600.0
 HISTORY_LIMIT = 200
 
 NO_LLM_MESSAGE = (
-    "No LLM is configured, so the bot cannot answer yet: set ARCA_MODEL and OPENAI_API_KEY "
-    "(or OPENAI_BASE_URL for Ollama / vLLM / llama.cpp) and restart `arca-bot web`."
+    "No LLM is configured: set ARCA_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama / vLLM / "
+    "llama.cpp) and restart `arca-bot web`."
 )
 
 

@@ -29,6 +29,7 @@
       compact: (a, b) => `이전 대화를 요약했습니다 (${a} → ${b})`,
       footer: (i, t, s) => `반복 ${i}회 · 토큰 ${t.toLocaleString("ko-KR")} · ${s}초`,
       no_llm: "지금은 답변할 수 없습니다: 서버에 LLM이 설정되지 않았습니다.",
+      operator: "운영자 안내: ",
       rate: (s) => `메시지가 너무 많습니다. ${s}초 후에 다시 보내 주세요.`,
       token: "로그인 정보가 만료되었습니다. 페이지를 새로 고쳐 주세요.",
       network: "연결이 끊겼습니다. 다시 연결하는 중…",
@@ -59,6 +60,7 @@
       compact: (a, b) => `Earlier conversation summarised (${a} → ${b})`,
       footer: (i, t, s) => `${i} iteration${i === 1 ? "" : "s"} · ${t.toLocaleString("en-US")} tokens · ${s} s`,
       no_llm: "The bot cannot answer right now: no LLM is configured on the server.",
+      operator: "For the operator: ",
       rate: (s) => `Too many messages. Please try again in ${s} s.`,
       token: "Your sign-in has expired. Please reload the page.",
       network: "Connection lost. Reconnecting…",
@@ -122,6 +124,36 @@
     return node;
   }
 
+  // The answers use a little Markdown (bold, code, bullets, headings): drawn as DOM nodes, never as HTML.
+  function inline(node, text) {
+    const re = /(\*\*[^*\n]+\*\*|`[^`\n]+`)/g;
+    let last = 0;
+    let m;
+    while ((m = re.exec(text))) {
+      if (m.index > last) node.appendChild(document.createTextNode(text.slice(last, m.index)));
+      const tok = m[0];
+      node.appendChild(tok.startsWith("**") ? el("strong", null, tok.slice(2, -2)) : el("code", null, tok.slice(1, -1)));
+      last = m.index + tok.length;
+    }
+    if (last < text.length) node.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  function renderRich(node, text) {
+    node.replaceChildren();
+    text.split("\n").forEach((line, i) => {
+      if (i) node.appendChild(document.createTextNode("\n"));
+      let m;
+      if ((m = /^\s{0,3}#{1,6}\s+(.*)$/.exec(line))) {
+        const strong = el("strong");
+        inline(strong, m[1]);
+        node.appendChild(strong);
+      } else if ((m = /^(\s*)[-*]\s+(.*)$/.exec(line))) {
+        node.appendChild(document.createTextNode(m[1] + "• "));
+        inline(node, m[2]);
+      } else inline(node, line);
+    });
+  }
+
   function scrollDown() {
     log.scrollTop = log.scrollHeight;
   }
@@ -139,7 +171,9 @@
 
   function addBotText(text) {
     const li = el("li", "msg bot");
-    li.appendChild(el("div", "bubble", text));
+    const bubble = el("div", "bubble");
+    renderRich(bubble, text);
+    li.appendChild(bubble);
     log.appendChild(li);
     return li;
   }
@@ -221,7 +255,7 @@
         if (data.status === "start") turn.status.textContent = t("writing");
         else if (data.status === "delta") {
           turn.text += data.content || "";
-          turn.bubble.textContent = turn.text;
+          renderRich(turn.bubble, turn.text);
         } else if (data.status === "done") turn.status.textContent = "";
         break;
       case "compact": {
@@ -239,7 +273,7 @@
       case "done": {
         if (data.answer && data.answer !== turn.text) {
           turn.text = data.answer;
-          turn.bubble.textContent = data.answer;
+          renderRich(turn.bubble, data.answer);
         }
         const tokens = (data.usage && data.usage.total_tokens) || 0;
         turn.footer.textContent = t("footer", data.iterations, tokens, Number(data.elapsed || 0).toFixed(1));
@@ -401,7 +435,7 @@
       state.identity = status.identity;
       if (status.max_message_chars) input.maxLength = status.max_message_chars;
       applyLanguage();
-      if (!status.llm) showNotice(t("no_llm") + " " + (status.message || ""));
+      if (!status.llm) showNotice(t("no_llm") + (status.message ? "\n" + t("operator") + status.message : ""));
       await loadHistory();
     } catch (e) {
       showNotice(t("lost"));
