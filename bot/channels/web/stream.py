@@ -16,19 +16,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.channels.renderer import status_text
 from bot.channels.web.wire import WireEvent, answer_payload, done_payload, step_payload
+from bot.conversations.renderer import status_text
 from bot.guards.input import neutralize_mentions
 from bot.guards.output import OutputGuard, redact_pii
 
 log = logging.getLogger(__name__)
 
-_STATUS_LINES = frozenset(
-    status_text(name, locale)
-    for locale in ("ko", "en")
-    for name in (None, "lookup_order", "list_my_orders", "issue_coupon", "search_policy", "escalate_to_staff")
-)
 _STATUS_PREFIX = status_text(None, "ko").split(" ", 1)[0] + " "
+"""Status lines (tool progress) start with this; an answer never does."""
 
 
 class RunStream:
@@ -208,12 +204,10 @@ class WebSurface:
         self._notice(text)
 
     async def _show(self, text: str, *, new_message: bool) -> None:
-        if text in _STATUS_LINES:
+        if text.startswith(_STATUS_PREFIX):
             return  # tool progress (also the next run's, before its first event): drawn from step events
         seg = self._segment
         if seg is None or not seg.answering:
-            if text.startswith(_STATUS_PREFIX):
-                return
             self._notice(text)
             return
         if text.startswith(seg.shown):
