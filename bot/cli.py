@@ -207,7 +207,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_policies(settings)
+    if settings.web_port is not None:
+        from bot.channels.web.runner import run_discord_and_web
+
+        return asyncio.run(run_discord_and_web(settings))
     return asyncio.run(run_discord(settings))
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    from bot.channels.web.runner import run_web
+
+    settings = _settings()
+    _require_policies(settings)
+    return asyncio.run(run_web(settings, host=args.host, port=args.port))
+
+
+def cmd_web_token(args: argparse.Namespace) -> int:
+    from bot.channels.web.runner import web_token_command
+
+    return web_token_command(load_settings(), args.player_id, args.ttl)
 
 
 def cmd_start(args: argparse.Namespace) -> int:
@@ -296,6 +314,18 @@ def build_parser() -> argparse.ArgumentParser:
         "start", help="Discord if DISCORD_TOKEN is set, else the console if an LLM is set, else the demo"
     )
     p.set_defaults(fn=cmd_start)
+
+    p = sub.add_parser("web", help="serve the web channel (player chat page and SSE API) alone")
+    p.add_argument("--host", help="address to bind (default ARCA_WEB_HOST, 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default ARCA_WEB_PORT, else 8080)")
+    p.set_defaults(fn=cmd_web)
+
+    p = sub.add_parser(
+        "web-token", help="print a player token for the web channel (signed with ARCA_WEB_SECRET)"
+    )
+    p.add_argument("player_id", metavar="PLAYER_ID")
+    p.add_argument("--ttl", default="15m", help="lifetime, e.g. 15m, 2h, 900 (default 15m)")
+    p.set_defaults(fn=cmd_web_token)
 
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
     p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")

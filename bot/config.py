@@ -154,6 +154,43 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(default="text", validation_alias=_env("ARCA_LOG_FORMAT"))
     """`json`: one JSON object per log line with thread_id / run_id / tool / code (bot/observability.py)."""
 
+    # ---- the web channel (issue 14; see bot/channels/web) ----------------------------------------
+    web_host: str = Field(default="127.0.0.1", validation_alias=_env("ARCA_WEB_HOST"))
+    """Address the web channel binds; loopback unless the operator opens it."""
+    web_port: int | None = Field(default=None, ge=0, le=65_535, validation_alias=_env("ARCA_WEB_PORT"))
+    """`arca-bot run` serves the web channel beside Discord only when set; `arca-bot web` defaults to 8080."""
+    web_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, validation_alias=_env("ARCA_WEB_ORIGINS")
+    )
+    """Origins allowed to call the API from another site (CORS), e.g. `https://arca.example.com`."""
+    web_secret: SecretStr | None = Field(default=None, validation_alias=_env("ARCA_WEB_SECRET"))
+    """HS256 key the game's server signs player tokens with (and the anonymous-visitor cookie)."""
+    web_public_url: str | None = Field(default=None, validation_alias=_env("ARCA_WEB_PUBLIC_URL"))
+    """Base of links the bot prints, e.g. `https://support.arca.example.com`."""
+    web_rate_limit: int = Field(default=20, ge=1, validation_alias=_env("ARCA_WEB_RATE_LIMIT"))
+    """Messages one identity may send per `web_rate_window`."""
+    web_rate_limit_ip: int = Field(default=60, ge=1, validation_alias=_env("ARCA_WEB_RATE_LIMIT_IP"))
+    """Messages one IP address may send per `web_rate_window` (all identities behind it together)."""
+    web_rate_window: float = Field(default=60.0, gt=0, validation_alias=_env("ARCA_WEB_RATE_WINDOW"))
+    """Seconds of the rate-limit window."""
+
+    @field_validator("web_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [p.strip().rstrip("/") for p in value.replace(";", ",").split(",") if p.strip()]
+        return value
+
+    @field_validator("web_port", mode="before")
+    @classmethod
+    def _blank_port_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("web_public_url", mode="before")
+    @classmethod
+    def _blank_url_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("shard_ids", mode="before")
     @classmethod
     def _split_shard_ids(cls, value: Any) -> Any:

@@ -51,10 +51,15 @@ async def _answer(
     if conv.metrics is not None:
         surface = MeteredSurface(surface, conv.metrics)
     locale = detect_locale(query)
-    renderer = Renderer(surface, edit_interval=conv.edit_interval, locale=locale, tools=conv.tools)
+    # A surface may set its own edit pace (the web streams every delta) and watch its run's events.
+    edit_interval = getattr(surface, "edit_interval", conv.edit_interval)
+    renderer = Renderer(surface, edit_interval=edit_interval, locale=locale, tools=conv.tools)
+    surface_hook = getattr(surface, "on_event", None)
 
     async def on_event(event: Any) -> None:
         await renderer.on_event(event)
+        if surface_hook is not None:
+            await surface_hook(event)
         for observer in conv.observers:
             observer(event)
         if conv.event_hook is not None:

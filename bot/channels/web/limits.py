@@ -1,0 +1,53 @@
+"""Rate limits of the web channel: messages per identity and per IP address in a sliding window.
+
+Written by hand (thirty lines): the limit lives in this one process beside the run registry, so a
+sliding window of timestamps is all it takes, where the FastAPI rate-limit packages bring a storage
+layer and decorators we would not use.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+
+
+class SlidingWindowLimiter:
+    """At most `limit` hits per key within any `window` seconds."""
+
+    def __init__(self, limit: int, window: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window = window
+        self._clock = clock
+        self._hits: dict[str, deque[float]] = {}
+
+    def retry_after(self, key: str) -> float:
+        """Seconds until `key` may hit again (0: now). Does not count a hit."""
+        now = self._clock()
+        hits = self._hits.get(key)
+        if hits is None:
+            return 0.0
+        while hits and hits[0] <= now - self.window:
+            hits.popleft()
+        if not hits:
+            del self._hits[key]
+            return 0.0
+        if len(hits) < self.limit:
+            return 0.0
+        return hits[0] + self.window - now
+
+    def hit(self, key: str) -> None:
+        self._hits.setdefault(key, deque()).append(self._clock())
+
+
+def check_all(limits: list[tuple[SlidingWindowLimiter, str]]) -> int:
+    """Whole seconds to wait (for `Retry-After`), or 0 after counting a hit on every limiter.
+
+    All limits are checked before any is counted, so a refused request costs no budget."""
+    wait = max((limiter.retry_after(key) for limiter, key in limits), default=0.0)
+    if wait > 0:
+        return max(1, math.ceil(wait))
+    for limiter, key in limits:
+        limiter.hit(key)
+    return 0

@@ -1,0 +1,258 @@
+"""Serving the web channel: uvicorn as a task on the bot's own event loop (`WebServer`), the policy
+index built in the background so `/healthz` answers at once (`BackgroundPolicyIndex`), and the entry
+points of `arca-bot web`, `arca-bot run` (beside Discord) and `arca-bot web-token`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+
+from bot.channels.web.identity import IdentityService
+from bot.channels.web.server import WebDeps, create_app
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8080
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the process's owner (the CLI, Discord) handles signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self):  # type: ignore[override]
+        yield
+
+
+class WebServer:
+    """The HTTP server of one FastAPI app on the running loop. `port=0` picks a free port."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self._server: _Server | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> WebServer:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        sock.setblocking(False)
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,  # request lines could carry what a player typed in a query; keep them out
+            lifespan="off",
+            timeout_graceful_shutdown=3,
+        )
+        self._server = _Server(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()  # raises the start-up error
+                raise RuntimeError("the web server stopped during start-up")
+            await asyncio.sleep(0.01)
+        return self
+
+    async def stop(self) -> None:
+        if self._server is None or self._task is None:
+            return
+        self._server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._server = None
+
+    async def wait(self) -> None:
+        """Until the server stops."""
+        if self._task is not None:
+            await self._task
+
+
+class BackgroundPolicyIndex:
+    """The policy knowledge base, built or refreshed in a worker thread; searches wait until it is ready.
+
+    Stands in for the index in `ToolServices` so the server starts (and `/healthz` answers) at once.
+    """
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._ready = threading.Event()
+        self._index: Any = None
+        self.state = "building"
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> BackgroundPolicyIndex:
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    async def _run(self) -> None:
+        try:
+            self._index = await asyncio.to_thread(self._build)
+            self.state = "ready"
+        except Exception:
+            log.exception("policy index could not be built; policy search is unavailable")
+            self.state = "unavailable"
+        finally:
+            self._ready.set()
+
+    async def wait_ready(self) -> Any:
+        await asyncio.to_thread(self._ready.wait)
+        return self._index
+
+    async def search(self, query: str, top_k: int = 3) -> list[Any]:
+        index = self._index if self._ready.is_set() else await self.wait_ready()
+        if index is None:
+            raise RuntimeError("the policy index is unavailable")
+        return await index.search(query, top_k)
+
+    def reindex(self, *args: Any, **kwargs: Any) -> Any:
+        self._ready.wait()
+        if self._index is None:
+            raise RuntimeError("the policy index is unavailable")
+        return self._index.reindex(*args, **kwargs)
+
+
+def identity_service(settings: Any) -> IdentityService:
+    """With `ARCA_WEB_SECRET`; without it, a key for this process only (player tokens cannot be checked,
+    and visitors get new identities after a restart)."""
+    secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
+    if not secret.strip():
+        log.warning(
+            "ARCA_WEB_SECRET is not set: player tokens cannot be verified (every visitor is anonymous) and "
+            "anonymous visitors lose their conversations when the server restarts"
+        )
+        secret = secrets.token_urlsafe(32)
+    elif len(secret.encode()) < 32:
+        log.warning("ARCA_WEB_SECRET is shorter than 32 bytes; use a long random value (HS256 key)")
+    return IdentityService(secret)
+
+
+async def start_web(
+    settings: Any,
+    conversations: Any,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    index_state: Any = None,
+) -> WebServer:
+    """Build the web app on `conversations` and serve it; returns the running server."""
+    deps = WebDeps.from_settings(settings, conversations, identity_service(settings))
+    if index_state is not None:
+        deps.index_state = index_state
+    app = create_app(deps)
+    port = DEFAULT_PORT if port is None else port
+    server = await WebServer(app, host or settings.web_host, port).start()
+    log.info("web channel on %s", server.url)
+    return server
+
+
+async def run_web(settings: Any, *, host: str | None = None, port: int | None = None) -> int:
+    """`arca-bot web`: the web channel alone, with the configured LLM; starts (and says so) without one."""
+    from bot.app import build_app, make_policy_index_safely, start_metrics
+
+    metrics, metrics_server = start_metrics(settings)
+    index = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings)).start()
+    llm_factory = None
+    if not settings.llm_configured:
+        log.warning("no LLM configured: the web page says so and /api/chat answers 503")
+
+        def llm_factory() -> Any:
+            raise RuntimeError("no LLM configured")
+
+    app = await build_app(settings, policy_index=index, metrics=metrics, llm_factory=llm_factory)
+    port = (
+        port if port is not None else (settings.web_port if settings.web_port is not None else DEFAULT_PORT)
+    )
+    try:
+        server = await start_web(
+            settings, app.conversations, host=host, port=port, index_state=lambda: index.state
+        )
+    except OSError as exc:
+        print(
+            f"arca-bot: cannot serve the web channel on {host or settings.web_host}:{port} ({exc})",
+            file=sys.stderr,
+        )
+        await app.store.close()
+        return 2
+    print(f"arca-bot web: serving {server.url}  (Ctrl-C stops)", file=sys.stderr)
+    try:
+        await server.wait()
+    except asyncio.CancelledError:
+        pass
+    finally:
+        await server.stop()
+        await app.conversations.wait_idle()
+        await app.store.close()
+        if metrics_server is not None:
+            metrics_server.close()
+    return 0
+
+
+async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int:
+    """`arca-bot run` with `ARCA_WEB_PORT`: one app, one loop, Discord and the web channel side by side.
+
+    The policy index is built in the background here too, so `/healthz` answers at once."""
+    from bot.app import build_app, make_policy_index_safely, start_metrics
+    from bot.channels.discord_bot import NO_LLM_LINE, NO_TOKEN_LINE, run_discord
+
+    token = settings.discord_token.get_secret_value().strip() if settings.discord_token else ""
+    if not token:
+        print(NO_TOKEN_LINE, file=sys.stderr)
+        return 2
+    if not settings.llm_configured:
+        print(NO_LLM_LINE, file=sys.stderr)
+        return 2
+    metrics, metrics_server = start_metrics(settings)
+    index_state = None
+    if policy_index is None:
+        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings)).start()
+        policy_index, index_state = background, lambda: background.state
+    app = await build_app(settings, metrics=metrics, policy_index=policy_index)
+    server = None
+    try:
+        server = await start_web(settings, app.conversations, port=settings.web_port, index_state=index_state)
+        return await run_discord(settings, app=app)
+    finally:
+        if server is not None:
+            await server.stop()
+        await app.conversations.wait_idle()
+        await app.store.close()
+        if metrics_server is not None:
+            metrics_server.close()
+
+
+def web_token_command(settings: Any, player_id: str, ttl: str) -> int:
+    """`arca-bot web-token PLAYER_ID [--ttl 15m]`: print a player token signed with ARCA_WEB_SECRET."""
+    from bot.channels.web.identity import parse_ttl
+
+    secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
+    if not secret.strip():
+        print(
+            "arca-bot: ARCA_WEB_SECRET is not set; the web channel could not verify a token", file=sys.stderr
+        )
+        return 2
+    try:
+        seconds = parse_ttl(ttl)
+        token = IdentityService(secret).issue_token(player_id, seconds)
+    except ValueError as exc:
+        print(f"arca-bot: {exc}", file=sys.stderr)
+        return 2
+    print(token)
+    return 0

@@ -1,0 +1,253 @@
+"""One web run's event stream: `WebSurface` is the channel surface `Conversations` renders into, and
+`RunStream` keeps the numbered SSE events so any number of readers can follow (or resume) it.
+
+A stream lives as long as the `Conversations.handle` calls that feed it: the first POST of a thread
+starts it, a POST while it runs joins it (an interrupt), and a message that arrives after the run's
+last drain starts the next run on the same stream. The HTTP connection is only a reader: closing it
+stops nothing, and the answer is persisted by `Conversations` as for any channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.channels.web.wire import WireEvent, answer_payload, done_payload, step_payload
+from bot.conversations.renderer import status_text
+from bot.guards.input import neutralize_mentions
+from bot.guards.output import OutputGuard, redact_pii
+
+log = logging.getLogger(__name__)
+
+_STATUS_PREFIX = status_text(None, "ko").split(" ", 1)[0] + " "
+"""Status lines (tool progress) start with this; an answer never does."""
+
+
+class RunStream:
+    """Numbered events of one stream, readable from any point while it runs and for a while after."""
+
+    def __init__(
+        self, stream_id: str, thread_id: str, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.id = stream_id
+        self.thread_id = thread_id
+        self.events: list[WireEvent] = []
+        self.closed = False
+        self.closed_at: float | None = None
+        self._clock = clock
+        self._wakeup = asyncio.Event()
+        self._feeders = 0
+        self.surface: Any = None
+        """The `WebSurface` writing into this stream."""
+
+    def publish(self, channel: str, payload: dict[str, Any]) -> WireEvent:
+        event = WireEvent(f"{self.id}-{len(self.events) + 1}", channel, payload)
+        self.events.append(event)
+        self._notify()
+        return event
+
+    def _notify(self) -> None:
+        # Wake every reader waiting now; later waits use a fresh event.
+        self._wakeup.set()
+        self._wakeup = asyncio.Event()
+
+    # ---- feeders (the `Conversations.handle` calls writing into this stream) ------------------------
+
+    @property
+    def open(self) -> bool:
+        return not self.closed
+
+    def feed(self, task: asyncio.Task[Any], on_close: Callable[[], Any]) -> None:
+        """Count `task` as a writer; the stream closes (after `on_close`) when the last writer ends."""
+        self._feeders += 1
+
+        def done(_: asyncio.Task[Any]) -> None:
+            self._feeders -= 1
+            if self._feeders == 0 and not self.closed:
+                on_close()
+                self.closed = True
+                self.closed_at = self._clock()
+                self._notify()
+
+        task.add_done_callback(done)
+
+    # ---- readers -----------------------------------------------------------------------------------
+
+    def seq_of(self, event_id: str | None) -> int:
+        """Events already seen by a reader that last saw `event_id` (0 when unknown or another stream's)."""
+        if not event_id:
+            return 0
+        prefix, _, seq = event_id.rpartition("-")
+        if prefix != self.id or not seq.isdigit():
+            return 0
+        return min(int(seq), len(self.events))
+
+    async def follow(self, after: int = 0) -> AsyncIterator[WireEvent]:
+        """Every event after the first `after`, then each new one as it is published, until closed."""
+        index = after
+        while True:
+            while index < len(self.events):
+                yield self.events[index]
+                index += 1
+            if self.closed:
+                return
+            await self._wakeup.wait()
+
+
+@dataclass
+class _Segment:
+    """One run inside a stream (a stream holds several when messages arrive after a run's last drain)."""
+
+    started: float
+    iterations: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+    loop_done: bool = False
+    answering: bool = False
+    shown: str = ""
+    """The answer text the browser has (the guarded text the renderer laid out)."""
+    finished: bool = False
+
+
+class WebSurface:
+    """The `Surface` `Conversations` renders into, publishing seed-000 events on a `RunStream`.
+
+    Step events come from the engine (`on_event`, which `Conversations` calls for the run this surface
+    serves); answer deltas come from the renderer's edits, i.e. the text the output guard released, never
+    the model's raw deltas. Observations and reasoning pass the output guard's personal-data redaction
+    before they reach the browser.
+    """
+
+    max_chars = 1_000_000
+    """One message per answer: the browser needs no splitting."""
+    edit_interval = 0.0
+    """Every released piece goes out at once (the renderer's throttle is for Discord's rate limits)."""
+
+    def __init__(
+        self,
+        stream: RunStream,
+        *,
+        guard: OutputGuard,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream
+        self.guard = guard
+        self._clock = clock
+        self._handles = 0
+        self._segment: _Segment | None = None
+        self.reactions = 0
+
+    # ---- engine events -----------------------------------------------------------------------------
+
+    async def on_event(self, event: Any) -> None:
+        kind = getattr(event, "type", None)
+        channel = getattr(event, "channel", None)
+        seg = self._segment
+        if seg is None or (seg.loop_done and not (kind == "answer" and channel == "answer")):
+            # The first event of a run (the previous run of this stream, if any, is over).
+            self._close_segment()
+            seg = self._segment = _Segment(started=self._clock())
+        if kind == "thinking" and event.status == "start":
+            seg.iterations = max(seg.iterations, event.iteration)
+        if kind == "done":
+            seg.iterations = event.iterations
+            seg.usage = dict(event.usage)
+            seg.loop_done = True
+            return
+        if kind == "answer" and channel == "answer":
+            if event.status == "start" and not seg.answering:
+                seg.answering = True
+                self.stream.publish("answer", answer_payload("start"))
+            return  # deltas: from the guarded text (edits); done: when the segment closes
+        wire = step_payload(event)
+        if wire is None:
+            return
+        name, payload = wire
+        if name == "step" and payload.get("status") == "done":
+            for key in ("observation", "error", "reasoning"):
+                if payload.get(key):
+                    payload[key] = self._clean(payload[key])
+        if name == "step" and isinstance(payload.get("tool_args"), (dict, str)):
+            payload["tool_args"] = self._clean_args(payload["tool_args"])
+        self.stream.publish(name, payload)
+
+    def _clean(self, text: str) -> str:
+        text, _ = redact_pii(
+            text, locale=self.guard.locale, own_phones=self.guard.own_phones, own_emails=self.guard.own_emails
+        )
+        text, _ = neutralize_mentions(text)
+        return text
+
+    def _clean_args(self, args: Any) -> Any:
+        if isinstance(args, str):
+            return self._clean(args)
+        return {k: self._clean(v) if isinstance(v, str) else v for k, v in args.items()}
+
+    # ---- the Surface protocol ----------------------------------------------------------------------
+
+    async def send(self, text: str) -> int:
+        self._handles += 1
+        await self._show(text, new_message=True)
+        return self._handles
+
+    async def edit(self, handle: Any, text: str) -> None:
+        await self._show(text, new_message=False)
+
+    async def react(self, ref: Any, emoji: str) -> None:
+        # A follow-up joined the run: the browser already shows it; the `inject` event follows.
+        self.reactions += 1
+
+    async def send_ephemeral(self, text: str) -> None:
+        self._notice(text)
+
+    async def _show(self, text: str, *, new_message: bool) -> None:
+        if text.startswith(_STATUS_PREFIX):
+            return  # tool progress (also the next run's, before its first event): drawn from step events
+        seg = self._segment
+        if seg is None or not seg.answering:
+            self._notice(text)
+            return
+        if text.startswith(seg.shown):
+            delta = text[len(seg.shown) :]
+            if delta:
+                seg.shown = text
+                self.stream.publish("answer", answer_payload("delta", delta))
+        elif new_message:
+            # Something after the answer (e.g. "stopped"): its own answer.
+            self._close_segment()
+            self._notice(text)
+        else:
+            # The final text differs from what streamed (a broken stream replaced by the loop's
+            # complete answer): `done.answer` carries the text to show.
+            seg.shown = text
+
+    def _notice(self, text: str) -> None:
+        """A reply that is not a streamed answer (refusal, failure, stop, command reply): a whole answer."""
+        seg = self._segment
+        if seg is None or seg.finished:
+            seg = self._segment = _Segment(started=self._clock())
+        if not seg.answering:
+            seg.answering = True
+            self.stream.publish("answer", answer_payload("start"))
+        if seg.shown:
+            text = "\n\n" + text
+        seg.shown += text
+        self.stream.publish("answer", answer_payload("delta", text))
+        self._close_segment()
+
+    def _close_segment(self) -> None:
+        seg = self._segment
+        if seg is None or seg.finished:
+            return
+        seg.finished = True
+        if seg.answering:
+            self.stream.publish("answer", answer_payload("done"))
+        elapsed = self._clock() - seg.started
+        self.stream.publish("done", done_payload(seg.shown, seg.iterations, seg.usage, elapsed))
+
+    def close(self) -> None:
+        """The stream ends: the last run's `answer` done and `done` go out."""
+        self._close_segment()

@@ -1,0 +1,93 @@
+"""Seed 000's SSE protocol: which channel each engine event goes out on and its payload, key for key.
+
+| event           | channel   | payload                                                                  |
+|-----------------|-----------|--------------------------------------------------------------------------|
+| thinking start  | `step`    | `{type: "thinking", status: "start", iteration}`                         |
+| thinking done   | `step`    | `{type: "thinking", status: "done", iteration, reasoning}`               |
+| iteration start | `step`    | `{type: "iteration", status: "start", iteration, tool_name, tool_args}`  |
+| iteration done  | `step`    | `{type: "iteration", status: "done", iteration, tool_name, observation, error, iter_elapsed}` |
+| answer signal   | `step`    | `{type: "answer", status: "start"}`                                      |
+| answer start    | `answer`  | `{status: "start"}`                                                      |
+| answer delta    | `answer`  | `{status: "delta", content}`                                             |
+| answer done     | `answer`  | `{status: "done"}`                                                       |
+| compact         | `compact` | `{original_messages, kept_messages}`                                     |
+| phase           | `phase`   | `{phase: "selecting_tools", total_tools}`                                |
+| inject          | `inject`  | `{type: "inject", content}`                                              |
+| done            | `done`    | `{answer, iterations, usage, elapsed}`                                   |
+
+Answer deltas and `done` are not taken from the engine's events: the browser gets the text the output
+guard released (see `stream.WebSurface`), so they are built here from plain values.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+CHANNELS = ("step", "answer", "compact", "phase", "inject", "done")
+
+
+@dataclass(frozen=True)
+class WireEvent:
+    """One SSE event: `id:` (`<run id>-<seq>`), `event:` (the seed's channel) and `data:` (one JSON object)."""
+
+    id: str
+    channel: str
+    payload: dict[str, Any]
+
+    def encode(self) -> str:
+        data = json.dumps(self.payload, ensure_ascii=False, separators=(",", ":"))
+        return f"id: {self.id}\nevent: {self.channel}\ndata: {data}\n\n"
+
+
+def step_payload(event: Any) -> tuple[str, dict[str, Any]] | None:
+    """The seed's channel and payload of an engine event; None for events the web builds itself
+    (answer channel, `done`) or does not send."""
+    kind = getattr(event, "type", None)
+    if kind == "thinking":
+        if event.status == "start":
+            return "step", {"type": "thinking", "status": "start", "iteration": event.iteration}
+        return "step", {
+            "type": "thinking",
+            "status": "done",
+            "iteration": event.iteration,
+            "reasoning": event.reasoning,
+        }
+    if kind == "iteration":
+        if event.status == "start":
+            return "step", {
+                "type": "iteration",
+                "status": "start",
+                "iteration": event.iteration,
+                "tool_name": event.tool_name,
+                "tool_args": event.tool_args,
+            }
+        return "step", {
+            "type": "iteration",
+            "status": "done",
+            "iteration": event.iteration,
+            "tool_name": event.tool_name,
+            "observation": event.observation,
+            "error": event.error,
+            "iter_elapsed": None if event.iter_elapsed is None else round(event.iter_elapsed, 4),
+        }
+    if kind == "answer" and getattr(event, "channel", "answer") == "step":
+        return "step", {"type": "answer", "status": "start"}
+    if kind == "compact":
+        return "compact", {"original_messages": event.original_messages, "kept_messages": event.kept_messages}
+    if kind == "phase":
+        return "phase", {"phase": event.phase, "total_tools": event.total_tools}
+    if kind == "inject":
+        return "inject", {"type": "inject", "content": event.content}
+    return None
+
+
+def answer_payload(status: str, content: str | None = None) -> dict[str, Any]:
+    if status == "delta":
+        return {"status": "delta", "content": content or ""}
+    return {"status": status}
+
+
+def done_payload(answer: str, iterations: int, usage: dict[str, int], elapsed: float) -> dict[str, Any]:
+    return {"answer": answer, "iterations": iterations, "usage": dict(usage), "elapsed": round(elapsed, 3)}

@@ -1,0 +1,197 @@
+"""What reaches the browser passes the output guard; serving: `/healthz` at once while the policy index
+builds in the background, `arca-bot web` without an LLM, `arca-bot run` with the web channel beside
+Discord."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bot.channels.web.runner import BackgroundPolicyIndex, run_discord_and_web
+from bot.channels.web.stream import RunStream, WebSurface
+from bot.engine.events import IterationEvent, ThinkingEvent
+from bot.guards.output import OutputGuard
+from tests.discord.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
+from tests.fakes.openai_server import FakeOpenAIServer, reply
+from tests.web.conftest import SECRET, read_sse
+from tools.base import Actor
+
+CARD = "4111 1111 1111 1111"
+OTHER_PHONE = "010-2345-6789"  # P200's
+OWN_PHONE = "010-1234-5678"  # P100's
+
+
+async def test_observations_and_reasoning_pass_the_output_guard_before_the_browser(seeded_store):
+    actor = Actor(discord_id=None, player_id="P100")
+    guard = await OutputGuard.for_actor(seeded_store, actor, thread_id="web:P100:main", locale="ko")
+    stream = RunStream("r1", "web:P100:main")
+    surface = WebSurface(stream, guard=guard)
+    await surface.on_event(ThinkingEvent(status="start", iteration=1))
+    await surface.on_event(
+        ThinkingEvent(status="done", iteration=1, reasoning=f"카드 {CARD}로 결제된 주문, @everyone 확인")
+    )
+    await surface.on_event(
+        IterationEvent(
+            status="start",
+            iteration=1,
+            tool_name="lookup_order",
+            tool_args={"order_id": f"{CARD}"},
+            call_id="c1",
+        )
+    )
+    await surface.on_event(
+        IterationEvent(
+            status="done",
+            iteration=1,
+            tool_name="lookup_order",
+            call_id="c1",
+            observation=f"[OK] 카드 {CARD}, 연락처 {OTHER_PHONE}, 본인 연락처 {OWN_PHONE}",
+            code="OK",
+            iter_elapsed=0.01,
+        )
+    )
+    sent = " ".join(str(e.payload) for e in stream.events)
+    assert CARD not in sent and OTHER_PHONE not in sent
+    assert OWN_PHONE in sent  # the player's own number may be repeated to them
+    assert "@everyone" not in sent
+    observation = stream.events[-1].payload["observation"]
+    assert "카드번호 비공개" in observation
+
+
+async def test_a_false_coupon_claim_never_reaches_the_browser(make_web):
+    web = await make_web()
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+        {"final": "ORD001에 30,000원 쿠폰을 발급했습니다. 확인해 주세요."},
+    )
+    events = await web.chat(web.client("P100"), "ORD001 쿠폰 주세요")
+    streamed = "".join(
+        e.data["content"] for e in events if e.event == "answer" and e.data["status"] == "delta"
+    )
+    final = events[-1].data["answer"]
+    for text in (streamed, final):
+        assert "쿠폰을 발급했습니다" not in text
+        assert "확인해 주세요" in text
+    history = (await web.client("P100").get("/api/threads/main")).json()["messages"]
+    assert history[-1]["content"] == final
+
+
+async def test_searches_wait_for_the_background_index():
+    gate = threading.Event()
+
+    class Index:
+        async def search(self, query: str, top_k: int = 3) -> list[str]:
+            return [f"hit for {query}"]
+
+    def build() -> Index:
+        gate.wait(5)
+        return Index()
+
+    index = BackgroundPolicyIndex(build).start()
+    search = asyncio.create_task(index.search("환불"))
+    await asyncio.sleep(0.1)
+    assert index.state == "building" and not search.done()
+    gate.set()
+    assert await asyncio.wait_for(search, 5) == ["hit for 환불"]
+    assert index.state == "ready"
+
+    def broken() -> None:
+        raise RuntimeError("chroma is down")
+
+    failing = BackgroundPolicyIndex(broken).start()
+    with pytest.raises(RuntimeError, match="unavailable"):
+        await asyncio.wait_for(failing.search("환불"), 5)
+    assert failing.state == "unavailable"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_arca_bot_web_answers_healthz_within_10s_without_an_llm(tmp_path: Path):
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "OPENAI_", "DISCORD_"))}
+    env.update(
+        ARCA_DATA_DIR=str(tmp_path / "var"), ARCA_CONFIG="", ARCA_WEB_SECRET=SECRET
+    )
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "web", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        health = None
+        while time.monotonic() - started < 10:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, proc.communicate(timeout=5)
+                time.sleep(0.1)
+        assert health is not None, "no /healthz answer within 10 s"
+        assert health.status_code == 200
+        body = health.json()
+        assert body["status"] == "ok" and body["llm"] is False
+        assert body["policy_index"] in ("building", "ready")
+        chat = httpx.post(f"http://127.0.0.1:{port}/api/chat", json={"thread": "main", "message": "안녕"})
+        assert chat.status_code == 503 and "ARCA_MODEL" in chat.json()["message"]
+        page = httpx.get(f"http://127.0.0.1:{port}/")
+        assert page.status_code == 200 and "widget.js" in page.text
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):  # noqa: F811 - fixture
+    from tests.discord.conftest import FakeDiscord, make_settings
+
+    port = _free_port()
+    async with FakeOpenAIServer(
+        [
+            reply("안녕하세요! 아르카 온라인 고객지원입니다."),
+            reply("안녕하세요! 아르카 온라인 고객지원입니다."),
+        ]
+    ) as llm:
+        settings = make_settings(
+            tmp_path / "var",
+            web_port=port,
+            web_secret=SECRET,
+            model="fake-model",
+            openai_base_url=llm.base_url,
+            openai_api_key="sk-test-not-a-real-key",
+        )
+        assert settings.discord_token is not None and FakeDiscord.TOKEN
+        task = asyncio.create_task(run_discord_and_web(settings, policy_index=EmptyPolicyIndex()))
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=20) as client:
+                for _ in range(100):
+                    try:
+                        if (await client.get("/healthz")).status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        await asyncio.sleep(0.1)
+                async with client.stream(
+                    "POST", "/api/chat", json={"thread": "main", "message": "안녕"}
+                ) as r:
+                    events = [e async for e in read_sse(r)]
+            assert events[-1].event == "done"
+            assert events[-1].data["answer"] == "안녕하세요! 아르카 온라인 고객지원입니다."
+            assert fake.calls_to("GET", r"^/users/@me$"), "the Discord client logged in too"
+        finally:
+            task.cancel()
+            await asyncio.wait({task}, timeout=15)
