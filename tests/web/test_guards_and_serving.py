@@ -123,9 +123,7 @@ def _free_port() -> int:
 def test_arca_bot_web_answers_healthz_within_10s_without_an_llm(tmp_path: Path):
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "OPENAI_", "DISCORD_"))}
-    env.update(
-        ARCA_DATA_DIR=str(tmp_path / "var"), ARCA_CONFIG="", ARCA_WEB_SECRET=SECRET
-    )
+    env.update(ARCA_DATA_DIR=str(tmp_path / "var"), ARCA_CONFIG="", ARCA_WEB_SECRET=SECRET)
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "web", "--port", str(port)],
