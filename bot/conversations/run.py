@@ -88,7 +88,12 @@ async def _answer(
         )
         result = await agent.run(query, ctx, memory=conv.memory, interrupts=state.queue, on_event=on_event)
         output_guard = await OutputGuard.for_actor(
-            conv.store, actor, thread_id=thread_id, locale=locale, protected_texts=[conv.system_prompt]
+            conv.store,
+            actor,
+            thread_id=thread_id,
+            locale=locale,
+            protected_texts=[conv.system_prompt],
+            tools=conv.tools,
         )
         guard = output_guard.stream(outcomes=result.tool_outcomes)
         try:

@@ -12,7 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from bot.vocabulary.language import has_hangul
+from bot.vocabulary.catalogue import Text
+from bot.vocabulary.language import detect_language, has_hangul
 
 DEFAULT_MAX_CHARS = 4_000
 MENTION_SPAM_THRESHOLD = 5
@@ -20,6 +21,17 @@ MENTION_SPAM_THRESHOLD = 5
 
 ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u180e\u00ad")
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+MESSAGE_TOO_LONG = Text(
+    "메시지가 너무 깁니다({length}자). 최대 {limit}자까지 받을 수 있으니 핵심만 나눠서 다시 보내 주세요. 이 메시지는 "
+    "저장하지 않았습니다.",
+    "Your message is too long ({length} characters). The limit is {limit}; please send the key points in "
+    "shorter messages. This message was not stored.",
+)
+MESSAGE_EMPTY = Text(
+    "내용이 비어 있는 메시지입니다. 문의 내용을 글로 적어 주세요.",
+    "The message has no readable text. Please write your question.",
+)
 
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 _ROLE_MENTION = re.compile(r"<@&(\d+)>")
@@ -165,18 +177,12 @@ def scan_untrusted(text: str) -> tuple[set[str], list[str]]:
 
 def check_input(text: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> InputVerdict:
     """Decide what to do with one incoming message. Pure: no I/O, the caller logs and stores."""
-    korean = is_korean(text or "")
+    locale = detect_language(text)
     if len(text) > max_chars:
         return InputVerdict(
             allowed=False,
             reason_code="too_long",
-            reply=(
-                f"메시지가 너무 깁니다({len(text):,}자). 최대 {max_chars:,}자까지 받을 수 있으니 핵심만 나눠서 다시 "
-                "보내 주세요. 이 메시지는 저장하지 않았습니다."
-                if korean
-                else f"Your message is too long ({len(text):,} characters). The limit is {max_chars:,}; please "
-                "send the key points in shorter messages. This message was not stored."
-            ),
+            reply=MESSAGE_TOO_LONG(locale, length=f"{len(text):,}", limit=f"{max_chars:,}"),
             cleaned_text="",
             flags=("too_long",),
         )
@@ -192,11 +198,7 @@ def check_input(text: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> InputVerdic
         return InputVerdict(
             allowed=False,
             reason_code="empty",
-            reply=(
-                "내용이 비어 있는 메시지입니다. 문의 내용을 글로 적어 주세요."
-                if korean or not text
-                else "The message has no readable text. Please write your question."
-            ),
+            reply=MESSAGE_EMPTY(locale if text else "ko"),
             cleaned_text="",
             flags=tuple(sorted(flags | {"empty"})),
         )

@@ -6,11 +6,12 @@ import json
 from dataclasses import dataclass
 
 import pytest
+from pydantic import BaseModel
 from sqlalchemy import select
 
-from bot.guards.output import check_claims, parse_claim
+from bot.guards.output import OutputGuard, check_claims, parse_claim
 from bot.store import AuditEntry
-from tools.base import Actor, ResultCode, ToolResult
+from tools.base import Actor, ResultCode, ToolContext, ToolResult, tool
 from tools.ledger import CouponRules, issue_for_player
 
 from .conftest import NOW
@@ -206,3 +207,28 @@ def test_parse_claim_picks_the_coupon_amount_not_the_limit() -> None:
     claim = parse_claim("1회 한도가 20,000원이라 ORD001에 15,000원 쿠폰을 발급했습니다.")
     assert claim.issued and claim.orders == ("ORD001",) and claim.specific_amounts == (15000,)
     assert parse_claim("3만원 쿠폰을 발급해 드렸어요").specific_amounts == (30000,)
+
+
+class _OrderArgs(BaseModel):
+    order_id: str
+
+
+@tool(name="grant_voucher", coupon_outcome=True)
+async def _grant_voucher(args: _OrderArgs, ctx: ToolContext) -> ToolResult:
+    """Grant a voucher (a second coupon tool, declared as one)."""
+    return ToolResult(False, ResultCode.ORDER_NOT_FOUND, "no such order")
+
+
+@tool(name="lookup_gift")
+async def _lookup_gift(args: _OrderArgs, ctx: ToolContext) -> ToolResult:
+    """Look up a gift (not a coupon tool)."""
+    return ToolResult(False, ResultCode.ORDER_NOT_FOUND, "no such order")
+
+
+async def test_the_guard_reads_which_tools_give_coupon_outcomes_from_the_tools_themselves(store):
+    missing = ToolResult(False, ResultCode.ORDER_NOT_FOUND, "no such order")
+    guard = OutputGuard(store=store, actor=LUNA, locale="ko", tools=[_grant_voucher, _lookup_gift])
+    declared = await guard.check("쿠폰을 발급했습니다.", outcomes=[("grant_voucher", missing)])
+    assert declared.text == "쿠폰은 발급되지 않았습니다: 주문을 찾을 수 없습니다."
+    undeclared = await guard.check("쿠폰을 발급했습니다.", outcomes=[("lookup_gift", missing)])
+    assert undeclared.text == "쿠폰은 발급되지 않았습니다."

@@ -1,0 +1,155 @@
+"""What a sentence of the bot's answer claims about coupons: sentence splitting (identical for a stream and
+a whole text) and detection of "issued" / "already issued" claims, coupon codes, order ids and amounts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tools.money import find_krw_amounts
+
+# A sentence ends after terminal punctuation (plus closing quotes/brackets) and one whitespace
+# character, or at a newline. Deciding needs only the text up to that point, so a stream and the
+# whole text split identically.
+_BOUNDARY = re.compile(r"[.!?。！？…]+[\"'”’)\]」』]*[ \t\n]|\n")
+
+
+def split_sentences(text: str) -> tuple[list[str], str]:
+    """(complete sentences, each with its terminator, the unfinished rest). `"".join(...) + rest == text`."""
+    parts: list[str] = []
+    pos = 0
+    for m in _BOUNDARY.finditer(text):
+        parts.append(text[pos : m.end()])
+        pos = m.end()
+    return parts, text[pos:]
+
+
+_NOT_QUESTION_KO = r"(?!\s*(?:는지|는가|나요|나\?|을까|을지|다면|으면|면|습니까\?|지\s*않|지\s*못|지는|되지|하지|되었는지|됐는지|여부))"
+_CLAIM_KO = [
+    re.compile(
+        r"발급\s*(?:을|이)?\s*(?:했|하였|해\s*드렸|해드렸|해\s*드리었|되었|됐|돼\s*있|되어\s*있|완료|"
+        r"처리\s*(?:했|되었|됐|완료)|해\s*놓|해\s*두었|해\s*뒀)" + _NOT_QUESTION_KO
+    ),
+]
+# Verbs that only mean a coupon when the sentence is about one ("지급했습니다" could be a refund).
+_CLAIM_KO_CONTEXT = [
+    re.compile(r"(?:지급|적립)\s*(?:을|이)?\s*(?:했|하였|해\s*드렸|해드렸|되었|됐|완료)" + _NOT_QUESTION_KO),
+    re.compile(r"쿠폰\s*(?:을|를)?\s*(?:드렸|보내\s*드렸|보냈)"),
+]
+_ALREADY_KO = re.compile(
+    r"(?:이미\s*(?:\S+\s*){0,3}?(?:발급|지급)\s*(?:되|된|받|했|하였|해|돼)"
+    r"|이미\s*(?:\S+\s+){0,3}?쿠폰(?:을|를|이|은)?\s*(?:받|있|갖|보유))" + _NOT_QUESTION_KO
+)
+_COUPON_CONTEXT = re.compile(r"쿠폰|보상|coupon|voucher|compensation|credit", re.IGNORECASE)
+
+_CLAIM_EN = [
+    re.compile(
+        r"\b(?:i|we)(?:'ve|’ve|\s+have|\s+had)?\s+(?:just\s+|now\s+|successfully\s+|already\s+)?issued\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:has|have|had|was|were|is|are)\s+(?:now\s+|just\s+|successfully\s+|already\s+)?been\s+"
+        r"(?:successfully\s+)?issued\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"(?:'s|’s)\s+(?:now\s+|just\s+|already\s+)?been\s+(?:successfully\s+)?issued\b", re.IGNORECASE
+    ),
+    re.compile(r"\b(?:was|were)\s+(?:successfully\s+|just\s+)?issued\b", re.IGNORECASE),
+    re.compile(r"\bissued\s+successfully\b|\bsuccessfully\s+issued\b", re.IGNORECASE),
+]
+_CLAIM_EN_CONTEXT = [
+    re.compile(
+        r"\b(?:i|we)(?:'ve|’ve|\s+have)?\s+(?:just\s+|now\s+|successfully\s+|already\s+)?"
+        r"(?:granted|sent|added|credited|applied|created)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:has|have|was|were)\s+(?:now\s+|just\s+)?(?:been\s+)?(?:granted|credited|added|applied|sent)\b",
+        re.IGNORECASE,
+    ),
+]
+_ALREADY_EN = re.compile(
+    r"\balready\s+(?:been\s+)?(?:issued|granted)\b|\balready\s+(?:has|have|got|received)\s+(?:a|an|the|your)?\s*"
+    r"(?:\S+\s+){0,2}?(?:coupon|voucher)|\b(?:issued|granted)\s+(?:\S+\s+){0,4}?already\b",
+    re.IGNORECASE,
+)
+# A negation or condition earlier in the same clause turns an "issued" phrase into an honest refusal.
+_NEGATION_EN = re.compile(
+    r"\b(?:no|not|never|nothing|none|neither|nor|if|once|when|after|until|unless|whether|cannot)\b|n't|n’t",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[,;:—–()]|\bbut\b|\band\b", re.IGNORECASE)
+
+_COUPON_CODE = re.compile(r"(?<![A-Za-z0-9])ARCA-[A-Z0-9]{4}-[A-Z0-9]{4}(?![A-Za-z0-9])", re.IGNORECASE)
+_ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
+_SPECIFIC_AFTER = re.compile(
+    r"\s*(?:짜리|상당의|상당|의)?\s*(?:보상\s*)?(?:할인\s*)?(?:쿠폰|coupon|voucher)"
+    r"|\s*(?:을|를)?\s*(?:발급|지급)",  # "총 40,000원을 발급했습니다": the amount is what was issued
+    re.IGNORECASE,
+)
+_SPECIFIC_BEFORE = re.compile(r"(?:coupon|voucher)\s+(?:of|for|worth)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one sentence asserts about coupons."""
+
+    issued: bool = False
+    already: bool = False
+    codes: tuple[str, ...] = ()
+    orders: tuple[str, ...] = ()
+    specific_amounts: tuple[int, ...] = ()
+    amounts: tuple[int, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return self.issued or self.already or bool(self.codes)
+
+
+def _negated_en(sentence: str, start: int) -> bool:
+    before = sentence[:start]
+    clause_starts = [m.end() for m in _CLAUSE_BREAK.finditer(before)]
+    clause = before[clause_starts[-1] :] if clause_starts else before
+    return bool(_NEGATION_EN.search(clause))
+
+
+def _first_positive(patterns: Iterable[re.Pattern[str]], sentence: str, *, english: bool) -> bool:
+    for pattern in patterns:
+        for m in pattern.finditer(sentence):
+            if english and _negated_en(sentence, m.start()):
+                continue
+            return True
+    return False
+
+
+def parse_claim(sentence: str) -> Claim:
+    """Find issue / already-issued claims, coupon codes, order ids and amounts in one sentence."""
+    text = re.sub(r"\s+", " ", sentence)
+    context = bool(_COUPON_CONTEXT.search(text))
+    issued = _first_positive(_CLAIM_KO, text, english=False) or _first_positive(_CLAIM_EN, text, english=True)
+    if not issued and context:
+        issued = _first_positive(_CLAIM_KO_CONTEXT, text, english=False) or _first_positive(
+            _CLAIM_EN_CONTEXT, text, english=True
+        )
+    already = bool(_ALREADY_KO.search(text)) or _first_positive([_ALREADY_EN], text, english=True)
+    codes = tuple(dict.fromkeys(c.upper() for c in _COUPON_CODE.findall(text)))
+    if not (issued or already or codes):
+        return Claim()
+    without_codes = _COUPON_CODE.sub(" ", text)
+    orders = tuple(dict.fromkeys(o.upper() for o in _ORDER_ID.findall(without_codes)))
+    mentions = find_krw_amounts(text)
+    specific = tuple(
+        a.value
+        for a in mentions
+        if _SPECIFIC_AFTER.match(text, a.end) or _SPECIFIC_BEFORE.search(text[: a.start])
+    )
+    return Claim(
+        issued=issued,
+        already=already,
+        codes=codes,
+        orders=orders,
+        specific_amounts=specific,
+        amounts=tuple(a.value for a in mentions),
+    )
