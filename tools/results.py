@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from bot.vocabulary.result_codes import ResultCode
 
-class ResultCode(StrEnum):
-    """Fixed result codes (DESIGN.md §5); outside test suites match on these strings."""
-
-    OK = "OK"
-    ISSUED = "ISSUED"
-    ORDER_NOT_FOUND = "ORDER_NOT_FOUND"
-    NOT_LINKED = "NOT_LINKED"
-    NOT_ELIGIBLE_STATUS = "NOT_ELIGIBLE_STATUS"
-    INVALID_AMOUNT = "INVALID_AMOUNT"
-    AMOUNT_OVER_LIMIT = "AMOUNT_OVER_LIMIT"
-    ALREADY_ISSUED = "ALREADY_ISSUED"
-    DAILY_LIMIT_REACHED = "DAILY_LIMIT_REACHED"
-    PENDING_APPROVAL = "PENDING_APPROVAL"
-    DENIED = "DENIED"
-    ERROR = "ERROR"
+__all__ = ["ResultCode", "ToolResult"]
 
 
 @dataclass(frozen=True)

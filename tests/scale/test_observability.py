@@ -385,3 +385,15 @@ async def test_metered_surface_times_sends_and_edits_and_counts_failures() -> No
     assert value(samples, "arca_message_edit_duration_seconds_count", op="send") == 1
     assert value(samples, "arca_message_edit_duration_seconds_count", op="edit") == 2
     assert value(samples, "arca_errors_total", where="edit", kind="edit") == 1
+
+
+def test_observability_and_the_tools_import_nothing_from_the_layers_above_them() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, bot.observability, tools.base, tools.ledger;"
+        "print(sorted(m for m in sys.modules if m.startswith(('bot.engine', 'bot.conversations', 'bot.channels'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
