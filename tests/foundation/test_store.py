@@ -122,14 +122,20 @@ async def test_reopening_our_own_database_keeps_its_rows(tmp_path: Path) -> None
     url = sqlite_url(tmp_path / "a.db")
     store = Store(url)
     await store.open()
+    assert await store.recent_audit() == []  # a new database has no audit rows
     async with store.session() as s, s.begin():
         s.add(Player(id="P1", discord_id="1", name="하나"))
+    await store.audit(actor="staff:42", action="coupon.revoke", target="ORD001", code="OK")
     await store.close()
     again = Store(url)
     await again.open()
     async with again.session() as s:
         assert (await s.execute(select(Player.name))).scalars().all() == ["하나"]
-    assert await again.recent_audit() == [] or isinstance((await again.recent_audit())[0], AuditEntry)
+    entries = await again.recent_audit()
+    assert all(isinstance(e, AuditEntry) for e in entries)
+    assert [(e.actor, e.action, e.target, e.code) for e in entries] == [
+        ("staff:42", "coupon.revoke", "ORD001", "OK")
+    ]
     await again.close()
 
 

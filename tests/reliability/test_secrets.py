@@ -101,8 +101,9 @@ async def _run(args: list[str], env: dict[str, str], cwd: Path, stdin: str = "")
         cwd=cwd,
     )
     out, _ = await asyncio.wait_for(proc.communicate(stdin.encode()), 120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode("utf-8", "replace")
+    code = proc.returncode
+    assert isinstance(code, int)  # communicate() waits for the exit; each caller checks the code itself
+    return code, out.decode("utf-8", "replace")
 
 
 REPLAY_CASE = """\
@@ -140,6 +141,8 @@ async def test_cli_commands_with_debug_logging_reveal_no_secret(cli_env, tmp_pat
         assert code == 0 and "AI 모델에 연결할 수 없어" in chat, chat[-2000:]
 
         code, doctor = await _run(["doctor"], env, tmp_path)
+        # Every item is ready (the fake endpoint answers, a token is set): doctor exits 0 and says so.
+        assert code == 0 and doctor.rstrip().endswith("ready"), doctor
         assert "Discord token" in doctor and "LLM endpoint" in doctor, doctor
 
         case = tmp_path / "case.yaml"
