@@ -195,17 +195,16 @@ async def coupon_totals(args: CouponTotalsArgs, ctx: ToolContext) -> ToolResult:
             )
         )
     rules = ctx.services.coupon_rules
-    if rules is not None:
-        lines.append(
-            ctx.say(
-                f"현재 보상 규칙: 쿠폰 1장 {format_krw(rules.min_amount, loc)}~{format_krw(rules.max_amount, loc)} "
-                f"({format_krw(rules.amount_step, loc)} 단위), 대상 상태 {', '.join(rules.eligible_statuses)}, "
-                f"유효기간 {rules.valid_days}일",
-                f"Current rules: one coupon {format_krw(rules.min_amount, loc)}–{format_krw(rules.max_amount, loc)} "
-                f"(steps of {format_krw(rules.amount_step, loc)}), eligible statuses "
-                f"{', '.join(rules.eligible_statuses)}, valid {rules.valid_days} days",
-            )
+    lines.append(
+        ctx.say(
+            f"현재 보상 규칙: 쿠폰 1장 {format_krw(rules.min_amount, loc)}~{format_krw(rules.max_amount, loc)} "
+            f"({format_krw(rules.amount_step, loc)} 단위), 대상 상태 {', '.join(rules.eligible_statuses)}, "
+            f"유효기간 {rules.valid_days}일",
+            f"Current rules: one coupon {format_krw(rules.min_amount, loc)}–{format_krw(rules.max_amount, loc)} "
+            f"(steps of {format_krw(rules.amount_step, loc)}), eligible statuses "
+            f"{', '.join(rules.eligible_statuses)}, valid {rules.valid_days} days",
         )
+    )
     return ToolResult(
         ok=True,
         code=ResultCode.OK,
