@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -14,10 +12,9 @@ NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    st = Store(f"sqlite+aiosqlite:///{tmp_path / 't.db'}")
-    await st.open()
-    async with st.session() as s:
+async def store(store: Store) -> Store:
+    """The suite's SQLite store (tests/conftest.py) with one player, two orders and one active coupon."""
+    async with store.session() as s:
         s.add(
             Player(id="P100", discord_id="9001", name="루나", email="luna@example.com", phone="010-1111-2222")
         )
@@ -42,5 +39,4 @@ async def store(tmp_path: Path) -> AsyncIterator[Store]:
             )
         )
         await s.commit()
-    yield st
-    await st.close()
+    return store

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -86,12 +85,10 @@ async def seed(store: Store) -> None:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    st = Store(f"sqlite+aiosqlite:///{tmp_path / 't.db'}")
-    await st.open()
-    await seed(st)
-    yield st
-    await st.close()
+async def store(store: Store) -> Store:
+    """The suite's SQLite store (tests/conftest.py) with the rows above."""
+    await seed(store)
+    return store
 
 
 @pytest.fixture
