@@ -256,10 +256,6 @@ class ToolRegistry:
         t = self._tools.get(name or "")
         return (t.status if t is not None else WORKING)(locale)
 
-    def has_coupon_outcome(self, name: str | None) -> bool:
-        t = self._tools.get(name or "")
-        return bool(t and t.coupon_outcome)
-
     def schemas(self) -> list[dict[str, Any]]:
         return [t.openai_schema() for t in self._tools.values()]
 
