@@ -47,7 +47,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
     from bot.app import coupon_rules_path
     from bot.store import Store
     from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
-    from tools.ledger import load_coupon_rules
+    from tools.coupon_rules import load_coupon_rules
 
     settings = _settings()
     path = Path(args.file) if args.file else DEFAULT_SEED
@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bot.knowledge.documents import KnowledgeError
     from bot.store import StoreError
     from bot.store.seed import SeedError
-    from tools.ledger import CouponRulesError
+    from tools.coupon_rules import CouponRulesError
 
     try:
         return int(args.fn(args) or 0)

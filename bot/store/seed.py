@@ -51,7 +51,7 @@ def parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
 
 
 def normalize_order_id(value: str) -> str:
-    """An order id as the tools read one (`tools.ledger.normalize_order_id`): trimmed, upper case."""
+    """An order id as the tools read one (`tools.order_views.normalize_order_id`): trimmed, upper case."""
     return value.strip().upper()
 
 
