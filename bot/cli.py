@@ -34,6 +34,14 @@ def _settings() -> Settings:
     return settings
 
 
+def _quiet_logs_for_a_person(settings: Settings) -> None:
+    """`chat` and `demo` are read by a person on the same terminal as stderr: INFO lines (database
+    seeded, index built, HTTP requests) would land between the conversation's lines. WARNING and up
+    still show; an operator who sets ARCA_LOG_LEVEL (env or arca.toml) gets exactly that level."""
+    if "log_level" not in settings.model_fields_set:
+        logging.getLogger().setLevel(logging.WARNING)
+
+
 def _require_policies(settings: Settings) -> None:
     """The policy documents and coupon rules load (the same check as `doctor`), before anything starts."""
     from bot.doctor import policies_problem
@@ -96,6 +104,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_policies(settings)
+    _quiet_logs_for_a_person(settings)
     if not settings.llm_configured:
         print(
             "arca-bot: no LLM configured. Set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL "
@@ -255,9 +264,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_policies(settings)
-    if "ARCA_LOG_LEVEL" not in os.environ:
-        # The demo is read by a person: keep INFO lines (index built, …) out of the transcript.
-        logging.getLogger().setLevel(logging.WARNING)
+    _quiet_logs_for_a_person(settings)
     return asyncio.run(run_demo(settings, Path(args.path) if args.path else None))
 
 
