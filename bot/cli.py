@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot import __version__
 from bot.config import ConfigError, Settings, load_settings
+from bot.redaction import redact_urls
 
 
 class CommandError(Exception):
@@ -354,10 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.fn(args) or 0)
     except ConfigError as exc:
-        print(f"arca-bot: configuration error: {exc}", file=sys.stderr)
+        print(f"arca-bot: configuration error: {redact_urls(str(exc))}", file=sys.stderr)
         return 2
     except (CommandError, StoreError, SeedError, CouponRulesError, KnowledgeError) as exc:
-        print(f"arca-bot: {exc}", file=sys.stderr)
+        print(f"arca-bot: {redact_urls(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
