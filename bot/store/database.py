@@ -6,8 +6,10 @@ unknown or newer schema is refused with a clear message and never modified.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -122,6 +124,23 @@ def _schema_for(dialect: str) -> MetaData:
     return copy
 
 
+def _driver_threads() -> set[threading.Thread]:
+    # Python names a thread after its target: aiosqlite runs each connection on one such thread.
+    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name}
+
+
+async def _settle_driver_threads(before: set[threading.Thread]) -> None:
+    """Let the worker threads of connections that failed to open finish while the loop still runs.
+
+    aiosqlite stops such a connection by queueing a close on its thread without awaiting it; when
+    `asyncio.run` closes the loop first, the thread dies with "RuntimeError: Event loop is closed"
+    printed after our own clear error line.
+    """
+    fresh = _driver_threads() - before
+    if fresh:
+        await asyncio.to_thread(lambda: [t.join(timeout=2.0) for t in fresh])
+
+
 class Store:
     """Owns the engine and hands out sessions. Construct, then `await open()`; `await close()` at the end."""
 
@@ -189,13 +208,16 @@ class Store:
         except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
             raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
         self._sessions = async_sessionmaker(self._engine, expire_on_commit=False)
+        before = _driver_threads()
         try:
             await self._check_schema(create=create)
         except StoreError:
             await self.close()
+            await _settle_driver_threads(before)
             raise
         except (SQLAlchemyError, OSError) as exc:
             await self.close()
+            await _settle_driver_threads(before)
             raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
 
     async def _check_schema(self, *, create: bool) -> None:
