@@ -321,7 +321,7 @@ def doctor_command(print_fn: Callable[[str], None] = print) -> int:
     try:
         settings = load_settings()
     except ConfigError as exc:
-        print_fn(f"✘ configuration: {exc}")
+        print_fn(redact_urls(f"✘ configuration: {exc}"))
         return 1
     problem = storage_problem(settings)
     if problem:
