@@ -124,6 +124,11 @@ def _schema_for(dialect: str) -> MetaData:
     return copy
 
 
+def _is_sqlite_uri(database: str) -> bool:
+    """`file:/path?mode=ro` (SQLite URI filenames): not a path to create folders for."""
+    return database.startswith("file:")
+
+
 def _driver_threads() -> set[threading.Thread]:
     # Python names a thread after its target: aiosqlite runs each connection on one such thread.
     return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name}
@@ -171,7 +176,7 @@ class Store:
             database = url.database or ""
             if database in ("", ":memory:"):
                 kwargs["poolclass"] = StaticPool
-            else:
+            elif not _is_sqlite_uri(database):
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": 30}
         else:
@@ -202,7 +207,7 @@ class Store:
         try:
             if self.is_sqlite:
                 database = make_url(self.url).database or ""
-                if database not in ("", ":memory:"):
+                if database not in ("", ":memory:") and not _is_sqlite_uri(database):
                     inspect_sqlite_file(Path(database), self.url)  # read-only, before any pragma writes
             self._engine = self._make_engine()
         except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:

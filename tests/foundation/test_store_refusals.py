@@ -139,6 +139,7 @@ def test_a_failed_open_leaves_no_thread_to_die_after_the_event_loop_closed(
 
     died: list[BaseException | None] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    monkeypatch.chdir(tmp_path)
     url = f"sqlite+aiosqlite:///file:{tmp_path / 'missing' / 'arca.db'}?mode=ro&uri=true"
     for _ in range(30):
         with pytest.raises(StoreError, match="unable to open database file"):
@@ -147,3 +148,4 @@ def test_a_failed_open_leaves_no_thread_to_die_after_the_event_loop_closed(
         if "_connection_worker_thread" in thread.name:
             thread.join(timeout=5)
     assert died == []
+    assert not (tmp_path / "file:").exists()  # a SQLite URI filename is not a folder path to create
