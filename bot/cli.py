@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot import __version__
 from bot.config import ConfigError, Settings, load_settings
+from bot.redaction import redact_urls
 
 
 class CommandError(Exception):
@@ -34,6 +35,14 @@ def _settings() -> Settings:
     return settings
 
 
+def _quiet_logs_for_a_person(settings: Settings) -> None:
+    """`chat` and `demo` are read by a person on the same terminal as stderr: INFO lines (database
+    seeded, index built, HTTP requests) would land between the conversation's lines. WARNING and up
+    still show; an operator who sets ARCA_LOG_LEVEL (env or arca.toml) gets exactly that level."""
+    if "log_level" not in settings.model_fields_set:
+        logging.getLogger().setLevel(logging.WARNING)
+
+
 def _require_policies(settings: Settings) -> None:
     """The policy documents and coupon rules load (the same check as `doctor`), before anything starts."""
     from bot.doctor import policies_problem
@@ -47,7 +56,7 @@ def cmd_seed(args: argparse.Namespace) -> int:
     from bot.app import coupon_rules_path
     from bot.store import Store
     from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
-    from tools.ledger import load_coupon_rules
+    from tools.coupon_rules import load_coupon_rules
 
     settings = _settings()
     path = Path(args.file) if args.file else DEFAULT_SEED
@@ -96,6 +105,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_policies(settings)
+    _quiet_logs_for_a_person(settings)
     if not settings.llm_configured:
         print(
             "arca-bot: no LLM configured. Set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL "
@@ -255,9 +265,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     settings = _settings()
     _require_policies(settings)
-    if "ARCA_LOG_LEVEL" not in os.environ:
-        # The demo is read by a person: keep INFO lines (index built, …) out of the transcript.
-        logging.getLogger().setLevel(logging.WARNING)
+    _quiet_logs_for_a_person(settings)
     return asyncio.run(run_demo(settings, Path(args.path) if args.path else None))
 
 
@@ -342,15 +350,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bot.knowledge.documents import KnowledgeError
     from bot.store import StoreError
     from bot.store.seed import SeedError
-    from tools.ledger import CouponRulesError
+    from tools.coupon_rules import CouponRulesError
 
     try:
         return int(args.fn(args) or 0)
     except ConfigError as exc:
-        print(f"arca-bot: configuration error: {exc}", file=sys.stderr)
+        print(f"arca-bot: configuration error: {redact_urls(str(exc))}", file=sys.stderr)
         return 2
     except (CommandError, StoreError, SeedError, CouponRulesError, KnowledgeError) as exc:
-        print(f"arca-bot: {exc}", file=sys.stderr)
+        print(f"arca-bot: {redact_urls(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -404,5 +404,7 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError("configuration: cannot read the settings") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{config_file()}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{config_file()}: invalid TOML: not UTF-8 text") from None
     except OSError as exc:  # an unreadable arca.toml
         raise ConfigError(f"{config_file()}: cannot read: {exc.strerror or exc}") from None

@@ -68,7 +68,7 @@ def policies_problem(settings: Settings) -> tuple[str | None, str]:
     """
     from bot.app import coupon_rules_path, policies_dir
     from bot.knowledge.documents import KnowledgeError, load_policies
-    from tools.ledger import CouponRulesError, load_coupon_rules
+    from tools.coupon_rules import CouponRulesError, load_coupon_rules
 
     folder = policies_dir(settings)
     try:
@@ -321,7 +321,7 @@ def doctor_command(print_fn: Callable[[str], None] = print) -> int:
     try:
         settings = load_settings()
     except ConfigError as exc:
-        print_fn(f"✘ configuration: {exc}")
+        print_fn(redact_urls(f"✘ configuration: {exc}"))
         return 1
     problem = storage_problem(settings)
     if problem:

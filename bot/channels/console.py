@@ -8,12 +8,38 @@ terminal (a pipe, a test), each line waits for the previous answer, so a session
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 
 from bot.conversations import Conversations, Incoming
+
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks, clipboard writes
+    r"|\x1b[P^_X][^\x1b]*\x1b\\"  # DCS / PM / APC / SOS strings
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: clear screen, cursor moves, colours (7- and 8-bit)
+    r"|\x1b[ -/]*[0-~]"  # two-character escapes (ESC c resets the terminal)
+)
+_UNFINISHED_SEQUENCE = re.compile(
+    r"(?:\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*|[P^_X][^\x1b]*)?|\x9b[0-?]*[ -/]*)$"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text with terminal escape sequences and control characters removed (newlines and tabs kept).
+
+    The model's words are printed, never obeyed by the terminal: `\x1b[2J` would clear the screen,
+    an OSC sequence would retitle the window or plant a hyperlink. The player's input is cleaned the
+    same way by the input guard. A sequence cut at the end of a streamed edit is held back until the
+    next edit completes it.
+    """
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = _UNFINISHED_SEQUENCE.sub("", text)
+    return _CONTROL.sub("", text)
 
 
 class ConsoleSurface:
@@ -38,24 +64,26 @@ class ConsoleSurface:
             self._current = None
 
     async def send(self, text: str) -> int:
+        text = terminal_safe(text)
         self._end_line()
         handle = len(self._texts)
         self._texts[handle] = text
         if text.startswith("⏳"):
             self._status.add(handle)
-            self.console.print(f"[dim]{text}[/dim]")
+            self.console.print(f"[dim]{escape(text)}[/dim]")
         else:
             self._write("🤖 " + text)
             self._current = handle
         return handle
 
     async def edit(self, handle: Any, text: str) -> None:
+        text = terminal_safe(text)
         old = self._texts.get(handle, "")
         self._texts[handle] = text
         if text.startswith("⏳"):
             if text != old:
                 self._end_line()
-                self.console.print(f"[dim]{text}[/dim]")
+                self.console.print(f"[dim]{escape(text)}[/dim]")
             return
         if handle in self._status:
             # The status message turns into the answer.
@@ -77,7 +105,7 @@ class ConsoleSurface:
 
     async def send_ephemeral(self, text: str) -> None:
         self._end_line()
-        self.console.print(text, markup=False)
+        self.console.print(terminal_safe(text), markup=False)
 
     def finish_turn(self) -> None:
         self._end_line()
@@ -102,7 +130,8 @@ async def run_console(
     async def staff_sink(kind: str, payload: dict[str, Any]) -> None:
         surface.finish_turn()
         surface.console.print(
-            f"[bold magenta]📣 staff channel · {kind}[/bold magenta] {payload}", markup=True
+            f"[bold magenta]📣 staff channel · {escape(kind)}[/bold magenta] {escape(terminal_safe(str(payload)))}",
+            markup=True,
         )
 
     conversations.staff_sinks.append(staff_sink)

@@ -264,7 +264,7 @@ def _coupon_rules(path: Path, root: Any, overrides: Any) -> dict[str, Any] | Non
     """`fixtures.coupon_rules`: validated now (merged over the project's rules file) so a typo is exit 2."""
     if overrides is None:
         return None
-    from tools.ledger import CouponRules, CouponRulesError, load_coupon_rules
+    from tools.coupon_rules import CouponRules, CouponRulesError, load_coupon_rules
 
     line = line_of(root, ("fixtures", "coupon_rules")) or 1
     if not isinstance(overrides, dict):

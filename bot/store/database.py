@@ -6,8 +6,10 @@ unknown or newer schema is refused with a clear message and never modified.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -122,6 +124,28 @@ def _schema_for(dialect: str) -> MetaData:
     return copy
 
 
+def _is_sqlite_uri(database: str) -> bool:
+    """`file:/path?mode=ro` (SQLite URI filenames): not a path to create folders for."""
+    return database.startswith("file:")
+
+
+def _driver_threads() -> set[threading.Thread]:
+    # Python names a thread after its target: aiosqlite runs each connection on one such thread.
+    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name}
+
+
+async def _settle_driver_threads(before: set[threading.Thread]) -> None:
+    """Let the worker threads of connections that failed to open finish while the loop still runs.
+
+    aiosqlite stops such a connection by queueing a close on its thread without awaiting it; when
+    `asyncio.run` closes the loop first, the thread dies with "RuntimeError: Event loop is closed"
+    printed after our own clear error line.
+    """
+    fresh = _driver_threads() - before
+    if fresh:
+        await asyncio.to_thread(lambda: [t.join(timeout=2.0) for t in fresh])
+
+
 class Store:
     """Owns the engine and hands out sessions. Construct, then `await open()`; `await close()` at the end."""
 
@@ -152,7 +176,7 @@ class Store:
             database = url.database or ""
             if database in ("", ":memory:"):
                 kwargs["poolclass"] = StaticPool
-            else:
+            elif not _is_sqlite_uri(database):
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": 30}
         else:
@@ -183,19 +207,22 @@ class Store:
         try:
             if self.is_sqlite:
                 database = make_url(self.url).database or ""
-                if database not in ("", ":memory:"):
+                if database not in ("", ":memory:") and not _is_sqlite_uri(database):
                     inspect_sqlite_file(Path(database), self.url)  # read-only, before any pragma writes
             self._engine = self._make_engine()
         except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
             raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
         self._sessions = async_sessionmaker(self._engine, expire_on_commit=False)
+        before = _driver_threads()
         try:
             await self._check_schema(create=create)
         except StoreError:
             await self.close()
+            await _settle_driver_threads(before)
             raise
         except (SQLAlchemyError, OSError) as exc:
             await self.close()
+            await _settle_driver_threads(before)
             raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
 
     async def _check_schema(self, *, create: bool) -> None:

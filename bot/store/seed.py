@@ -51,7 +51,7 @@ def parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
 
 
 def normalize_order_id(value: str) -> str:
-    """An order id as the tools read one (`tools.ledger.normalize_order_id`): trimmed, upper case."""
+    """An order id as the tools read one (`tools.order_views.normalize_order_id`): trimmed, upper case."""
     return value.strip().upper()
 
 
@@ -160,22 +160,26 @@ class SeedData(BaseModel):
                 )
 
     def check_references(self) -> list[tuple[tuple[Any, ...], str]]:
-        """Cross-row problems as (location, message), located like pydantic errors."""
+        """Cross-row problems as (location, message), located like pydantic errors (sets: linear time)."""
         problems: list[tuple[tuple[Any, ...], str]] = []
-        player_ids = [p.id for p in self.players]
-        for i, pid in enumerate(player_ids):
-            if pid in player_ids[:i]:
-                problems.append((("players", i, "id"), f"duplicate player id {pid!r}"))
-        discord_ids = [p.discord_id for p in self.players]
-        for i, did in enumerate(discord_ids):
-            if did is not None and did in discord_ids[:i]:
-                problems.append((("players", i, "discord_id"), f"duplicate discord_id {did!r}"))
-        order_ids = [o.id for o in self.orders]
+        player_ids: set[str] = set()
+        for i, p in enumerate(self.players):
+            if p.id in player_ids:
+                problems.append((("players", i, "id"), f"duplicate player id {p.id!r}"))
+            player_ids.add(p.id)
+        discord_ids: set[str] = set()
+        for i, p in enumerate(self.players):
+            if p.discord_id is not None and p.discord_id in discord_ids:
+                problems.append((("players", i, "discord_id"), f"duplicate discord_id {p.discord_id!r}"))
+            if p.discord_id is not None:
+                discord_ids.add(p.discord_id)
+        order_ids: set[str] = set()
         for i, o in enumerate(self.orders):
             if o.player_id not in player_ids:
                 problems.append((("orders", i, "player_id"), f"unknown player {o.player_id!r}"))
-            if o.id in order_ids[:i]:
+            if o.id in order_ids:
                 problems.append((("orders", i, "id"), f"duplicate order id {o.id!r}"))
+            order_ids.add(o.id)
         live: set[str] = set()
         for i, c in enumerate(self.coupons):
             if c.order_id not in order_ids:

@@ -71,6 +71,13 @@ def test_a_toml_syntax_error_names_the_file_and_line(tmp_path: Path, monkeypatch
     assert "line 2" in message
 
 
+def test_a_toml_file_that_is_not_utf8_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "arca.toml"
+    cfg.write_bytes(b'ARCA_MODEL = "\xff\xfe"\n')
+    monkeypatch.setenv("ARCA_CONFIG", str(cfg))
+    assert _error() == f"{cfg}: invalid TOML: not UTF-8 text"
+
+
 def test_arca_config_naming_a_missing_file_or_a_folder_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,7 +13,7 @@ from bot.cli import main
 from bot.store import Coupon, Order, Player, Store
 from bot.store.seed import DEFAULT_SEED, SeedError, apply_seed, load_seed_file
 from tests.conftest import sqlite_url
-from tools.ledger import normalize_order_id
+from tools.order_views import normalize_order_id
 
 HUGE = "99999999999999999999999"
 

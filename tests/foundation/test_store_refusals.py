@@ -127,3 +127,25 @@ async def test_store_open_below_a_regular_file_is_a_store_error_not_a_traceback(
     blocker.write_text("x", encoding="utf-8")
     with pytest.raises(StoreError, match="cannot open database"):
         await Store(sqlite_url(blocker / "arca.db")).open()
+
+
+def test_a_failed_open_leaves_no_thread_to_die_after_the_event_loop_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`seed` on an unusable data dir printed "RuntimeError: Event loop is closed" after its clear error:
+    the SQLite driver's worker thread was still finishing when `asyncio.run` closed the loop."""
+    import asyncio
+    import threading
+
+    died: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite+aiosqlite:///file:{tmp_path / 'missing' / 'arca.db'}?mode=ro&uri=true"
+    for _ in range(30):
+        with pytest.raises(StoreError, match="unable to open database file"):
+            asyncio.run(Store(url).open())
+    for thread in threading.enumerate():
+        if "_connection_worker_thread" in thread.name:
+            thread.join(timeout=5)
+    assert died == []
+    assert not (tmp_path / "file:").exists()  # a SQLite URI filename is not a folder path to create
