@@ -288,7 +288,7 @@ class PolicyIndex:
     ) -> tuple[list[Candidate], list[float], LexicalIndex | None]:
         """Dense top candidates ∪ lexical top candidates, each with both raw scores."""
         collection = self._current()
-        total = 0 if collection is None else collection.count()
+        total = 0 if self._lexical is None else len(self._lexical)
         if collection is None or total == 0 or self._lexical is None:
             return [], [], None
         found = collection.query(
