@@ -61,6 +61,7 @@ def make_policy_index(settings: Settings, *, build: bool = True) -> Any:
                 log.info("policy index refreshed: %s", counts)
         else:
             index.ensure_built(index.policies_dir)
+        index.warm_up()
     return index
 
 

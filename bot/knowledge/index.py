@@ -45,10 +45,8 @@ MAX_QUERY_CHARS = 2000
 """A query longer than this is cut before anything else: no policy question needs more, and the
 embedder caps it further at its own token limit."""
 
-EMBED_BATCH = 16
-UPSERT_BATCH = 512
-SEARCH_WORKERS = 2
-QUERY_CACHE = 512
+EMBED_BATCH, UPSERT_BATCH = 16, 512
+SEARCH_WORKERS, QUERY_CACHE = 2, 512
 
 Progress = Callable[[int, int], None]
 """`progress(done, total)`: chunks embedded so far during a (re)index."""
@@ -155,7 +153,6 @@ class PolicyIndex:
             return self._sync(chunks, directory, progress)
 
     def build(self, policies_dir: Path, *, progress: Progress | None = None) -> ReindexCounts:
-        """Index `policies_dir` (incrementally when an index of the same embedder exists)."""
         return self.reindex(policies_dir, progress=progress)
 
     def ensure_built(self, policies_dir: Path | None = None) -> ReindexCounts | None:
@@ -260,6 +257,12 @@ class PolicyIndex:
             self._built_at = stamp
         self._collection = collection
         return collection
+
+    def warm_up(self) -> None:
+        """Load the Korean analyzer and embed the background sentences now, not on a player's first
+        question (together ~2 s)."""
+        analyze_query("쿠폰")
+        self._background()
 
     def _background(self) -> np.ndarray:
         """Vectors of the everyday sentences the abstain decision compares a query with (once)."""
