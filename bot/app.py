@@ -51,17 +51,17 @@ def make_policy_index(settings: Settings, *, build: bool = True) -> Any:
     """The policy index of the settings, built into the data dir when it is missing."""
     from bot.knowledge.index import PolicyIndex
 
-    index = PolicyIndex.from_settings(settings)
-    index.policies_dir = policies_dir(settings)
+    index = PolicyIndex.from_settings(settings, policies_dir=policies_dir(settings))
     if build:
         if index.is_built():
-            # Bring an existing index up to date with the directory it was built from (changed
-            # sections only are re-embedded; an unchanged directory costs a parse and a hash).
+            # Bring an existing index up to date with the configured directory (changed sections
+            # only are re-embedded; an unchanged directory costs a parse and a hash).
             counts = index.reindex()
             if counts.added or counts.updated or counts.removed:
                 log.info("policy index refreshed: %s", counts)
         else:
             index.ensure_built(index.policies_dir)
+        index.warm_up()
     return index
 
 
@@ -78,7 +78,7 @@ def make_policy_index_safely(settings: Settings) -> Any:
         )
         from bot.knowledge.index import PolicyIndex
 
-        return PolicyIndex.from_settings(settings)
+        return PolicyIndex.from_settings(settings, policies_dir=policies_dir(settings))
 
 
 def make_llm_factory(settings: Settings, metrics: Any = None) -> Callable[[], Any]:

@@ -1,4 +1,4 @@
-"""The policy knowledge base: policy documents → chunks → Chroma + BM25 → cited `PolicyHit`s."""
+"""The policy knowledge base: policy documents → chunks → Chroma + BM25 → fused, cited `PolicyHit`s."""
 
 from bot.knowledge.documents import (
     Chunk,
@@ -11,15 +11,19 @@ from bot.knowledge.documents import (
     parse_policy,
 )
 from bot.knowledge.embedders import E5Embedder, Embedder, SentenceTransformerEmbedder, make_embedder
-from bot.knowledge.index import EmptyQueryError, PolicyHit, PolicyIndex, ReindexCounts
-from bot.knowledge.lexical import AliasTable, LexicalIndex
+from bot.knowledge.fusion import DEFAULT_FUSION, FusionParams
+from bot.knowledge.hits import PolicyHit, ReindexCounts
+from bot.knowledge.index import EmptyQueryError, IndexFolderMissing, PolicyIndex
+from bot.knowledge.lexical import LexicalIndex
 
 __all__ = [
-    "AliasTable",
+    "DEFAULT_FUSION",
     "Chunk",
     "E5Embedder",
     "Embedder",
     "EmptyQueryError",
+    "FusionParams",
+    "IndexFolderMissing",
     "KnowledgeError",
     "LexicalIndex",
     "PolicyDocument",

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.knowledge.documents import KnowledgeError, PolicyFormatError
-from bot.knowledge.index import PolicyHit, PolicyIndex
+from bot.knowledge.documents import KnowledgeError, PolicyFormatError, large_policy_files
+from bot.knowledge.hits import PolicyHit
+from bot.knowledge.index import PolicyIndex, Progress
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -37,7 +40,14 @@ def index_command(settings: Settings, policies_dir: Path | None = None, *, out: 
     directory = Path(policies_dir) if policies_dir is not None else settings.policies_dir
     index = PolicyIndex.from_settings(settings)
     try:
-        counts = index.reindex(directory)
+        for path, size in large_policy_files(directory):
+            print(
+                f"warning: {path} is {size / 1024:.0f} KB; a policy file that large is slow to index "
+                "and is usually not a policy (split it by topic)",
+                file=sys.stderr,
+            )
+        with _progress_bar() as progress:
+            counts = index.reindex(directory, progress=progress)
     except PolicyFormatError as exc:
         _err(f"{exc.path}:{exc.line}: {exc.message}")
         return EXIT_USAGE
@@ -52,6 +62,32 @@ def index_command(settings: Settings, policies_dir: Path | None = None, *, out: 
         index.close()
     print(f"{counts} from {directory}", file=out)
     return EXIT_OK
+
+
+@contextmanager
+def _progress_bar() -> Iterator[Progress | None]:
+    """A progress bar on stderr while chunks are embedded, when stderr is a terminal; else nothing."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
+    from rich.progress import Progress as Bar
+
+    with Bar(
+        "embedding policy sections",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("index", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
 
 
 def _hit_json(hit: PolicyHit) -> dict[str, object]:

@@ -219,6 +219,16 @@ def policy_files(policies_dir: Path) -> list[Path]:
     return sorted(p for p in policies_dir.glob("*.md") if p.is_file() and p.name.lower() != "readme.md")
 
 
+LARGE_POLICY_BYTES = 256 * 1024
+"""A policy file above this is unusual (the shipped ones are 2–4 KB) and slow to embed: warn about it."""
+
+
+def large_policy_files(policies_dir: Path, limit: int | None = None) -> list[tuple[Path, int]]:
+    """The policy files over `limit` (default `LARGE_POLICY_BYTES`) bytes, with their sizes."""
+    limit = LARGE_POLICY_BYTES if limit is None else limit
+    return [(p, p.stat().st_size) for p in policy_files(policies_dir) if p.stat().st_size > limit]
+
+
 def load_policies(policies_dir: Path) -> list[PolicyDocument]:
     """Parse every policy file of a directory; refuses an empty directory and duplicate ids."""
     files = policy_files(policies_dir)

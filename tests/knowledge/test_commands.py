@@ -75,3 +75,11 @@ def test_index_of_a_missing_directory_exits_2(
 ) -> None:  # type: ignore[no-untyped-def]
     assert index_command(settings, tmp_path / "missing") == 2
     assert "not found" in capfd.readouterr().err
+
+
+def test_search_json_prints_an_empty_array_for_small_talk(
+    settings, capfd: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    assert search_command(settings, "오늘 점심 뭐 먹을까요?", 3, True) == 0
+    out, _ = capfd.readouterr()
+    assert json.loads(out) == []

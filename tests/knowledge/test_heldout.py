@@ -1,38 +1,34 @@
-"""Retrieval generalisation on the held-out set (tests/retrieval_heldout.yaml).
+"""Generalisation: the held-out set (tests/retrieval_heldout.yaml) and a second game's Korean-only
+corpus (tests/knowledge/other_game/, tests/retrieval_other_game.yaml), neither used for tuning.
 
-The lexical weight (0.03), the aliases and some policy sentences were tuned while looking at misses on
-tests/retrieval_eval.yaml, so that set's recall@3 of 0.94 is optimistic. The held-out set was written
-afterwards and never used for tuning; nothing was changed after scoring it.
+Measured with the default embedder and fusion (`python bench/retrieval.py`):
 
-Measured with the default embedder (e5, hybrid w=0.03, shipped policies; `python bench/retrieval.py`):
+    set                                R@1   R@3   off-topic abstained   on-topic wrongly abstained
+    held-out, shipped corpus           0.78  0.89  0.68                  0.01
+    second corpus (other game)         0.80  0.93  0.88                  0.00
 
-    set                          R@1 ko  R@1 en  R@1   R@3 ko  R@3 en  R@3
-    tuned eval (64 queries)      0.66    0.78    0.72  0.94    0.94    0.94
-    held-out (48 queries)        0.75    0.54    0.65  0.96    0.83    0.90
-
-Held-out dense-only R@3 is 0.92 and the Korean-only corpus gives R@3 0.81. The floors below are 0.05 under
-the measured value rounded down to 0.05 (0.896 -> 0.85 -> 0.80; ko 0.958 -> 0.90; en 0.833 -> 0.75): they
-catch regressions, not run-to-run noise.
+The floors below sit ~0.05–0.08 under those figures: they catch regressions, not run-to-run noise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bot.knowledge.documents import chunk_documents, load_policies
+from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import EvalCase, evaluate, load_eval_cases
 from bot.knowledge.index import PolicyIndex
 from tests.knowledge.conftest import POLICIES
 
 pytestmark = pytest.mark.slow
 
-HELDOUT_FILE = Path(__file__).resolve().parents[1] / "retrieval_heldout.yaml"
-
-RECALL_AT_3_FLOOR = 0.80
-RECALL_AT_3_FLOOR_KO = 0.90
-RECALL_AT_3_FLOOR_EN = 0.75
+TESTS = Path(__file__).resolve().parents[1]
+HELDOUT_FILE = TESTS / "retrieval_heldout.yaml"
+OTHER_GAME = TESTS / "knowledge" / "other_game"
+OTHER_GAME_FILE = TESTS / "retrieval_other_game.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -40,27 +36,48 @@ def heldout_cases() -> list[EvalCase]:
     return load_eval_cases(HELDOUT_FILE)
 
 
-def test_heldout_set_is_bilingual_fresh_and_points_at_real_sections(
+@pytest.fixture(scope="module")
+def other_index(e5: E5Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PolicyIndex]:
+    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-other-game"))
+    index.build(OTHER_GAME)
+    yield index
+    index.close()
+
+
+def test_heldout_set_is_large_varied_fresh_and_points_at_real_sections(
     heldout_cases: list[EvalCase], eval_cases: list[EvalCase]
 ) -> None:
-    assert len(heldout_cases) >= 40
-    langs = [c.lang for c in heldout_cases]
-    assert set(langs) == {"ko", "en"} and langs.count("ko") == langs.count("en")
+    assert len(heldout_cases) + len(eval_cases) >= 120
+    assert sum(c.off_topic for c in heldout_cases) >= 20
+    assert sum(c.kind == "paraphrase" for c in heldout_cases) >= 20
+    assert {"ko", "en"} == {c.lang for c in heldout_cases}
     chunks = chunk_documents(load_policies(POLICIES))
     sections = {(c.source, c.section) for c in chunks}
     corpus = "\n".join(c.text for c in chunks)
     tuned = {c.query.casefold() for c in eval_cases}
     for case in heldout_cases:
-        assert (case.source, case.section) in sections, case
+        assert case.off_topic or (case.source, case.section) in sections, case
         assert case.query.rstrip("?") not in corpus, f"copied from a document: {case.query}"
-        assert case.query.casefold() not in tuned, f"also in the tuned eval set: {case.query}"
+        assert case.query.casefold() not in tuned, f"also in the tuning set: {case.query}"
     assert len({c.query for c in heldout_cases}) == len(heldout_cases)
 
 
-def test_heldout_recall_at_3_with_the_default_embedder(
-    shipped_index: PolicyIndex, heldout_cases: list[EvalCase]
-) -> None:
+def test_heldout_recall_and_abstain_rates(shipped_index: PolicyIndex, heldout_cases: list[EvalCase]) -> None:
     report = evaluate(shipped_index, heldout_cases, k=3)
-    assert report.recall_at_k() >= RECALL_AT_3_FLOOR, report.misses
-    assert report.recall_at_k("ko") >= RECALL_AT_3_FLOOR_KO, report.misses
-    assert report.recall_at_k("en") >= RECALL_AT_3_FLOOR_EN, report.misses
+    assert report.recall_at_k() >= 0.83, report.misses
+    assert report.recall_at_1() >= 0.70, report.misses
+    assert report.off_topic_abstain_rate >= 0.60, report.misses
+    assert report.wrong_abstain_rate <= 0.05, report.misses
+
+
+def test_second_corpus_of_another_game_carries_the_settings_over(other_index: PolicyIndex) -> None:
+    cases = load_eval_cases(OTHER_GAME_FILE)
+    chunks = chunk_documents(load_policies(OTHER_GAME))
+    sections = {(c.source, c.section) for c in chunks}
+    assert all(c.off_topic or (c.source, c.section) in sections for c in cases)
+    assert all("> EN:" not in c.text for c in chunks)  # Korean-only documents
+    report = evaluate(other_index, cases, k=3)
+    assert report.recall_at_k() >= 0.85, report.misses
+    assert report.recall_at_1() >= 0.72, report.misses
+    assert report.off_topic_abstain_rate >= 0.75, report.misses
+    assert report.wrong_abstain_rate <= 0.05, report.misses

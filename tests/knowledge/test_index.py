@@ -15,7 +15,7 @@ from tests.knowledge.conftest import CountingEmbedder
 
 
 def _sources(index: PolicyIndex, query: str = "정책", top_k: int = 10) -> set[str]:
-    return {h.source for h in index.search_sync(query, top_k=top_k, min_score=-1.0)}
+    return {h.source for h in index.explain(query)[0][:top_k]}
 
 
 def test_first_build_embeds_every_chunk_and_records_the_embedder(
@@ -173,7 +173,7 @@ async def test_async_search_embeds_on_the_index_worker_not_the_event_loop(
     results = await asyncio.gather(index.search("쿠폰 한도"), index.search("이름 변경 제한"))
     assert results[0][0].source == "coupons.md" and results[1][0].source == "name.md"
     assert counting.query_threads and all(name != loop_thread for name in counting.query_threads)
-    assert all(name.startswith("policy-index") for name in counting.query_threads)
+    assert all(name.startswith("policy-index-search") for name in counting.query_threads)
     index.close()
 
 
@@ -189,6 +189,4 @@ def test_search_follows_a_reindex_made_by_another_process(
         small_corpus
     )  # e.g. `arca-bot index`
     assert _sources(serving) == {"coupons.md", "name.md"}
-    assert all(
-        h.source != "privacy.md" for h in serving.search_sync("결제 기록 보관 기간", top_k=5, min_score=-1.0)
-    )
+    assert all(h.source != "privacy.md" for h in serving.explain("결제 기록 보관 기간")[0])

@@ -1,41 +1,45 @@
-"""The lexical signal: Korean bigrams, amount normalisation, alias expansion, BM25 ranking."""
+"""The lexical side: Korean morphemes, numbers with units, stemmed English, BM25 with a heading field."""
 
 from __future__ import annotations
 
-from bot.knowledge.lexical import AliasTable, LexicalIndex, tokenize
+from bot.knowledge.analysis import analyze, korean_number
+from bot.knowledge.lexical import LexicalIndex
 
 
-def test_korean_is_tokenised_into_character_bigrams_and_amounts_are_normalised() -> None:
-    assert tokenize("쿠폰 한도") == ["쿠폰", "한도"]
-    assert tokenize("발급한도") == ["발급", "급한", "한도"]
-    assert tokenize("20,000원") == tokenize("20000원")
+def test_korean_is_split_into_morphemes_with_or_without_spaces() -> None:
+    assert analyze("배송 지연 보상 쿠폰 한도") == ["배송", "지연", "보상", "쿠폰", "한도"]
+    assert analyze("쿠폰한도가얼마예요")[:2] == ["쿠폰", "한도"]
+    assert analyze("오늘 점심 뭐 먹을까요?") == ["오늘", "점심", "먹"]
 
 
-def test_english_words_are_stemmed_and_stopwords_dropped() -> None:
-    assert tokenize("The suspension") == tokenize("suspended")
-    assert "the" not in tokenize("what is the refund")
+def test_amounts_are_one_term_however_they_are_written() -> None:
+    assert analyze("20,000원") == analyze("2만원") == analyze("이만 원") == ["20000원"]
+    assert analyze("구천구백원") == ["9900원"]
+    assert analyze("두 번 결제") == ["2회", "결제"]
+    assert korean_number("이만오천") == 25_000 and korean_number("만") == 10_000
+    assert korean_number("쿠폰") is None
 
 
-def test_aliases_widen_a_query_with_its_synonyms() -> None:
-    aliases = AliasTable.load()
-    assert "이용 제한" in aliases.expansions("정지당했어요")
-    assert "법정대리인" in aliases.expansions("부모님 몰래 결제했어요")
-    assert "환불" in aliases.expansions("how do I get a refund")
-    assert aliases.expansions("zzz") == []
+def test_english_words_are_stemmed_and_stop_words_dropped() -> None:
+    assert analyze("The suspension") == analyze("suspensions")
+    assert analyze("refunds") == analyze("refund") == ["refund"]
+    assert "the" not in analyze("what is the refund")
 
 
-def test_alias_english_terms_match_whole_words_only() -> None:
-    aliases = AliasTable((("환불", "refund"),))
-    assert aliases.expansions("refunded?") == []  # "refund" is not a word of "refunded"
-    assert aliases.expansions("refund please") == ["환불"]
-
-
-def test_bm25_ranks_the_document_sharing_rare_terms_first() -> None:
+def test_a_heading_match_counts_more_with_a_heavier_heading_weight() -> None:
     index = LexicalIndex(
-        ["a", "b", "c"],
-        ["보상 쿠폰 발급 한도는 20,000원입니다", "이름 변경은 30일 뒤 가능합니다", "배송 지연 기준"],
+        ["limit", "delay"],
+        [analyze("쿠폰 1장은 최대 20,000원입니다"), analyze("배송 지연 주문은 보상 쿠폰을 받습니다")],
+        [analyze("보상 정책 발급 한도"), analyze("보상 정책 적용 대상")],
     )
-    top = index.top("쿠폰 한도 20000원", 3)
-    assert top[0][0] == "a"
-    assert all(score > 0 for _, score in top)
-    assert index.top("전혀관계없는말", 3) == []
+    query = analyze("쿠폰 한도")
+    light, heavy = index.scores(query, 0.0), index.scores(query, 2.0)
+    assert heavy[0] - heavy[1] > light[0] - light[1]
+    assert heavy[0] > heavy[1]
+    assert not index.scores(analyze("전혀 관계없는 말"), 1.0).any()
+
+
+def test_coverage_counts_terms_the_corpus_never_uses_as_rare() -> None:
+    index = LexicalIndex(["hours"], [analyze("평일 10시부터 7시까지, 점심시간 제외")], [analyze("운영 시간")])
+    assert index.coverage(analyze("오늘 점심 뭐 먹을까요"), "hours") < 0.5
+    assert index.coverage(analyze("운영 시간"), "hours") == 1.0

@@ -120,3 +120,14 @@ async def test_a_document_cannot_close_the_data_wrapper(
     assert result.message.count("</policy_excerpts>") == 1
     assert result.message.rstrip().endswith("</policy_excerpts>")
     index.close()
+
+
+async def test_small_talk_gets_ok_with_an_explicit_no_matching_policy(
+    registry: ToolRegistry, small_index: PolicyIndex
+) -> None:
+    result = await registry.execute(
+        "search_policy", {"query": "tell me a joke"}, _ctx(small_index, locale="en")
+    )
+    assert result.ok and result.code == ResultCode.OK
+    assert "no matching policy" in result.message
+    assert result.data["hits"] == []

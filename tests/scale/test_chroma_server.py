@@ -75,7 +75,7 @@ def server_index(embedder: E5Embedder) -> Iterator[PolicyIndex]:
     try:
         yield index
     finally:
-        index._chroma().delete_collection(name)
+        index.store.client().delete_collection(name)
         index.close()
 
 

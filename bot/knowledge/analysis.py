@@ -1,0 +1,177 @@
+"""Text → search terms for the lexical index: Korean morphemes (kiwipiepy), stemmed English, numbers.
+
+Korean: nouns, verb and adjective stems and foreign words, as kiwipiepy's model (shipped in the
+`kiwipiepy-model` wheel, loaded once per process) splits them, so "쿠폰한도가얼마예요" and "쿠폰 한도"
+share their terms. Numbers keep their unit and are written as digits, so "2만원", "이만 원" and "20,000원"
+are the same term `20000원`. English words are lower-cased, stop words dropped and Snowball-stemmed
+("suspended"/"suspension" → "suspens").
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+ANALYZER_VERSION = 1
+"""Part of the index format: terms stored in an index come from this analyzer."""
+
+MAX_ANALYZED_CHARS = 4000
+"""A query is analysed up to this many characters; policy text is analysed whole."""
+
+_CONTENT_TAGS = frozenset({"NNG", "NNP", "XR", "SH", "VV", "VA", "VV-R", "VA-R", "VV-I", "VA-I"})
+_NUMBER_TAGS = frozenset({"SN", "NR"})
+_UNITS = {
+    "원": "원",
+    "일": "일",
+    "개": "개",
+    "장": "장",
+    "번": "회",
+    "회": "회",
+    "시간": "시간",
+    "분": "분",
+    "주": "주",
+    "달": "개월",
+    "개월": "개월",
+    "년": "년",
+    "세": "세",
+    "살": "세",
+    "명": "명",
+    "대": "대",
+    "자": "자",
+    "골드": "골드",
+    "프로": "%",
+    "퍼센트": "%",
+    "%": "%",
+    "시": "시",
+    "단계": "단계",
+    "영업일": "영업일",
+}
+_NATIVE_NUMBERS = {
+    "한": 1,
+    "하나": 1,
+    "두": 2,
+    "둘": 2,
+    "세": 3,
+    "셋": 3,
+    "석": 3,
+    "네": 4,
+    "넷": 4,
+    "다섯": 5,
+    "여섯": 6,
+    "일곱": 7,
+    "여덟": 8,
+    "아홉": 9,
+    "열": 10,
+    "스무": 20,
+    "스물": 20,
+    "서른": 30,
+    "마흔": 40,
+    "쉰": 50,
+}
+_SINO_DIGITS = {"일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9}
+_SMALL_UNITS = {"십": 10, "백": 100, "천": 1000}
+_BIG_UNITS = {"만": 10_000, "억": 100_000_000}
+_NUMBER_PIECE = re.compile(r"\d+(?:\.\d+)?|[일이삼사오육칠팔구십백천만억]")
+_ENGLISH_STOPWORDS = frozenset(
+    "a an the is are was were be been am do does did i im i'm me my you your u ur we our it its of to in "
+    "on at for with and or if can could would should will what whats how when which who why there this "
+    "that these those from by as any get got have has had not no so about just like some please pls "
+    "there's it's don't dont can't cant".split()
+)
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?|\d+")
+
+_lock = threading.Lock()
+_kiwi: Any = None
+_stemmer: Any = None
+
+
+def _analyzers() -> tuple[Any, Any]:
+    """The process's one Kiwi and one English stemmer (Kiwi loads its ~100 MB model in ~1 s)."""
+    global _kiwi, _stemmer
+    with _lock:
+        if _kiwi is None:
+            import Stemmer
+            from kiwipiepy import Kiwi
+
+            _stemmer = Stemmer.Stemmer("english")
+            _kiwi = Kiwi(num_workers=-1)
+        return _kiwi, _stemmer
+
+
+def korean_number(text: str) -> int | None:
+    """`"2만"`, `"이만오천"`, `"구천구백"`, `"20,000"` → an integer; None when it is not a number."""
+    text = text.replace(",", "")
+    if text in _NATIVE_NUMBERS:
+        return _NATIVE_NUMBERS[text]
+    pieces = _NUMBER_PIECE.findall(text)
+    if not pieces or "".join(pieces) != text:
+        return None
+    total = section = 0
+    current: float | None = None
+    for piece in pieces:
+        if piece[0].isdigit():
+            current = float(piece)
+        elif piece in _SINO_DIGITS:
+            current = _SINO_DIGITS[piece]
+        elif piece in _SMALL_UNITS:
+            section += (current if current is not None else 1) * _SMALL_UNITS[piece]
+            current = None
+        else:
+            total += ((section + (current or 0)) or 1) * _BIG_UNITS[piece]
+            section, current = 0, None
+    value = total + section + (current or 0)
+    return int(value) if float(value).is_integer() else None
+
+
+def _english_terms(text: str, stemmer: Any) -> list[str]:
+    words = [w for w in _WORD.findall(text) if w not in _ENGLISH_STOPWORDS and not w.isdigit()]
+    return stemmer.stemWords(words) if words else []
+
+
+def _is_number_token(token: Any) -> bool:
+    return token.tag in _NUMBER_TAGS or (token.tag == "MM" and token.form in _NATIVE_NUMBERS)
+
+
+def _adjacent(left: Any, right: Any) -> bool:
+    """`이만 원`, `2만`: number pieces written together or one space apart form one number."""
+    return right.start <= left.start + left.len + 1
+
+
+def analyze(text: str) -> list[str]:
+    """The search terms of `text`, in order (repeats kept: BM25 counts them)."""
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    if not text.strip():
+        return []
+    kiwi, stemmer = _analyzers()
+    tokens = kiwi.tokenize(text)
+    terms: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if _is_number_token(token):
+            j = i + 1
+            while j < len(tokens) and _is_number_token(tokens[j]) and _adjacent(tokens[j - 1], tokens[j]):
+                j += 1
+            value = korean_number("".join(t.form for t in tokens[i:j]))
+            unit = _UNITS.get(tokens[j].form) if j < len(tokens) else None
+            if value is not None:
+                terms.append(f"{value}{unit or ''}")
+                i = j + (1 if unit else 0)
+                continue
+            i = j
+            continue
+        if token.tag in _CONTENT_TAGS:
+            terms.append(token.form)
+        elif token.tag == "SL":
+            terms.extend(_english_terms(token.form, stemmer))
+        i += 1
+    return terms
+
+
+@lru_cache(maxsize=1024)
+def analyze_query(query: str) -> tuple[str, ...]:
+    """`analyze` for a search query, capped at `MAX_ANALYZED_CHARS`; cached (players repeat questions)."""
+    return tuple(analyze(query[:MAX_ANALYZED_CHARS]))
