@@ -280,3 +280,26 @@ async def test_a_game_page_embeds_the_widget_with_one_script_tag(browser, make_w
     assert [m["role"] for m in history] == ["user", "assistant"]
     await shot(page, "desktop_embedded")
     await runner.cleanup()
+
+
+async def test_reloading_mid_answer_picks_the_running_stream_back_up(browser, make_web):
+    web = await make_web("native")
+    answer = "ORD024 쿠션 굿즈는 배송 지연 상태입니다. 출고 일정이 잡히면 바로 알려 드릴게요. " * 3
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD024"}},
+        {"final": answer.strip()},
+        chunk_delay=0.1,
+    )
+    page = await open_widget(browser, web, viewport=PHONE, fragment=f"token={web.token('P100')}&thread=t2")
+    await send(page, "ORD024 언제 와요?")
+    await page.wait_for_function(
+        "() => { const b = document.querySelector('.msg.bot .bubble'); return b && b.textContent.length > 10; }"
+    )
+    assert "token=" not in page.url
+    await page.reload()
+    # The tab kept the token (not the address bar): still player P100, on thread t2.
+    await expect(page.locator("#who")).to_have_text("플레이어 P100 님으로 접속됨")
+    await expect(page.locator(".msg.user .bubble")).to_have_text("ORD024 언제 와요?")
+    await expect(page.locator(".msg.bot .bubble").last).to_have_text(answer.strip())
+    await expect(page.locator(".msg.bot .tool .name")).to_have_text("lookup_order")
+    assert not web.conversations.is_running("web:P100:t2")
