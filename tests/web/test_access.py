@@ -232,3 +232,23 @@ def test_web_token_command_needs_the_secret_and_a_sane_ttl(monkeypatch, capsys):
     monkeypatch.setenv("ARCA_WEB_SECRET", SECRET)
     assert main(["web-token", "P100", "--ttl", "soon"]) == 2
     assert main(["web-token", "P1:00"]) == 2
+
+
+def test_the_limiter_forgets_idle_keys_and_counts_a_refusal_nowhere():
+    from bot.channels.web.limits import SlidingWindowLimiter, check_all
+
+    now = [0.0]
+    per_id = SlidingWindowLimiter(2, 10.0, clock=lambda: now[0])
+    per_ip = SlidingWindowLimiter(3, 10.0, clock=lambda: now[0])
+    assert check_all([(per_id, "a"), (per_ip, "ip")]) == 0
+    assert check_all([(per_id, "a"), (per_ip, "ip")]) == 0
+    now[0] = 4.0
+    assert check_all([(per_id, "a"), (per_ip, "ip")]) == 6  # a's first hit leaves the window at t=10
+    assert check_all([(per_id, "b"), (per_ip, "ip")]) == 0  # the refusal above cost ip nothing
+    assert check_all([(per_id, "c"), (per_ip, "ip")]) == 6
+    now[0] = 10.5
+    assert check_all([(per_id, "a"), (per_ip, "ip")]) == 0
+    per_id.max_keys = 2
+    now[0] = 100.0
+    per_id.hit("d")
+    assert len(per_id) == 1

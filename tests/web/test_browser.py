@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp.web
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
@@ -241,3 +242,64 @@ async def test_history_divider_and_the_page_without_an_llm(browser, make_web):
     await send(page, "hello")
     await expect(page.locator(".msg.user .note")).to_contain_text("no LLM is configured")
     await shot(page, "desktop_en_no_llm")
+
+
+async def test_a_game_page_embeds_the_widget_with_one_script_tag(browser, make_web):
+    web = await make_web("native")
+    web.script({"final": "안녕하세요, 루나 님! 무엇을 도와드릴까요?"})
+    html = (
+        "<!doctype html><html><body><h1>Arca Online</h1>"
+        f'<script src="{web.url}/static/embed.js" data-token="{web.token("P100")}" '
+        'data-thread="game" data-lang="ko"></script></body></html>'
+    )
+    # The game's own page, served from another origin than the bot's.
+    game = aiohttp.web.Application()
+
+    async def game_page(request: aiohttp.web.Request) -> aiohttp.web.Response:
+        return aiohttp.web.Response(text=html, content_type="text/html")
+
+    game.router.add_get("/", game_page)
+    runner = aiohttp.web.AppRunner(game)
+    await runner.setup()
+    site = aiohttp.web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    context = await browser.new_context(viewport=DESKTOP)
+    page = await context.new_page()
+    await page.goto(f"http://127.0.0.1:{port}/")
+    button = page.get_by_role("button", name="Arca Online Support")
+    await expect(button).to_have_attribute("aria-expanded", "false")
+    await button.click()
+    await expect(button).to_have_attribute("aria-expanded", "true")
+    chat = page.frame_locator("iframe[title='Arca Online Support']")
+    await expect(chat.locator("#who")).to_have_text("플레이어 P100 님으로 접속됨")
+    await chat.locator("#input").fill("안녕하세요")
+    await chat.locator("#input").press("Enter")
+    await expect(chat.locator(".msg.bot .bubble")).to_have_text("안녕하세요, 루나 님! 무엇을 도와드릴까요?")
+    history = (await web.client("P100").get("/api/threads/game")).json()["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant"]
+    await shot(page, "desktop_embedded")
+    await runner.cleanup()
+
+
+async def test_reloading_mid_answer_picks_the_running_stream_back_up(browser, make_web):
+    web = await make_web("native")
+    answer = "ORD024 쿠션 굿즈는 배송 지연 상태입니다. 출고 일정이 잡히면 바로 알려 드릴게요. " * 3
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD024"}},
+        {"final": answer.strip()},
+        chunk_delay=0.1,
+    )
+    page = await open_widget(browser, web, viewport=PHONE, fragment=f"token={web.token('P100')}&thread=t2")
+    await send(page, "ORD024 언제 와요?")
+    await page.wait_for_function(
+        "() => { const b = document.querySelector('.msg.bot .bubble'); return b && b.textContent.length > 10; }"
+    )
+    assert "token=" not in page.url
+    await page.reload()
+    # The tab kept the token (not the address bar): still player P100, on thread t2.
+    await expect(page.locator("#who")).to_have_text("플레이어 P100 님으로 접속됨")
+    await expect(page.locator(".msg.user .bubble")).to_have_text("ORD024 언제 와요?")
+    await expect(page.locator(".msg.bot .bubble").last).to_have_text(answer.strip())
+    await expect(page.locator(".msg.bot .tool .name")).to_have_text("lookup_order")
+    assert not web.conversations.is_running("web:P100:t2")

@@ -150,9 +150,13 @@ def test_arca_bot_web_answers_healthz_within_10s_without_an_llm(tmp_path: Path):
         assert chat.status_code == 503 and "ARCA_MODEL" in chat.json()["message"]
         page = httpx.get(f"http://127.0.0.1:{port}/")
         assert page.status_code == 200 and "widget.js" in page.text
+        # SIGTERM (systemd, docker stop) is a clean stop, even while the index is still being built.
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
 
 
 async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):  # noqa: F811 - fixture

@@ -296,3 +296,38 @@ async def test_compaction_is_a_compact_event_before_the_loop_goes_on(make_web):
     # Checked before the loop call: the divider comes before the step it made room for.
     assert [signature(e) for e in events[:2]] == [("compact", None, None), ("step", "thinking", "start")]
     assert events[-1].data["answer"] == "요약하면 배송 지연 문의입니다."
+
+
+async def test_a_run_that_fails_still_ends_its_stream_with_an_answer_and_done(make_web):
+    from bot.conversations.messages import failure_text
+
+    def broken_llm():
+        raise RuntimeError("the model endpoint vanished")
+
+    web = await make_web("native", llm_factory=broken_llm)
+    events = await web.chat(web.client("P100"), "안녕하세요")
+    assert collapse(events) == [
+        ("answer", None, "start"),
+        ("answer", None, "delta"),
+        ("answer", None, "done"),
+        ("done", None, None),
+    ]
+    check_keys(events)
+    assert events[-1].data["answer"] == failure_text("ko")
+    assert events[-1].data["iterations"] == 0
+
+
+async def test_a_staff_command_from_the_web_is_denied_and_issues_nothing(make_web):
+    from sqlalchemy import select
+
+    from bot.store import Coupon
+
+    web = await make_web("native")
+    events = await web.chat(web.client("P100"), "/coupon issue ORD001 20000 보상")
+    assert [e.event for e in events][-1] == "done"
+    assert events[-1].data["answer"].strip()
+    assert (
+        events[-1].data["answer"].startswith("⛔ /coupon issue 은(는) 운영진(Support Staff) 전용 명령입니다.")
+    )
+    async with web.app.store.session() as s:
+        assert (await s.execute(select(Coupon).where(Coupon.order_id == "ORD001"))).first() is None

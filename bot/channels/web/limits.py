@@ -37,8 +37,21 @@ class SlidingWindowLimiter:
             return 0.0
         return hits[0] + self.window - now
 
+    max_keys = 10_000
+    """Above this many tracked keys, keys whose hits have all expired are dropped (bounded memory)."""
+
     def hit(self, key: str) -> None:
+        if len(self._hits) >= self.max_keys and key not in self._hits:
+            self.prune()
         self._hits.setdefault(key, deque()).append(self._clock())
+
+    def prune(self) -> None:
+        cutoff = self._clock() - self.window
+        for key in [k for k, hits in self._hits.items() if not hits or hits[-1] <= cutoff]:
+            del self._hits[key]
+
+    def __len__(self) -> int:
+        return len(self._hits)
 
 
 def check_all(limits: list[tuple[SlidingWindowLimiter, str]]) -> int:

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import signal
 import socket
 import sys
 import threading
@@ -89,38 +90,40 @@ class BackgroundPolicyIndex:
     """The policy knowledge base, built or refreshed in a worker thread; searches wait until it is ready.
 
     Stands in for the index in `ToolServices` so the server starts (and `/healthz` answers) at once.
+    The thread is a daemon: stopping the server does not wait for a build in progress (the next start
+    refreshes the index from its directory).
     """
 
     def __init__(self, build: Callable[[], Any]) -> None:
         self._build = build
         self._ready = threading.Event()
+        self._ready_async = asyncio.Event()
         self._index: Any = None
         self.state = "building"
-        self._task: asyncio.Task[None] | None = None
 
     def start(self) -> BackgroundPolicyIndex:
-        self._task = asyncio.create_task(self._run())
+        loop = asyncio.get_running_loop()
+
+        def work() -> None:
+            try:
+                self._index = self._build()
+                self.state = "ready"
+            except Exception:
+                log.exception("policy index could not be built; policy search is unavailable")
+                self.state = "unavailable"
+            finally:
+                self._ready.set()
+                with contextlib.suppress(RuntimeError):  # the loop already closed: nobody waits
+                    loop.call_soon_threadsafe(self._ready_async.set)
+
+        threading.Thread(target=work, name="policy-index", daemon=True).start()
         return self
 
-    async def _run(self) -> None:
-        try:
-            self._index = await asyncio.to_thread(self._build)
-            self.state = "ready"
-        except Exception:
-            log.exception("policy index could not be built; policy search is unavailable")
-            self.state = "unavailable"
-        finally:
-            self._ready.set()
-
-    async def wait_ready(self) -> Any:
-        await asyncio.to_thread(self._ready.wait)
-        return self._index
-
     async def search(self, query: str, top_k: int = 3) -> list[Any]:
-        index = self._index if self._ready.is_set() else await self.wait_ready()
-        if index is None:
+        await self._ready_async.wait()
+        if self._index is None:
             raise RuntimeError("the policy index is unavailable")
-        return await index.search(query, top_k)
+        return await self._index.search(query, top_k)
 
     def reindex(self, *args: Any, **kwargs: Any) -> Any:
         self._ready.wait()
@@ -192,11 +195,21 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
         await app.store.close()
         return 2
     print(f"arca-bot web: serving {server.url}  (Ctrl-C stops)", file=sys.stderr)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not on this platform / thread
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        await server.wait()
+        # Ctrl-C cancels this task (asyncio.run); SIGTERM sets `stop`: both end in the same shutdown.
+        await asyncio.wait(
+            {asyncio.create_task(stop.wait()), asyncio.create_task(server.wait())},
+            return_when=asyncio.FIRST_COMPLETED,
+        )
     except asyncio.CancelledError:
         pass
     finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
         await server.stop()
         await app.conversations.wait_idle()
         await app.store.close()

@@ -251,9 +251,12 @@ def page_router() -> APIRouter:
     async def index(request: Request) -> Response:
         response = FileResponse(str(_static_dir() / "index.html"), media_type="text/html; charset=utf-8")
         response.headers["Cache-Control"] = "no-store"
+        deps = deps_of(request)
+        # Embeddable in an iframe by the allowed origins (anywhere when none are configured).
+        ancestors = " ".join(["'self'", *deps.origins]) if deps.origins else "*"
         response.headers["Content-Security-Policy"] = (
             "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-            "connect-src 'self'; frame-ancestors *"
+            f"connect-src 'self'; frame-ancestors {ancestors}"
         )
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response

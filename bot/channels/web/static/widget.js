@@ -76,8 +76,23 @@
   const notice = $("notice");
 
   const params = new URLSearchParams(location.hash.slice(1));
+  const TOKEN_KEY = "arca-support-token";
+  function storedToken() {
+    try {
+      return sessionStorage.getItem(TOKEN_KEY);
+    } catch (e) {
+      return null; // storage blocked (e.g. a sandboxed frame): the token lives in memory only
+    }
+  }
+  function storeToken(token) {
+    try {
+      sessionStorage.setItem(TOKEN_KEY, token);
+    } catch (e) {
+      /* in memory only */
+    }
+  }
   const state = {
-    token: params.get("token") || null,
+    token: params.get("token") || storedToken(),
     thread: /^[A-Za-z0-9_-]{1,64}$/.test(params.get("thread") || "") ? params.get("thread") : "main",
     lang: params.get("lang") || ((navigator.language || "ko").toLowerCase().startsWith("ko") ? "ko" : "en"),
     identity: null,
@@ -87,7 +102,8 @@
   };
   if (!TEXT[state.lang]) state.lang = "ko";
   if (params.has("token")) {
-    // Keep the token out of the address bar, history and any shared link.
+    // Keep the token out of the address bar, history and any shared link; this tab keeps it for reloads.
+    storeToken(params.get("token"));
     params.delete("token");
     history.replaceState(null, "", location.pathname + location.search + (params.toString() ? "#" + params : ""));
   }
@@ -474,7 +490,10 @@
   // A page that embeds the widget in an iframe may hand over a fresh token.
   window.addEventListener("message", (event) => {
     if (event.source !== window.parent || !event.data || event.data.type !== "arca-token") return;
-    if (typeof event.data.token === "string") state.token = event.data.token;
+    if (typeof event.data.token === "string") {
+      state.token = event.data.token;
+      storeToken(event.data.token);
+    }
   });
 
   start();
