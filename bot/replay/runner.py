@@ -54,10 +54,6 @@ class CaseResult:
     elapsed: float = 0.0
 
 
-ReplaySurface = RecordingSurface
-"""The surface a replayed case talks to (kept under its old name)."""
-
-
 def _slug(name: str) -> str:
     return re.sub(f"[^\\w{HANGUL_RANGE}-]+", "-", name.strip().lower()).strip("-")[:60] or "case"
 
@@ -174,7 +170,7 @@ class Replayer:
             llm = RecordingScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
         current["llm"] = llm
         rec = TurnRecord()
-        surface = self.surface_factory() if self.surface_factory is not None else ReplaySurface()
+        surface = self.surface_factory() if self.surface_factory is not None else RecordingSurface()
         if self.announce is not None:
             self.announce(turn)
         pending = sorted(turn.interrupts, key=lambda i: i.after_step)
