@@ -163,7 +163,6 @@ async def run(n: int, latency: float, data_dir: Path) -> dict[str, Any]:
         return LatencyLLM(scripts[f"{pending.pop(0)}"], latency=latency)
 
     app = await build_app(settings, llm_factory=factory, store=store, policy_index=index)
-    app.conversations.edit_interval = 0.0
     try:
         await index.search("warm-up", 3)  # loads the model and the lexical index outside the timing
         for i in range(n + 1):

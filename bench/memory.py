@@ -60,9 +60,8 @@ async def _child(threads: int) -> dict[str, Any]:
             {"final": "배송 지연 보상 기준을 안내해 드립니다."},
         ]
     ]
-    app = await build_app(load_settings(), llm_factory=lambda: ScriptedLLM(scripts.pop(0)))
+    app = await build_app(load_settings(edit_interval=0.0), llm_factory=lambda: ScriptedLLM(scripts.pop(0)))
     conv = app.conversations
-    conv.edit_interval = 0.0
     actor = await conv.resolve_actor("9001")
     outcome = await conv.handle(Incoming("console:memory", actor, "배송이 늦으면 보상 되나요?"), _Quiet())
     assert outcome.kind == "answered", outcome

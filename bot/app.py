@@ -132,10 +132,13 @@ async def build_app(
     use_native_tools: bool | None = None,
     event_hook: Any = None,
     metrics: Any = None,
+    coupon_rules: Any = None,
 ) -> App:
     """Everything a channel needs. `llm_factory` defaults to the configured model (metered when
-    `metrics`, a `bot.observability.ArcaMetrics`, is given)."""
+    `metrics`, a `bot.observability.ArcaMetrics`, is given); `coupon_rules` replaces the configured
+    `coupon_rules.yaml` (a transcript's own rules)."""
     from bot.conversations import Conversations
+    from bot.conversations.notifications import StaffNotifications
     from bot.staff import StaffRegistry
     from tools.base import ToolServices
     from tools.ledger import load_coupon_rules
@@ -144,8 +147,21 @@ async def build_app(
     store = store or await open_store(settings)
     if policy_index is None:
         policy_index = make_policy_index_safely(settings)
-    rules = load_coupon_rules(coupon_rules_path(settings))
-    services = ToolServices(coupon_rules=rules, policy_search=policy_index, timezone=settings.timezone)
+    if coupon_rules is None:
+        coupon_rules = load_coupon_rules(coupon_rules_path(settings))
+    notifications = StaffNotifications()
+    services = ToolServices(
+        coupon_rules=coupon_rules,
+        policy_search=policy_index,
+        timezone=settings.timezone,
+        notify_staff=notifications.notify,
+    )
+    models = None
+    if llm_factory is None and settings.llm_configured:
+        from bot.llm.registry import ModelRegistry
+
+        # Per-step models for `/ops draft` (planner on `fast`, worker and review on `main`).
+        models = ModelRegistry.from_settings(settings)
     conversations = Conversations(
         store=store,
         tools=build_registry(),
@@ -161,13 +177,9 @@ async def build_app(
         max_message_chars=settings.max_message_chars,
         clock=clock,
         event_hook=event_hook,
+        notifications=notifications,
+        observers=() if metrics is None else (metrics.observe_event,),
+        metrics=metrics,
+        models=models,
     )
-    if metrics is not None:
-        conversations.metrics = metrics
-        conversations.observers.append(metrics.observe_event)
-    if llm_factory is None and settings.llm_configured:
-        from bot.llm.registry import ModelRegistry
-
-        # Per-step models for `/ops draft` (planner on `fast`, worker and review on `main`).
-        conversations.models = ModelRegistry.from_settings(settings)
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

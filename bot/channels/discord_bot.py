@@ -41,7 +41,7 @@ TYPING_MAX = 300.0
 
 NO_TOKEN_LINE = (
     "arca-bot: DISCORD_TOKEN is not set — create a bot in the Discord Developer Portal and put its token "
-    "in DISCORD_TOKEN (see docs/discord.md)."
+    'in DISCORD_TOKEN (README, section "Discord").'
 )
 BAD_TOKEN_LINE = (
     "arca-bot: Discord rejected DISCORD_TOKEN (login failed) — copy the bot token again from the Developer "
@@ -77,7 +77,7 @@ def thread_id_of_message(message: discord.Message) -> str:
 
 
 async def _discord_call(awaitable: Awaitable[T]) -> T:
-    """Turn Discord/network failures into `SurfaceError` so the Renderer retries or falls back.
+    """Turn Discord/network failures into `SurfaceError`, on which the Renderer sends a new message.
 
     discord.py has already retried 429s (with `Via`) and 500/502/504 by the time an error gets here.
     """

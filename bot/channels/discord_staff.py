@@ -286,7 +286,7 @@ async def install_staff_commands(
     except discord.Forbidden:
         log.error(
             "could not sync slash commands: invite the bot with the applications.commands scope "
-            "(see docs/discord.md) and check ARCA_GUILD_IDS"
+            '(README, "Discord" → "1. Create the Discord application") and check ARCA_GUILD_IDS'
         )
     except discord.HTTPException as exc:
         log.error("could not sync slash commands: %s", exc)

@@ -107,8 +107,6 @@ class Renderer:
     """Where the status line of each tool comes from."""
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    retries: int = 3
-    retry_delay: float = 0.5
     _messages: list[_Message] = field(default_factory=list)
     _frozen_at: int = 0
     _frozen_count: int = 0
@@ -131,10 +129,13 @@ class Renderer:
         if self._answering or self._finished:
             return
         async with self._lock:
-            if not self._messages:
-                await self._send_new(text)
-            else:
-                await self._edit_throttled(0, text)
+            try:
+                if not self._messages:
+                    await self._send_new(text)
+                else:
+                    await self._edit_throttled(0, text)
+            except SurfaceError as exc:  # progress only: the answer will still be shown
+                log.warning("status line not shown: %s", exc)
 
     async def on_event(self, event: Any) -> None:
         """Engine event hook: `iteration` start → a status line naming what runs."""
@@ -153,10 +154,13 @@ class Renderer:
         self._answering = True
         self._answer += delta
         async with self._lock:
-            await self._layout()
+            try:
+                await self._layout()
+            except SurfaceError as exc:  # the final layout sends what streaming could not
+                log.warning("streamed text not shown yet: %s", exc)
 
     async def finish(self, text: str | None = None) -> None:
-        """Show the final text (the checked answer). Always lands: retry, else a new message."""
+        """Show the final text (the checked answer). Always lands: an edit that fails becomes a new message."""
         if text is not None:
             self._answer = text
         self._answering = True
@@ -189,31 +193,41 @@ class Renderer:
         """Every part of the final text, checked against what each message shows.
 
         The split of the whole text equals the parts frozen while streaming, so a part whose message
-        already shows it is left alone. A part whose edit fails for good (after retries) is sent as a
-        new message — and so is every part after it, so the answer still reads in order.
+        already shows it is left alone. When an edit fails (discord.py has already retried rate limits
+        and 500/502/504 by then), that part and every part after it are sent as new messages, so the
+        answer still reads in order; the messages they replace are deleted where the surface can.
         """
         parts = [p.text for p in _pieces(self._answer, self.limit) if p.text.strip()] or ["…"]
         existing = len(self._messages)
-        broken = False
         for index, part in enumerate(parts):
-            if not broken and index < existing:
-                if self._messages[index].shown == part or await self._edit_now(index, part, wait=True):
-                    continue
-                broken = True
-                log.warning("edits keep failing; sending the rest of the final answer as new messages")
-            await self._send_new(part)
-        if broken:
+            if index >= existing:
+                await self._send_new(part)
+                continue
+            if self._messages[index].shown == part or await self._edit_now(index, part, wait=True):
+                continue
+            log.warning("an edit failed; sending the rest of the final answer as new messages")
+            stale = self._messages[index:existing]
+            for rest in parts[index:]:
+                await self._send_new(rest)
+            for msg in stale:
+                await self._discard(msg)
             return
         # Messages left over from a longer streamed text must not keep stale words.
-        for index in range(len(parts), existing):
-            delete = getattr(self.surface, "delete", None)
-            try:
-                if delete is not None:
-                    await delete(self._messages[index].handle)
-                else:
-                    await self._edit_now(index, "…", wait=True)
-            except SurfaceError:
-                log.warning("could not clear a stale message")
+        for msg in self._messages[len(parts) : existing]:
+            await self._discard(msg)
+
+    async def _discard(self, msg: _Message) -> None:
+        """Delete a message that no longer belongs to the answer (or blank it when deleting is not
+        possible); best effort, the answer itself has landed."""
+        delete = getattr(self.surface, "delete", None)
+        try:
+            if delete is not None:
+                await delete(msg.handle)
+            elif msg.shown != "…":
+                await self.surface.edit(msg.handle, "…")
+                msg.shown = "…"
+        except SurfaceError:
+            log.warning("could not clear a stale message")
 
     async def _put(self, index: int, text: str, *, final: bool) -> None:
         if not text.strip():
@@ -229,17 +243,9 @@ class Renderer:
             await self._edit_throttled(index, text)
 
     async def _send_new(self, text: str) -> None:
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            try:
-                handle = await self.surface.send(text)
-                self.sends += 1
-                self._messages.append(_Message(handle=handle, shown=text, last_edit=self.clock()))
-                return
-            except SurfaceError as exc:
-                last = exc
-                await self.sleep(self.retry_delay * (2**attempt))
-        raise SurfaceError(f"could not send a message after {self.retries + 1} attempts: {last}")
+        handle = await self.surface.send(text)
+        self.sends += 1
+        self._messages.append(_Message(handle=handle, shown=text, last_edit=self.clock()))
 
     async def _edit_throttled(self, index: int, text: str) -> None:
         msg = self._messages[index]
@@ -264,7 +270,7 @@ class Renderer:
                 await self._edit_now(index, text, wait=True)
 
     async def _edit_now(self, index: int, text: str, *, wait: bool) -> bool:
-        """Edit with retries; False when every attempt failed (the caller decides what then)."""
+        """One edit; False when it failed (the caller decides what then)."""
         msg = self._messages[index]
         msg.pending = None
         if text == msg.shown:
@@ -273,17 +279,12 @@ class Renderer:
             delay = msg.last_edit + self.edit_interval - self.clock()
             if delay > 0:
                 await self.sleep(delay)
-        last: Exception | None = None
-        for attempt in range(self.retries + 1):
-            try:
-                await self.surface.edit(msg.handle, text)
-                self.edits += 1
-                msg.shown = text
-                msg.last_edit = self.clock()
-                return True
-            except SurfaceError as exc:
-                last = exc
-                log.warning("edit failed (attempt %d): %s", attempt + 1, exc)
-                await self.sleep(max(self.retry_delay * (2**attempt), self.edit_interval))
-        log.warning("edit kept failing: %s", last)
-        return False
+        try:
+            await self.surface.edit(msg.handle, text)
+        except SurfaceError as exc:
+            log.warning("edit failed: %s", exc)
+            return False
+        self.edits += 1
+        msg.shown = text
+        msg.last_edit = self.clock()
+        return True

@@ -11,13 +11,15 @@ import asyncio
 import logging
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
 
 from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, failure_text
+from bot.conversations.notifications import StaffNotifications
 from bot.conversations.run import RunState, answer
 from bot.conversations.surface import Surface, SurfaceError
 from bot.engine.agent import AgentResult
@@ -58,6 +60,10 @@ class Conversations:
         clock: Callable[[], datetime] | None = None,
         new_id: Callable[[], str] | None = None,
         event_hook: EventHook | None = None,
+        notifications: StaffNotifications | None = None,
+        observers: Sequence[Callable[[Any], Any]] = (),
+        metrics: Any = None,
+        models: Any = None,
     ) -> None:
         self.store = store
         self.tools = tools
@@ -74,19 +80,18 @@ class Conversations:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
         self.event_hook = event_hook
-        self.staff_sinks: list[StaffNotifier] = []
-        self.observers: list[Callable[[Any], Any]] = []
+        self.staff_notifications = notifications or StaffNotifications()
+        self.observers: tuple[Callable[[Any], Any], ...] = tuple(observers)
         """Called with every engine event of every run (metrics); unlike `event_hook`, never replaced."""
-        self.metrics: Any = None
+        self.metrics = metrics
         """`bot.observability.ArcaMetrics` when metrics are on: surfaces are timed through it."""
-        self.models: Any = None
+        self.models = models
         """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
-        self.notifications: deque[tuple[str, dict[str, Any]]] = deque(maxlen=200)
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
         self._runs: dict[str, RunState] = {}
-        self.services = services
         if services.notify_staff is None:
-            services.notify_staff = self.notify_staff
+            services = replace(services, notify_staff=self.staff_notifications.notify)
+        self.services = services
 
     # ---- identities ----------------------------------------------------------------------
 
@@ -116,12 +121,17 @@ class Conversations:
 
     async def notify_staff(self, kind: str, payload: dict[str, Any]) -> None:
         """Escalations and approval requests: kept, and posted by every channel that listens."""
-        self.notifications.append((kind, payload))
-        for sink in list(self.staff_sinks):
-            try:
-                await sink(kind, payload)
-            except Exception:  # one broken sink must not lose the others or the record
-                log.exception("staff notification sink failed")
+        await self.staff_notifications.notify(kind, payload)
+
+    @property
+    def staff_sinks(self) -> list[StaffNotifier]:
+        """Where staff notifications are posted; a channel adds its own while it runs."""
+        return self.staff_notifications.sinks
+
+    @property
+    def notifications(self) -> deque[tuple[str, dict[str, Any]]]:
+        """The recent staff notifications, oldest first."""
+        return self.staff_notifications.recent
 
     # ---- state ---------------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from bot.replay.recorders import RecordingLLM, RecordingScriptedLLM
 from bot.store import Store
 from bot.store.seed import apply_seed
 from bot.vocabulary.language import HANGUL_RANGE
-from tools.ledger import CouponRules
+from tools.coupon_rules import CouponRules, load_coupon_rules
 
 MODES = ("native", "json")
 
@@ -53,10 +53,6 @@ class CaseResult:
     passed: bool
     failures: list[str] = field(default_factory=list)
     elapsed: float = 0.0
-
-
-ReplaySurface = RecordingSurface
-"""The surface a replayed case talks to (kept under its old name)."""
 
 
 def _slug(name: str) -> str:
@@ -91,6 +87,15 @@ class Replayer:
             self._index = make_policy_index(self.settings)
         return self._index
 
+    def _coupon_rules(self, case: Transcript) -> CouponRules | None:
+        """The project's coupon rules with the case's `fixtures.coupon_rules` on top (None: no override)."""
+        if not case.coupon_rules:
+            return None
+        from bot.app import coupon_rules_path
+
+        base = load_coupon_rules(coupon_rules_path(self.settings))
+        return CouponRules.model_validate({**base.model_dump(), **case.coupon_rules})
+
     async def run_case(self, case: Transcript, mode: str, trial: int = 1) -> CaseResult:
         from bot.app import build_app
 
@@ -103,23 +108,23 @@ class Replayer:
                 fixed = case.clock
                 if case.seed is not None:
                     await apply_seed(store, case.seed, now=fixed or datetime.now(UTC))
-                current: dict[str, Any] = {"llm": None}
+                current: dict[str, Any] = {"llm": None, "hook": None}
+
+                async def hook(event: Any) -> None:
+                    if current["hook"] is not None:
+                        await current["hook"](event)
+
                 app = await build_app(
-                    self.settings,
+                    self.settings.model_copy(update={"edit_interval": self.edit_interval}),
                     llm_factory=lambda: current["llm"],
                     store=store,
                     policy_index=self.policy_index,
                     clock=(lambda: fixed) if fixed is not None else None,
                     use_native_tools=True,
+                    event_hook=hook,
+                    coupon_rules=self._coupon_rules(case),
                 )
                 conv = app.conversations
-                conv.edit_interval = self.edit_interval
-                if case.coupon_rules:
-                    base = conv.services.coupon_rules
-                    base_rules = base.model_dump() if isinstance(base, CouponRules) else {}
-                    conv.services.coupon_rules = CouponRules.model_validate(
-                        {**base_rules, **case.coupon_rules}
-                    )
                 thread = f"replay:{_slug(case.name)}"
                 first_player = (
                     next((p.discord_id for p in case.seed.players if p.discord_id), None)
@@ -166,7 +171,7 @@ class Replayer:
             llm = RecordingScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
         current["llm"] = llm
         rec = TurnRecord()
-        surface = self.surface_factory() if self.surface_factory is not None else ReplaySurface()
+        surface = self.surface_factory() if self.surface_factory is not None else RecordingSurface()
         if self.announce is not None:
             self.announce(turn)
         pending = sorted(turn.interrupts, key=lambda i: i.after_step)
@@ -215,7 +220,7 @@ class Replayer:
             elif kind == "thinking" and status == "done" and no_tools:
                 await deliver(step)
 
-        conv.event_hook = hook
+        current["hook"] = hook
         text = turn.user if turn.user is not None else turn.staff
         outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
         await conv.wait_idle(thread)

@@ -40,7 +40,7 @@ class Harness:
 async def harness(
     request: pytest.FixtureRequest, seeded_store: Store, policy_index: Any, tmp_path
 ) -> Harness:
-    settings = load_settings(ARCA_DATA_DIR=str(tmp_path))
+    settings = load_settings(ARCA_DATA_DIR=str(tmp_path), edit_interval=0.0)
     queue: list[ScriptedLLM] = []
     used: list[ScriptedLLM] = []
 
@@ -54,7 +54,6 @@ async def harness(
     app = await build_app(
         settings, llm_factory=next_llm, store=seeded_store, policy_index=policy_index, clock=lambda: FIXED_NOW
     )
-    app.conversations.edit_interval = 0.0
     h = Harness(app=app, llms=queue, mode=request.param)
     h.used = used  # type: ignore[attr-defined]
     return h

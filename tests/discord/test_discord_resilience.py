@@ -35,8 +35,8 @@ async def test_a_429_and_a_500_on_edits_still_end_with_the_final_answer(harness,
 
 @pytest.mark.slow
 async def test_edits_that_keep_failing_fall_back_to_a_new_message_with_the_final_answer(harness, fake):
-    # 503 is not retried by discord.py: it reaches the surface as SurfaceError; the Renderer retries,
-    # then posts the final text as a new message.
+    # 503 is not retried by discord.py: it reaches the surface as SurfaceError, and the Renderer posts
+    # the final text as a new message instead of editing.
     fake.fail("PATCH", EDIT, status=503, times=4)
     bot = await harness.start(ScriptedLLM([{"final": "지연"}, {"answer": ANSWER}]))
 
@@ -44,8 +44,9 @@ async def test_edits_that_keep_failing_fall_back_to_a_new_message_with_the_final
     await fake.wait_for(_final_visible(fake, ANSWER), within=20, what="the final answer as a new message")
     await bot.idle()
 
-    assert [c.status for c in fake.calls_to("PATCH", EDIT)] == [503] * 4
-    assert fake.bot_messages(SUPPORT)[-1]["content"] == ANSWER
+    statuses = [c.status for c in fake.calls_to("PATCH", EDIT)]
+    assert statuses and set(statuses) == {503}
+    assert [m["content"] for m in fake.bot_messages(SUPPORT)] == [ANSWER]
 
 
 async def test_a_restarted_bot_continues_the_channel_conversation(harness, fake):

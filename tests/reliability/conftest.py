@@ -76,12 +76,11 @@ async def start_app(
 ) -> App:
     settings = settings or load_settings(data_dir=tmp_path / "var")
     app = await build_app(
-        settings,
+        settings.model_copy(update={"edit_interval": 0.0}),
         llm_factory=llm_factory,
         store=store,
         policy_index=policy_index if policy_index is not None else EmptyPolicyIndex(),
     )
-    app.conversations.edit_interval = 0.0
     return app
 
 

@@ -1,6 +1,6 @@
 """Discord 5xx/429 storms on message sends and edits (the fake Discord on loopback, the real discord.py
 client): the whole final answer still lands, and no message is posted twice. An edit outage that never
-ends is played against the Renderer itself on a virtual clock (minutes of retries, no real waiting).
+ends is played against the Renderer itself on a virtual clock (no real waiting).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ async def test_a_storm_of_5xx_and_429_on_edits_still_lands_the_whole_answer_once
         PacedLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
     )
     # discord.py retries 500/502 itself (1 s, 3 s, … apart) and 429 after `retry_after`; 503 reaches the
-    # Renderer, which retries. Kept to a few of the slow kinds so the test stays quick.
+    # Renderer, which sends the part anew. Kept to a few of the slow kinds so the test stays quick.
     for status, times in ((500, 1), (429, 3), (503, 2), (502, 1), (429, 2)):
         rig.fake.fail("PATCH", EDIT, status=status, times=times, retry_after=0.05)
     _assert_answer_landed_once(await _ask(rig))
@@ -115,8 +115,8 @@ async def test_edits_that_fail_for_good_still_show_every_part_of_the_final_answe
 
 
 async def test_an_edit_outage_holds_the_answer_back_by_at_most_a_minute():
-    # Each failing edit costs the whole retry backoff (0.5 + 1 + 2 + 4 s) while the renderer's lock is
-    # held; the answer must not wait for one such backoff per streamed delta (virtual time here).
+    # A failing edit holds the renderer's lock; the answer must not wait for one such failure per
+    # streamed delta (virtual time here).
     surface = DeadEditSurface()
     now = [0.0]
 
