@@ -17,7 +17,6 @@ from bot.store import Store, ThreadMessage, ThreadState, ThreadSummary, utcnow
 
 log = logging.getLogger(__name__)
 
-SUMMARY_PREFIX = "[Earlier conversation summary]"
 INTERRUPTED_RESULT = "interrupted: the run stopped before this tool finished"
 
 VISIBLE_KINDS = frozenset({"query", "interrupt", "answer"})
@@ -139,7 +138,7 @@ class ThreadMemory:
             ).all()
             messages = [_to_message(r) for r in rows]
         if summary is not None:
-            messages.insert(0, {"role": "user", "content": f"{SUMMARY_PREFIX}\n{summary.summary}"})
+            messages.insert(0, {"role": "user", "content": summary.summary})
         return repair_history(messages)
 
     async def append(
@@ -188,7 +187,8 @@ class ThreadMemory:
         )
 
     async def save_summary(self, thread_id: str, upto_message_id: int, summary: str) -> None:
-        """From now on `load` starts with `summary` instead of the messages up to `upto_message_id`."""
+        """From now on `load` starts with `summary` (the text the model reads, as the engine wrote it)
+        instead of the messages up to `upto_message_id`."""
         async with self._store.session() as s:
             s.add(ThreadSummary(thread_id=thread_id, upto_message_id=upto_message_id, summary=summary))
             await s.commit()

@@ -16,13 +16,19 @@ from typing import Any
 
 from bot.engine.prompts import compact_messages
 from bot.llm.base import LLM
-from bot.memory import SUMMARY_PREFIX
 
 log = logging.getLogger(__name__)
 
+SUMMARY_PREFIX = "[Earlier conversation summary]"
+"""Starts the message that stands in for compacted messages (in the run and, stored, in later runs)."""
 TRUNCATION_NOTE = "[Earlier messages were removed to fit the context window.]"
 _PER_MESSAGE_OVERHEAD = 4
 _TRANSCRIPT_CHARS_PER_MESSAGE = 1_500
+
+
+def summary_note(summary: str) -> str:
+    """The text that replaces compacted messages, as the model reads it."""
+    return f"{SUMMARY_PREFIX}\n{summary}"
 
 
 def estimate_text_tokens(text: str) -> float:
@@ -166,7 +172,7 @@ class ContextGuard:
             log.warning("context compaction summary failed (%s); truncating instead", exc)
         note = {
             "role": "user",
-            "content": f"{SUMMARY_PREFIX}\n{summary}" if summary else TRUNCATION_NOTE,
+            "content": summary_note(summary) if summary else TRUNCATION_NOTE,
         }
         new: list[dict[str, Any]] = [messages[i] for u in head for i in u]
         new.append(note)

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from bot.engine import fallbacks
 from bot.engine.calls import CallIds, ToolCalls
-from bot.engine.context import ContextGuard, estimate_tokens
+from bot.engine.context import ContextGuard, estimate_tokens, summary_note
 from bot.engine.events import (
     CompactEvent,
     DoneEvent,
@@ -33,7 +33,7 @@ from bot.engine.selection import select_tools
 from bot.engine.steps import json_step, native_step
 from bot.engine.tool_prompt import describe_tools
 from bot.llm.base import LLMError, Usage, api_message
-from bot.memory import INTERRUPTED_RESULT, ThreadMemory
+from bot.memory import ThreadMemory
 from tools.base import ToolContext
 
 if TYPE_CHECKING:
@@ -278,19 +278,22 @@ class AgentRun:
             )
         )
         if self.memory is not None and compaction.summarized and compaction.upto_id and compaction.summary:
-            await self.memory.save_summary(self.ctx.thread_id, compaction.upto_id, compaction.summary)
+            await self.memory.save_summary(
+                self.ctx.thread_id, compaction.upto_id, summary_note(compaction.summary)
+            )
 
     async def close_open_calls(self) -> None:
-        """On cancellation: every call already in the history gets a result (real, or "interrupted")."""
-        if not self.open_calls:
-            return
+        """On cancellation: the results of calls that already finished are kept; `ThreadMemory.load`
+        closes the calls that did not finish (its "interrupted" result), so the history stays valid."""
         results = [
-            {"role": "tool", "tool_call_id": cid, "content": self.calls.finished.get(cid, INTERRUPTED_RESULT)}
+            {"role": "tool", "tool_call_id": cid, "content": self.calls.finished[cid]}
             for cid in self.open_calls
+            if cid in self.calls.finished
         ]
         self.open_calls = {}
-        self.messages.extend(results)
-        await self.persist(results, kind="tool_result")
+        if results:
+            self.messages.extend(results)
+            await self.persist(results, kind="tool_result")
 
     # ---- interrupts ------------------------------------------------------------------------
 

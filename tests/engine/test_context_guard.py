@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bot.engine import ContextGuard, ReActAgent, estimate_tokens
-from bot.engine.context import TRUNCATION_NOTE
+from bot.engine.context import SUMMARY_PREFIX, TRUNCATION_NOTE
 from bot.llm import LLMError, ScriptedLLM, validate_history
 from bot.llm.base import LLMResult, ToolCall, Usage, api_message
-from bot.memory import SUMMARY_PREFIX
 from tests.engine.conftest import MODES, QueueLLM, make_ctx
 
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}

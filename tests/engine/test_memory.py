@@ -7,9 +7,10 @@ import asyncio
 import pytest
 
 from bot.engine import ReActAgent
+from bot.engine.context import SUMMARY_PREFIX, summary_note
 from bot.llm import ScriptedLLM, validate_history
 from bot.llm.base import api_message
-from bot.memory import INTERRUPTED_RESULT, SUMMARY_PREFIX, ThreadMemory
+from bot.memory import INTERRUPTED_RESULT, ThreadMemory
 from bot.store import Store
 from tests.engine.conftest import MODES, make_ctx
 
@@ -143,7 +144,7 @@ async def test_a_summary_replaces_the_messages_up_to_its_id(memory):
     first = await memory.append(T, {"role": "user", "content": "old ORD001"})
     upto = await memory.append_assistant(T, "old answer")
     await memory.append(T, {"role": "user", "content": "new"})
-    await memory.save_summary(T, upto, "ORD001 was discussed")
+    await memory.save_summary(T, upto, summary_note("ORD001 was discussed"))
     stored = await memory.load(T)
     assert stored[0]["content"] == f"{SUMMARY_PREFIX}\nORD001 was discussed"
     assert [m["content"] for m in stored[1:]] == ["new"] and first < upto
