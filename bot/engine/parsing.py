@@ -48,12 +48,20 @@ class ActionReading:
 
 
 def parse_action(content: str | None) -> JsonAction | None:
-    """A JSON-mode reply as an action, or None when it is not one (→ reformat request)."""
-    return read_action(content).action
+    """A JSON-mode reply as an action, or None when it is not one (→ reformat request). Quiet: for
+    reading a reply again (trace, review); the loop reads each reply once with `read_action`."""
+    return _read(content).action
 
 
 def read_action(content: str | None) -> ActionReading:
     """Read a reply; unambiguous mistakes are repaired (and logged), ambiguous ones get a hint."""
+    reading = _read(content)
+    for repair in reading.action.repairs if reading.action else []:
+        log.info("repaired a JSON-mode reply: %s", repair)
+    return reading
+
+
+def _read(content: str | None) -> ActionReading:
     text = (content or "").strip()
     if not text:
         return ActionReading(None, "Your reply was empty.")
@@ -142,8 +150,6 @@ def _to_action(data: dict[str, Any], repairs: list[str]) -> ActionReading:
 
 def _done(action: JsonAction, repairs: list[str]) -> ActionReading:
     action.repairs = list(repairs)
-    for repair in repairs:
-        log.info("repaired a JSON-mode reply: %s", repair)
     return ActionReading(action)
 
 
