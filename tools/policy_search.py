@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bot.knowledge.documents import KnowledgeError
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 
@@ -19,6 +20,7 @@ log = logging.getLogger(__name__)
 
 MIN_TOP_K = 1
 MAX_TOP_K = 8
+QUERY_SHOWN_CHARS = 200
 SNIPPET_CHARS = 700
 """An excerpt longer than this is cut: the model needs the rule, not the whole document."""
 
@@ -44,6 +46,11 @@ def _snippet(text: str) -> str:
     # a document must not be able to close the data wrapper and speak outside it
     text = " ".join(_WRAPPER_TAG.sub("", text).split())
     return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
+
+
+def _shown(query: str) -> str:
+    """The query as an observation repeats it: a pasted 100 KB text is not echoed back whole."""
+    return query if len(query) <= QUERY_SHOWN_CHARS else query[: QUERY_SHOWN_CHARS - 1] + "…"
 
 
 def _hit_data(hit: Any) -> dict[str, Any]:
@@ -85,8 +92,11 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
         hits = await searcher.search(query, top_k=top_k)
     except ValueError as exc:  # e.g. an empty query after normalisation
         return ToolResult.error(str(exc), reason="bad_query")
-    except Exception:  # Chroma or the embedder failed: the model reads an error, the run goes on
-        log.exception("policy search failed for %r", query)
+    except Exception as exc:  # Chroma or the embedder failed: the model reads an error, the run goes on
+        if isinstance(exc, KnowledgeError):  # e.g. the index folder was deleted: the message says what to do
+            log.error("policy search failed: %s", exc)
+        else:
+            log.exception("policy search failed for %r", _shown(query))
         return ToolResult.error(
             ctx.say(
                 "정책 검색 중 오류가 발생했습니다. 정책을 추측하지 말고 잠시 후 다시 시도하거나 운영진 연결을 안내하세요.",
@@ -95,16 +105,17 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
             reason="search_failed",
         )
     if not hits:
+        shown = _shown(query)
         return ToolResult(
             ok=True,
             code=ResultCode.OK,
             message=ctx.say(
-                f"'{query}'에 대해 관련 정책을 찾지 못했습니다. 정책을 지어내지 말고, 다른 표현으로 다시 "
+                f"'{shown}'에 대해 관련 정책을 찾지 못했습니다. 정책을 지어내지 말고, 다른 표현으로 다시 "
                 "검색하거나 운영진 연결(escalate_to_staff)을 안내하세요.",
-                f"관련 정책을 찾지 못했습니다 (no matching policy found for '{query}'). Do not invent a policy; "
+                f"관련 정책을 찾지 못했습니다 (no matching policy found for '{shown}'). Do not invent a policy; "
                 "search again with other words or offer to connect staff (escalate_to_staff).",
             ),
-            data={"hits": [], "query": query},
+            data={"hits": [], "query": shown},
         )
     lines = [
         ctx.say(
@@ -122,5 +133,5 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
         ok=True,
         code=ResultCode.OK,
         message="\n".join(lines),
-        data={"hits": [_hit_data(h) for h in hits], "query": query},
+        data={"hits": [_hit_data(h) for h in hits], "query": _shown(query)},
     )

@@ -145,7 +145,7 @@ def tune_fusion(
     grid: dict[str, Sequence[float]],
     *,
     k: int = 3,
-    max_wrong_abstain: float = 0.02,
+    max_wrong_abstain: float = 0.04,
 ) -> tuple[FusionParams, list[tuple[FusionParams, float]]]:
     """The grid point with the best summed recall@1 + recall@k over `indexes`, each with the highest
     abstain threshold that wrongly abstains on at most `max_wrong_abstain` of the on-topic cases.

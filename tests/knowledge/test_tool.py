@@ -131,3 +131,10 @@ async def test_small_talk_gets_ok_with_an_explicit_no_matching_policy(
     assert result.ok and result.code == ResultCode.OK
     assert "no matching policy" in result.message
     assert result.data["hits"] == []
+
+
+async def test_a_pasted_long_text_is_not_echoed_back_whole(registry: ToolRegistry) -> None:
+    searcher = RecordingSearcher()
+    result = await registry.execute("search_policy", {"query": "ㅋ" * 50_000}, _ctx(searcher))
+    assert result.ok and len(result.message) < 1_000
+    assert len(result.data["query"]) <= 200
