@@ -252,3 +252,15 @@ def test_the_limiter_forgets_idle_keys_and_counts_a_refusal_nowhere():
     now[0] = 100.0
     per_id.hit("d")
     assert len(per_id) == 1
+
+
+def test_player_tokens_and_the_web_secret_never_reach_a_log_line():
+    from bot.config import load_settings
+    from bot.observability import SecretRedactor, secret_values
+
+    settings = load_settings(ARCA_WEB_SECRET=SECRET)
+    token = IdentityService(SECRET).issue_token("P100")
+    cookie = IdentityService(SECRET).new_visitor()[1]
+    line = SecretRedactor(secret_values(settings))(f"got {token} / cookie={cookie} / key {SECRET}")
+    assert token not in line and cookie not in line and SECRET not in line
+    assert "P100" not in line
