@@ -5,6 +5,7 @@ second POST, disconnects, `Last-Event-ID` resumption."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -104,18 +105,35 @@ async def test_tool_run_streams_the_seed_events_in_order_in_both_modes(make_web,
     assert final["elapsed"] >= 0 and isinstance(final["usage"], dict)
 
 
-async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp_path):
-    async with FakeOpenAIServer(
-        [
+@pytest.mark.parametrize("mode", ["native", "json"])
+async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp_path, mode):
+    if mode == "native":
+        loop = [
             reply(tool_calls=[{"name": "lookup_order", "arguments": {"order_id": "ORD004"}}]),
             reply("ORD004 is on its way."),
-            reply("Your order ORD004 (마법사 코스튬) is shipping now."),
         ]
-    ) as fake:
+    else:
+        loop = [
+            reply(
+                json.dumps(
+                    {
+                        "action": "tool_call",
+                        "tool": "lookup_order",
+                        "args": {"order_id": "ORD004"},
+                        "reasoning": "The player asks about ORD004.",
+                    }
+                )
+            ),
+            reply(
+                json.dumps({"action": "final_answer", "answer": "ORD004 is on its way.", "reasoning": "done"})
+            ),
+        ]
+    async with FakeOpenAIServer([*loop, reply("Your order ORD004 (마법사 코스튬) is shipping now.")]) as fake:
         settings = load_settings(
             ARCA_DATA_DIR=str(tmp_path),
             ARCA_WEB_SECRET=SECRET,
             ARCA_MODEL="fake-model",
+            ARCA_MODEL_TOOL_CALL=mode == "native",
             OPENAI_BASE_URL=fake.base_url,
             OPENAI_API_KEY="sk-test-not-a-real-key",
             ARCA_LLM_MAX_RETRIES=0,
@@ -131,7 +149,11 @@ async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp
     assert "ORD004" in events[3].data["observation"]
     assert events[-1].data["answer"] == "Your order ORD004 (마법사 코스튬) is shipping now."
     assert events[-1].data["usage"].get("total_tokens", 0) > 0
-    assert fake.requests[0]["tools"], "native tools were sent to the endpoint"
+    if mode == "native":
+        assert fake.requests[0]["tools"], "native tools were sent to the endpoint"
+    else:
+        assert "tools" not in fake.requests[0]
+        assert events[1].data["reasoning"] == "The player asks about ORD004."
 
 
 async def test_second_post_during_a_run_joins_it_as_an_interrupt(make_web):
