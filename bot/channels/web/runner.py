@@ -171,7 +171,8 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
     from bot.app import build_app, make_policy_index_safely, start_metrics
 
     metrics, metrics_server = start_metrics(settings)
-    index = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings)).start()
+    # Started once the server listens: its imports and embedding would otherwise delay /healthz.
+    index = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings))
     llm_factory = None
     if not settings.llm_configured:
         log.warning("no LLM configured: the web page says so and /api/chat answers 503")
@@ -194,6 +195,7 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
         )
         await app.store.close()
         return 2
+    index.start()
     print(f"arca-bot web: serving {server.url}  (Ctrl-C stops)", file=sys.stderr)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -234,13 +236,16 @@ async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int
         return 2
     metrics, metrics_server = start_metrics(settings)
     index_state = None
+    background = None
     if policy_index is None:
-        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings)).start()
+        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings))
         policy_index, index_state = background, lambda: background.state
     app = await build_app(settings, metrics=metrics, policy_index=policy_index)
     server = None
     try:
         server = await start_web(settings, app.conversations, port=settings.web_port, index_state=index_state)
+        if background is not None:
+            background.start()
         return await run_discord(settings, app=app)
     finally:
         if server is not None:
