@@ -256,8 +256,10 @@ async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int
             metrics_server.close()
 
 
-def web_token_command(settings: Any, player_id: str, ttl: str) -> int:
-    """`arca-bot web-token PLAYER_ID [--ttl 15m]`: print a player token signed with ARCA_WEB_SECRET."""
+def web_token_command(settings: Any, player_id: str, ttl: str, *, link: bool = False) -> int:
+    """`arca-bot web-token PLAYER_ID [--ttl 15m] [--link]`: print a player token signed with
+    ARCA_WEB_SECRET, or with `--link` the chat page's address carrying it (`ARCA_WEB_PUBLIC_URL`, else
+    the local server)."""
     from bot.channels.web.identity import parse_ttl
 
     secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
@@ -272,5 +274,10 @@ def web_token_command(settings: Any, player_id: str, ttl: str) -> int:
     except ValueError as exc:
         print(f"arca-bot: {exc}", file=sys.stderr)
         return 2
-    print(token)
+    if link:
+        port = settings.web_port if settings.web_port is not None else DEFAULT_PORT
+        base = settings.web_public_url or f"http://{settings.web_host}:{port}"
+        print(f"{base.rstrip('/')}/#token={token}")
+    else:
+        print(token)
     return 0
