@@ -296,12 +296,17 @@ async def test_a_message_during_the_answer_runs_next_on_the_same_stream(make_web
     ]
 
 
-async def test_metrics_count_web_runs(make_web):
+async def test_metrics_count_web_runs_and_the_stream_is_the_same_with_metrics_on(make_web):
     metrics = ArcaMetrics()
     web = await make_web("native", metrics=metrics)
-    web.script({"final": "안녕하세요! 무엇을 도와드릴까요?"})
-    await web.chat(web.client("P100"), "안녕")
-    assert metrics.registry.get_sample_value("arca_runs_total", {"stopped_reason": "final_answer"}) == 1.0
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}
+    )
+    events = await web.chat(web.client("P100"), "ORD001 어디쯤인가요?")
+    assert collapse(events) == TOOL_RUN
+    sample = metrics.registry.get_sample_value
+    assert sample("arca_runs_total", {"stopped_reason": "final_answer"}) == 1.0
+    assert sample("arca_tool_calls_total", {"tool": "lookup_order", "code": "OK"}) == 1.0
 
 
 async def test_compaction_is_a_compact_event_before_the_loop_goes_on(make_web):
