@@ -235,7 +235,7 @@ def cmd_web(args: argparse.Namespace) -> int:
 def cmd_web_token(args: argparse.Namespace) -> int:
     from bot.channels.web.runner import web_token_command
 
-    return web_token_command(load_settings(), args.player_id, args.ttl)
+    return web_token_command(load_settings(), args.player_id, args.ttl, link=args.link)
 
 
 def cmd_start(args: argparse.Namespace) -> int:
@@ -333,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("player_id", metavar="PLAYER_ID")
     p.add_argument("--ttl", default="15m", help="lifetime, e.g. 15m, 2h, 900 (default 15m)")
+    p.add_argument("--link", action="store_true", help="print the chat page's address with the token")
     p.set_defaults(fn=cmd_web_token)
 
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")

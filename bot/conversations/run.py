@@ -48,13 +48,14 @@ async def _answer(
     conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
 ) -> AgentResult:
     actor = state.actor
+    # A surface may set its own edit pace (the web streams every delta) and watch its run's events;
+    # read from the channel's own surface (the metering wrapper forwards only the Surface protocol).
+    edit_interval = getattr(surface, "edit_interval", conv.edit_interval)
+    surface_hook = getattr(surface, "on_event", None)
     if conv.metrics is not None:
         surface = MeteredSurface(surface, conv.metrics)
     locale = detect_locale(query)
-    # A surface may set its own edit pace (the web streams every delta) and watch its run's events.
-    edit_interval = getattr(surface, "edit_interval", conv.edit_interval)
     renderer = Renderer(surface, edit_interval=edit_interval, locale=locale, tools=conv.tools)
-    surface_hook = getattr(surface, "on_event", None)
 
     async def on_event(event: Any) -> None:
         await renderer.on_event(event)

@@ -45,6 +45,8 @@ _PATTERNS = (
     # Passwords inside URLs: scheme://user:password@host
     (re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/\s@]*:)[^@\s/]+@"), r"\g<head>***@"),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._\-]{8,}"), r"\1***"),
+    # JWTs (web channel player tokens, visitor cookies): a base64url JSON header starts with "eyJ"
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), "***"),
 )
 
 
@@ -66,7 +68,7 @@ class SecretRedactor:
 def secret_values(settings: Settings) -> list[str]:
     """Every secret the settings hold: tokens, API keys, passwords inside the database / Chroma URLs."""
     found: list[str] = []
-    for secret in (settings.discord_token, settings.openai_api_key):
+    for secret in (settings.discord_token, settings.openai_api_key, settings.web_secret):
         if secret is not None:
             found.append(secret.get_secret_value())
     for model in settings.models.values():

@@ -252,3 +252,30 @@ def test_the_limiter_forgets_idle_keys_and_counts_a_refusal_nowhere():
     now[0] = 100.0
     per_id.hit("d")
     assert len(per_id) == 1
+
+
+def test_player_tokens_and_the_web_secret_never_reach_a_log_line():
+    from bot.config import load_settings
+    from bot.observability import SecretRedactor, secret_values
+
+    settings = load_settings(ARCA_WEB_SECRET=SECRET)
+    token = IdentityService(SECRET).issue_token("P100")
+    cookie = IdentityService(SECRET).new_visitor()[1]
+    line = SecretRedactor(secret_values(settings))(f"got {token} / cookie={cookie} / key {SECRET}")
+    assert token not in line and cookie not in line and SECRET not in line
+    assert "P100" not in line
+
+
+def test_web_token_link_opens_the_page_as_that_player(monkeypatch, capsys):
+    from bot.cli import main
+
+    monkeypatch.setenv("ARCA_WEB_SECRET", SECRET)
+    assert main(["web-token", "P300", "--link"]) == 0
+    local = capsys.readouterr().out.strip()
+    assert local.startswith("http://127.0.0.1:8080/#token=")
+    monkeypatch.setenv("ARCA_WEB_PUBLIC_URL", "https://support.arca.example.com/")
+    assert main(["web-token", "P300", "--link"]) == 0
+    public = capsys.readouterr().out.strip()
+    prefix = "https://support.arca.example.com/#token="
+    assert public.startswith(prefix)
+    assert IdentityService(SECRET).verify_token(public[len(prefix) :]).player_id == "P300"

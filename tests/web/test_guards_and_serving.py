@@ -191,7 +191,7 @@ async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):  # noq
                     "POST", "/api/chat", json={"thread": "main", "message": "안녕"}
                 ) as r:
                     events = [e async for e in read_sse(r)]
-            assert events[-1].event == "done"
+            assert events[-1].event == "done", [(e.event, e.data) for e in events]
             assert events[-1].data["answer"] == "안녕하세요! 아르카 온라인 고객지원입니다."
             assert fake.calls_to("GET", r"^/users/@me$"), "the Discord client logged in too"
         finally:

@@ -5,6 +5,7 @@ second POST, disconnects, `Last-Event-ID` resumption."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -104,18 +105,35 @@ async def test_tool_run_streams_the_seed_events_in_order_in_both_modes(make_web,
     assert final["elapsed"] >= 0 and isinstance(final["usage"], dict)
 
 
-async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp_path):
-    async with FakeOpenAIServer(
-        [
+@pytest.mark.parametrize("mode", ["native", "json"])
+async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp_path, mode):
+    if mode == "native":
+        loop = [
             reply(tool_calls=[{"name": "lookup_order", "arguments": {"order_id": "ORD004"}}]),
             reply("ORD004 is on its way."),
-            reply("Your order ORD004 (마법사 코스튬) is shipping now."),
         ]
-    ) as fake:
+    else:
+        loop = [
+            reply(
+                json.dumps(
+                    {
+                        "action": "tool_call",
+                        "tool": "lookup_order",
+                        "args": {"order_id": "ORD004"},
+                        "reasoning": "The player asks about ORD004.",
+                    }
+                )
+            ),
+            reply(
+                json.dumps({"action": "final_answer", "answer": "ORD004 is on its way.", "reasoning": "done"})
+            ),
+        ]
+    async with FakeOpenAIServer([*loop, reply("Your order ORD004 (마법사 코스튬) is shipping now.")]) as fake:
         settings = load_settings(
             ARCA_DATA_DIR=str(tmp_path),
             ARCA_WEB_SECRET=SECRET,
             ARCA_MODEL="fake-model",
+            ARCA_MODEL_TOOL_CALL=mode == "native",
             OPENAI_BASE_URL=fake.base_url,
             OPENAI_API_KEY="sk-test-not-a-real-key",
             ARCA_LLM_MAX_RETRIES=0,
@@ -131,7 +149,11 @@ async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp
     assert "ORD004" in events[3].data["observation"]
     assert events[-1].data["answer"] == "Your order ORD004 (마법사 코스튬) is shipping now."
     assert events[-1].data["usage"].get("total_tokens", 0) > 0
-    assert fake.requests[0]["tools"], "native tools were sent to the endpoint"
+    if mode == "native":
+        assert fake.requests[0]["tools"], "native tools were sent to the endpoint"
+    else:
+        assert "tools" not in fake.requests[0]
+        assert events[1].data["reasoning"] == "The player asks about ORD004."
 
 
 async def test_second_post_during_a_run_joins_it_as_an_interrupt(make_web):
@@ -274,12 +296,17 @@ async def test_a_message_during_the_answer_runs_next_on_the_same_stream(make_web
     ]
 
 
-async def test_metrics_count_web_runs(make_web):
+async def test_metrics_count_web_runs_and_the_stream_is_the_same_with_metrics_on(make_web):
     metrics = ArcaMetrics()
     web = await make_web("native", metrics=metrics)
-    web.script({"final": "안녕하세요! 무엇을 도와드릴까요?"})
-    await web.chat(web.client("P100"), "안녕")
-    assert metrics.registry.get_sample_value("arca_runs_total", {"stopped_reason": "final_answer"}) == 1.0
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}
+    )
+    events = await web.chat(web.client("P100"), "ORD001 어디쯤인가요?")
+    assert collapse(events) == TOOL_RUN
+    sample = metrics.registry.get_sample_value
+    assert sample("arca_runs_total", {"stopped_reason": "final_answer"}) == 1.0
+    assert sample("arca_tool_calls_total", {"tool": "lookup_order", "code": "OK"}) == 1.0
 
 
 async def test_compaction_is_a_compact_event_before_the_loop_goes_on(make_web):

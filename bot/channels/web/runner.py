@@ -171,7 +171,8 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
     from bot.app import build_app, make_policy_index_safely, start_metrics
 
     metrics, metrics_server = start_metrics(settings)
-    index = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings)).start()
+    # Started once the server listens: its imports and embedding would otherwise delay /healthz.
+    index = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings))
     llm_factory = None
     if not settings.llm_configured:
         log.warning("no LLM configured: the web page says so and /api/chat answers 503")
@@ -194,6 +195,7 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
         )
         await app.store.close()
         return 2
+    index.start()
     print(f"arca-bot web: serving {server.url}  (Ctrl-C stops)", file=sys.stderr)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -234,13 +236,16 @@ async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int
         return 2
     metrics, metrics_server = start_metrics(settings)
     index_state = None
+    background = None
     if policy_index is None:
-        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings)).start()
+        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings))
         policy_index, index_state = background, lambda: background.state
     app = await build_app(settings, metrics=metrics, policy_index=policy_index)
     server = None
     try:
         server = await start_web(settings, app.conversations, port=settings.web_port, index_state=index_state)
+        if background is not None:
+            background.start()
         return await run_discord(settings, app=app)
     finally:
         if server is not None:
@@ -251,8 +256,10 @@ async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int
             metrics_server.close()
 
 
-def web_token_command(settings: Any, player_id: str, ttl: str) -> int:
-    """`arca-bot web-token PLAYER_ID [--ttl 15m]`: print a player token signed with ARCA_WEB_SECRET."""
+def web_token_command(settings: Any, player_id: str, ttl: str, *, link: bool = False) -> int:
+    """`arca-bot web-token PLAYER_ID [--ttl 15m] [--link]`: print a player token signed with
+    ARCA_WEB_SECRET, or with `--link` the chat page's address carrying it (`ARCA_WEB_PUBLIC_URL`, else
+    the local server)."""
     from bot.channels.web.identity import parse_ttl
 
     secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
@@ -267,5 +274,10 @@ def web_token_command(settings: Any, player_id: str, ttl: str) -> int:
     except ValueError as exc:
         print(f"arca-bot: {exc}", file=sys.stderr)
         return 2
-    print(token)
+    if link:
+        port = settings.web_port if settings.web_port is not None else DEFAULT_PORT
+        base = settings.web_public_url or f"http://{settings.web_host}:{port}"
+        print(f"{base.rstrip('/')}/#token={token}")
+    else:
+        print(token)
     return 0

@@ -310,7 +310,7 @@ def chat_router() -> APIRouter:
             raise WebError(
                 429,
                 "rate_limited",
-                f"Too many messages; try again in {wait} s. / 메시지가 너무 많습니다. {wait}초 후에 다시 보내 주세요.",
+                f"메시지가 너무 많습니다. {wait}초 후에 다시 보내 주세요. / Too many messages; try again in {wait} s.",
                 headers={"Retry-After": str(wait)},
                 retry_after=wait,
             )
