@@ -56,6 +56,8 @@ class Invocation:
     """thread_id of the channel the command was typed in."""
     conversations: Conversations
     command: StaffCommand
+    progress: Callable[[str], Any] | None = None
+    """A channel's live progress sink: long commands (`/ops draft`) report each step's line to it."""
 
     @property
     def locale(self) -> str:

@@ -191,7 +191,8 @@ async def test_a_channel_can_stream_progress_through_the_invocation(ops_app) -> 
     ops_app.models.add(planner(), worker({"final": DRAFT_2}), reviewer(ACCEPT))
     shown: list[str] = []
     cmd = ops_app.conv.staff.commands["ops draft"]
-    inv = Invocation(actor=staff_actor(), channel=CHANNEL, conversations=ops_app.conv, command=cmd)
-    inv.progress = shown.append  # type: ignore[attr-defined]
+    inv = Invocation(
+        actor=staff_actor(), channel=CHANNEL, conversations=ops_app.conv, command=cmd, progress=shown.append
+    )
     reply = await cmd_ops_draft(inv, {"request": REQUEST})
     assert reply.ok and shown == reply.data["progress"] and len(shown) == 6
