@@ -945,3 +945,17 @@ def test_layout_and_no_module_named_discord() -> None:
     assert not shadowing, f"a module named discord shadows discord.py: {shadowing}"
     assert (ROOT / "bot" / "channels" / "discord_bot.py").is_file()
     from bot.memory import ThreadMemory  # noqa: F401  (named in §1/§2)
+
+
+def test_the_import_layers_cover_every_module_of_bot_and_tools() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
+    covered = {name.strip() for layer in layers for name in re.split(r"[|:]", layer)}
+    modules = {"tools"} | {
+        f"bot.{p.stem}"
+        for p in (ROOT / "bot").iterdir()
+        if p.suffix == ".py" or (p / "__init__.py").is_file()
+    }
+    modules.discard("bot.__init__")
+    assert modules - covered == set(), "add these to the layers contract in pyproject.toml"
+    assert covered - modules == set(), "the layers contract names modules that do not exist"

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 
@@ -37,6 +37,18 @@ LLMFactory = Callable[[], LLM]
 EventHook = Callable[[Any], Awaitable[None] | None]
 
 
+class StaffCommands(Protocol):
+    """The staff command registry as conversations use it (`bot.staff.StaffRegistry`)."""
+
+    def matches(self, text: str) -> bool: ...
+
+    async def dispatch(self, text: str, *, actor: Actor, channel: str, conversations: Any) -> Any: ...
+
+    async def audit_refused_line(
+        self, text: str, *, actor: Actor, channel: str, conversations: Any
+    ) -> bool: ...
+
+
 class Conversations:
     """The one object every channel talks to. Construct once per process."""
 
@@ -48,7 +60,7 @@ class Conversations:
         llm_factory: LLMFactory,
         services: ToolServices,
         memory: ThreadMemory | None = None,
-        staff: Any = None,
+        staff: StaffCommands | None = None,
         staff_role: str = "Support Staff",
         use_native_tools: bool = True,
         max_iterations: int = 50,
@@ -195,6 +207,10 @@ class Conversations:
                 code=verdict.reason_code,
                 detail={"length": len(incoming.text)},
             )
+            if self.staff is not None:
+                await self.staff.audit_refused_line(
+                    incoming.text, actor=incoming.actor, channel=incoming.thread_id, conversations=self
+                )
             await self._send_safely(surface, verdict.reply)
             return TurnOutcome(kind="refused", refusal_code=verdict.reason_code)
         text = verdict.cleaned_text

@@ -11,13 +11,13 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from bot.conversations import detect_locale
 from bot.ops.drafts import load_draft, save_draft
 from bot.ops.graph import STEP_LABELS, OpsGraph, Progress
 from bot.ops.models import OpsDraft
 from bot.ops.state import OpsState
 from bot.ops.steps import OpsConfig, OpsEnv, StepModels
 from bot.staff import Invocation, Param, StaffCommand, StaffReply
+from bot.vocabulary.language import detect_language
 from tools.base import Actor, ToolContext
 from tools.ops_readonly import ops_worker_registry
 
@@ -30,12 +30,9 @@ PREVIEW_CHARS = 400
 EXAMPLE = "/ops draft 배송 지연 사태 공지문과 보상안 초안 작성 (영향 주문 수, 예산 포함)"
 
 
-def ops_config_for(conversations: Any) -> OpsConfig:
-    """`conversations.ops_config` when the app set one, else the defaults with the app's tool mode."""
-    config = getattr(conversations, "ops_config", None)
-    if isinstance(config, OpsConfig):
-        return config
-    return OpsConfig(use_native_tools=bool(getattr(conversations, "use_native_tools", True)))
+def ops_config_for(conversations: Conversations) -> OpsConfig:
+    """The defaults, with the app's tool mode."""
+    return OpsConfig(use_native_tools=conversations.use_native_tools)
 
 
 def check_request(request: str | None, limit: int) -> str | None:
@@ -85,22 +82,18 @@ async def run_ops_draft(
         thread_id=channel,
         run_id=f"ops-{conversations.new_id()}",
         store=conversations.store,
-        locale=detect_locale(text),
+        locale=detect_language(text),
         clock=conversations.clock,
         services=conversations.services,
     )
     env = OpsEnv(
-        models=StepModels(getattr(conversations, "models", None), conversations.llm_factory),
+        models=StepModels(conversations.models, conversations.llm_factory),
         tools=ops_worker_registry(conversations.tools),
         ctx=ctx,
         config=config,
-        on_event=getattr(conversations, "event_hook", None),
+        on_event=conversations.event_hook,
     )
-    slots = getattr(conversations, "llm_slots", None)
-    if slots is not None:
-        async with slots:  # an ops run counts against the same LLM concurrency limit as player runs
-            state = await OpsGraph().run(OpsState(request=text), env, progress=collect)
-    else:
+    async with conversations.llm_slots:  # an ops run counts against the same LLM limit as player runs
         state = await OpsGraph().run(OpsState(request=text), env, progress=collect)
     row = await save_draft(
         conversations.store, state, created_by=actor.label, thread_id=channel, progress=lines
@@ -179,13 +172,12 @@ def draft_reply(row: OpsDraft, *, with_plan: bool) -> StaffReply:
 
 
 async def cmd_ops_draft(inv: Invocation, args: dict[str, Any]) -> StaffReply:
-    # A channel that streams progress may set `progress` on the invocation; the default collects lines.
     return await run_ops_draft(
         inv.conversations,
         actor=inv.actor,
         channel=inv.channel,
         request=args.get("request"),
-        progress=getattr(inv, "progress", None),
+        progress=inv.progress,
     )
 
 

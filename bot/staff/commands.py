@@ -107,24 +107,29 @@ async def cmd_coupon_list(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     return _result_reply(result)
 
 
+_DISCORD_USER = re.compile(r"<@!?([0-9]{1,20})>|([0-9]{1,20})")
+"""A mention or a bare id, in ASCII digits (`²³` and `٩٠٠٢` are digits to Python, not Discord ids)."""
+
+
 async def cmd_link(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     conv = inv.conversations
-    discord_id = re.sub(r"[<@!>]", "", args["discord_user_id"]).strip()
+    raw = args["discord_user_id"].strip()
     pid = args["player_id"].strip()
-    if not discord_id.isdigit():
+    match = _DISCORD_USER.fullmatch(raw)
+    if match is None:
         return StaffReply(
-            f"⚠ <discord_user_id> must be a Discord user id (digits), got {discord_id!r}", ok=False
+            f"⚠ <discord_user_id> must be a Discord user id (digits 0-9), got {raw!r}", ok=False
         )
+    discord_id = match.group(1) or match.group(2)
     async with conv.store.session() as s, s.begin():
         player = await s.get(Player, pid)
         if player is None:
             return StaffReply(f"플레이어 {pid}을(를) 찾을 수 없습니다. / No player {pid}.", ok=False)
-        previous = (
-            await s.execute(select(Player).where(Player.discord_id == discord_id))
-        ).scalar_one_or_none()
-        old_discord = player.discord_id
-        if previous is not None and previous.id != pid:
-            previous.discord_id = None
+        holder = (await s.execute(select(Player).where(Player.discord_id == discord_id))).scalar_one_or_none()
+        moved_from = holder.id if holder is not None and holder.id != pid else None
+        replaced = player.discord_id if player.discord_id not in (None, discord_id) else None
+        if holder is not None and moved_from is not None:
+            holder.discord_id = None
             await s.flush()
         player.discord_id = discord_id
         await conv.store.audit(
@@ -135,17 +140,18 @@ async def cmd_link(inv: Invocation, args: dict[str, Any]) -> StaffReply:
             code="OK",
             detail={
                 "discord_id": discord_id,
-                "moved_from_player": previous.id if previous is not None and previous.id != pid else None,
-                "replaced_discord_id": old_discord,
+                "moved_from_player": moved_from,
+                "replaced_discord_id": replaced,
             },
             session=s,
         )
-    moved = (
-        f" ({previous.id}에서 이동 / moved from {previous.id})"
-        if previous is not None and previous.id != pid
-        else ""
-    )
-    return StaffReply(f"디스코드 {discord_id} ↔ 플레이어 {pid} 연동 완료{moved}. / Linked.")
+    notes = []
+    if moved_from is not None:
+        notes.append(f"{moved_from}에서 이동 / moved from {moved_from}")
+    if replaced is not None:
+        notes.append(f"기존 디스코드 {replaced} 연동 해제 / replaced Discord {replaced}")
+    changed = f" ({'; '.join(notes)})" if notes else ""
+    return StaffReply(f"디스코드 {discord_id} ↔ 플레이어 {pid} 연동 완료{changed}. / Linked.")
 
 
 async def cmd_thread_show(inv: Invocation, args: dict[str, Any]) -> StaffReply:

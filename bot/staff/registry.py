@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MAX_COMMAND_HEAD = 200
+"""Characters of a refused line read to tell which staff command it names."""
 MAX_AUDITED_TARGET = 100
 """Characters of the first argument kept in the audit row."""
 
@@ -54,6 +56,8 @@ class Invocation:
     """thread_id of the channel the command was typed in."""
     conversations: Conversations
     command: StaffCommand
+    progress: Callable[[str], Any] | None = None
+    """A channel's live progress sink: long commands (`/ops draft`) report each step's line to it."""
 
     @property
     def locale(self) -> str:
@@ -228,7 +232,7 @@ class StaffRegistry:
         name = cmd.name if cmd else (group or text.split()[0].lstrip("/"))
         if (cmd is None or cmd.staff_only) and not actor.is_staff:
             # The role is checked before the arguments are parsed, and the attempt is audited.
-            await audit_denied(conversations, actor=actor, channel=channel, name=name)
+            await _audit_denied(conversations, actor=actor, channel=channel, name=name)
             return StaffReply(
                 f"⛔ /{name} 은(는) 운영진({conversations.staff_role}) 전용 명령입니다. "
                 f"This command is for staff ({conversations.staff_role}) only.",
@@ -257,12 +261,24 @@ class StaffRegistry:
         )
         return reply
 
+    async def audit_refused_line(
+        self, text: str, *, actor: Actor, channel: str, conversations: Conversations
+    ) -> bool:
+        """A non-staff line refused before dispatch (e.g. too long) that names a staff command is still
+        a denied staff attempt, audited as such. True when it was one."""
+        head = text.lstrip()[:MAX_COMMAND_HEAD]
+        if actor.is_staff or not self.matches(head):
+            return False
+        cmd, _, group = self.find(head)
+        name = cmd.name if cmd else (group or command_name(head))
+        await _audit_denied(conversations, actor=actor, channel=channel, name=name)
+        return True
+
     def help_text(self) -> str:
         return "\n".join(f"{c.usage} — {c.help}" for c in self.commands.values())
 
 
-async def audit_denied(conversations: Any, *, actor: Actor, channel: str, name: str) -> None:
-    """The audit row of a refused staff attempt (by a player, or a line refused before dispatch)."""
+async def _audit_denied(conversations: Any, *, actor: Actor, channel: str, name: str) -> None:
     await conversations.store.audit(
         actor=actor.label, action="staff.denied", thread_id=channel, target=f"/{name}", code="DENIED"
     )

@@ -8,15 +8,11 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Store
 
 FIXED_NOW = datetime.fromisoformat("2026-03-02T10:00:00+09:00")
-
-
-Surface = RecordingSurface
 
 
 @dataclass

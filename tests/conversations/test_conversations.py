@@ -5,15 +5,16 @@ from typing import Any
 
 from sqlalchemy import select
 
+from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming, detect_locale
 from bot.store import AuditEntry, Coupon, ThreadMessage
-from tests.conversations.conftest import Harness, Surface
+from tests.conversations.conftest import Harness
 
 THREAD = "console:test"
 
 
 async def _say(
-    h: Harness, text: str, surface: Surface, *, as_id: str = "9001", roles: set[str] | None = None
+    h: Harness, text: str, surface: RecordingSurface, *, as_id: str = "9001", roles: set[str] | None = None
 ):
     actor = await h.conv.resolve_actor(as_id, roles or set())
     return await h.conv.handle(Incoming(THREAD, actor, text, ref=text), surface)
@@ -36,7 +37,7 @@ async def test_a_question_is_answered_and_remembered(harness: Harness) -> None:
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
         {"final": "ORD001은 배송 지연 상태입니다."},
     )
-    surface = Surface()
+    surface = RecordingSurface()
     outcome = await _say(harness, "ORD001 어디쯤 왔어요?", surface)
     assert outcome.kind == "answered"
     assert surface.text == "ORD001은 배송 지연 상태입니다."
@@ -48,15 +49,15 @@ async def test_a_question_is_answered_and_remembered(harness: Harness) -> None:
 
 async def test_the_next_run_sees_the_earlier_turns(harness: Harness) -> None:
     harness.script({"final": "네, ORD001 확인했습니다."})
-    await _say(harness, "내 주문은 ORD001이야", Surface())
+    await _say(harness, "내 주문은 ORD001이야", RecordingSurface())
     second = harness.script({"final": "ORD001은 배송 지연입니다."})
-    await _say(harness, "그 주문 상태가 뭐야?", Surface())
+    await _say(harness, "그 주문 상태가 뭐야?", RecordingSurface())
     sent = "\n".join(str(m.get("content")) for m in second.requests[0].messages)
     assert "내 주문은 ORD001이야" in sent
 
 
 async def test_message_during_a_run_is_acknowledged_and_injected(harness: Harness) -> None:
-    surface = Surface()
+    surface = RecordingSurface()
     llm = harness.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
         {"final": "확인했습니다."},
@@ -79,7 +80,7 @@ async def test_message_during_a_run_is_acknowledged_and_injected(harness: Harnes
 
 
 async def test_a_message_after_the_last_drain_starts_the_next_run(harness: Harness) -> None:
-    surface = Surface()
+    surface = RecordingSurface()
     harness.script({"final": "첫 번째 답변입니다."})
     second = harness.script({"final": "두 번째 답변입니다."})
     sent = {"done": False}
@@ -98,7 +99,7 @@ async def test_a_message_after_the_last_drain_starts_the_next_run(harness: Harne
 
 
 async def test_another_players_message_is_not_injected_into_this_run(harness: Harness) -> None:
-    surface = Surface()
+    surface = RecordingSurface()
     first = harness.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "루나님 답변"})
     second = harness.script({"final": "카이님 답변"})
 
@@ -116,7 +117,7 @@ async def test_another_players_message_is_not_injected_into_this_run(harness: Ha
 
 async def test_an_unbacked_coupon_claim_never_reaches_the_player(harness: Harness) -> None:
     harness.script({"final": "ORD001에 5,000원 쿠폰을 발급했습니다."})
-    surface = Surface()
+    surface = RecordingSurface()
     outcome = await _say(harness, "쿠폰 줘", surface)
     assert "발급했습니다" not in surface.text
     assert "발급되지 않았습니다" in surface.text
@@ -130,13 +131,13 @@ async def test_an_issued_coupon_claim_passes(harness: Harness) -> None:
         {"tool": "issue_coupon", "args": {"order_id": "ORD001", "amount": 5000}},
         {"final": "ORD001에 5,000원 쿠폰을 발급했습니다."},
     )
-    surface = Surface()
+    surface = RecordingSurface()
     await _say(harness, "ORD001 지연 보상 5천원 쿠폰 부탁해요", surface)
     assert "5,000원 쿠폰을 발급했습니다" in surface.text
 
 
 async def test_oversized_message_is_refused_and_nothing_is_stored(harness: Harness) -> None:
-    surface = Surface()
+    surface = RecordingSurface()
     outcome = await _say(harness, "가" * 10_000, surface)
     assert outcome.kind == "refused"
     assert "너무 깁니다" in surface.text
@@ -145,7 +146,7 @@ async def test_oversized_message_is_refused_and_nothing_is_stored(harness: Harne
 
 
 async def test_non_staff_typing_a_staff_command_is_denied_and_audited(harness: Harness) -> None:
-    surface = Surface()
+    surface = RecordingSurface()
     outcome = await _say(harness, "/coupon issue ORD001 100000 보상", surface)
     assert outcome.kind == "command" and outcome.reply.denied
     assert "운영진" in surface.replies[0]
@@ -158,9 +159,9 @@ async def test_non_staff_typing_a_staff_command_is_denied_and_audited(harness: H
 
 
 async def test_handoff_stores_messages_without_answering_until_resume(harness: Harness) -> None:
-    staff = Surface()
+    staff = RecordingSurface()
     await _say(harness, "/handoff", staff, as_id="42", roles={"Support Staff"})
-    surface = Surface()
+    surface = RecordingSurface()
     outcome = await _say(harness, "사람이랑 얘기하고 싶어요", surface)
     assert outcome.kind == "paused"
     assert surface.messages == {}
@@ -171,9 +172,9 @@ async def test_handoff_stores_messages_without_answering_until_resume(harness: H
 
 
 async def test_stop_cancels_the_run_and_leaves_a_valid_history(harness: Harness) -> None:
-    surface = Surface()
+    surface = RecordingSurface()
     harness.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "never"})
-    staff = Surface()
+    staff = RecordingSurface()
 
     stopper: list[asyncio.Task[Any]] = []
 
@@ -202,7 +203,7 @@ async def test_stop_cancels_the_run_and_leaves_a_valid_history(harness: Harness)
 
 async def test_llm_failure_gives_a_clear_message_and_keeps_the_question(harness: Harness) -> None:
     harness.script({"raw": "x"}, {"raw": "y"})  # JSON mode: unparseable twice; native: plain text answer
-    surface = Surface()
+    surface = RecordingSurface()
     outcome = await _say(harness, "ORD001 상태?", surface)
     assert outcome.kind == "answered"
     assert ("user", "ORD001 상태?") in await _history(harness)
@@ -219,6 +220,6 @@ async def test_escalation_reaches_staff_sinks(harness: Harness) -> None:
         {"tool": "escalate_to_staff", "args": {"summary": "ORD003 환불 문의, 상담원 요청"}},
         {"final": "운영진에게 전달했습니다."},
     )
-    await _say(harness, "상담원 연결해 주세요", Surface(), as_id="9002")
+    await _say(harness, "상담원 연결해 주세요", RecordingSurface(), as_id="9002")
     assert seen and seen[0][0] == "escalation"
     assert "ORD003" in str(seen[0][1])

@@ -22,16 +22,9 @@ from bot.app import App, build_app
 from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import Settings, load_settings
 from bot.llm.scripted import ScriptedLLM
+from tests.fakes.knowledge import EmptyPolicyIndex
 
 EDIT_INTERVAL = 0.2
-
-
-class EmptyPolicyIndex:
-    """A policy knowledge base without documents. These tests never retrieve, and building the real
-    index embeds every policy (about 25 s on 2 cores), so the app gets this instead."""
-
-    async def search(self, query: str, top_k: int = 3) -> list[Any]:
-        return []
 
 
 def SlowStreamLLM(steps: list[dict[str, Any]], *, delay: float = 0.03, **kwargs: Any) -> ScriptedLLM:
@@ -85,8 +78,8 @@ class Running:
     def conversations(self) -> Any:
         return self.app.conversations
 
-    async def idle(self) -> None:
-        await asyncio.wait_for(self.bot.wait_idle(), 15)
+    async def idle(self, within: float = 15.0) -> None:
+        await asyncio.wait_for(self.bot.wait_idle(), within)
 
     async def stop(self) -> None:
         if not self.bot.is_closed():

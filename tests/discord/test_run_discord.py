@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.app import build_app
 from bot.channels.discord_bot import run_discord
 from bot.llm.scripted import ScriptedLLM
-from tests.discord.conftest import EmptyPolicyIndex
+from tests.fakes.knowledge import EmptyPolicyIndex
 
 
 async def test_missing_token_prints_one_line_and_touches_nothing(harness, fake, capsys):

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
+from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.conversations import Incoming, TurnOutcome
 from bot.llm.scripted import ScriptedLLM
@@ -101,27 +102,6 @@ def make_env(seeded_store: Store, models: ModelQueue) -> Callable[..., OpsEnv]:
 
 
 @dataclass
-class Surface:
-    """Records what the staff member sees."""
-
-    messages: list[str] = field(default_factory=list)
-    replies: list[str] = field(default_factory=list)
-
-    async def send(self, text: str) -> int:
-        self.messages.append(text)
-        return len(self.messages) - 1
-
-    async def edit(self, handle: Any, text: str) -> None:
-        self.messages[handle] = text
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        return None
-
-    async def send_ephemeral(self, text: str) -> None:
-        self.replies.append(text)
-
-
-@dataclass
 class OpsHarness:
     app: App
     models: ModelQueue
@@ -130,12 +110,14 @@ class OpsHarness:
     def conv(self) -> Any:
         return self.app.conversations
 
-    async def say(self, text: str, *, staff: bool = True, surface: Surface | None = None) -> TurnOutcome:
+    async def say(
+        self, text: str, *, staff: bool = True, surface: RecordingSurface | None = None
+    ) -> TurnOutcome:
         if staff:
             actor = await self.conv.resolve_actor("42", {STAFF_ROLE})
         else:
             actor = await self.conv.resolve_actor("9001", set())
-        return await self.conv.handle(Incoming(CHANNEL, actor, text), surface or Surface())
+        return await self.conv.handle(Incoming(CHANNEL, actor, text), surface or RecordingSurface())
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from bot.app import staff_commands
+from bot.channels.recording import RecordingSurface
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM
 from bot.ops.commands import REPLY_LIMIT, cmd_ops_draft, run_ops_draft
@@ -20,7 +21,6 @@ from tests.ops.conftest import (
     PLAN,
     REJECT,
     REQUEST,
-    Surface,
     planner,
     reviewer,
     staff_actor,
@@ -51,7 +51,7 @@ async def test_a_staff_request_becomes_a_reviewed_stored_draft(ops_app) -> None:
         ),
         review,
     )
-    surface = Surface()
+    surface = RecordingSurface()
     outcome = await ops_app.say(f"/ops draft {REQUEST}", surface=surface)
     reply = outcome.reply
     assert outcome.kind == "command" and reply.ok and not reply.denied
@@ -191,7 +191,8 @@ async def test_a_channel_can_stream_progress_through_the_invocation(ops_app) -> 
     ops_app.models.add(planner(), worker({"final": DRAFT_2}), reviewer(ACCEPT))
     shown: list[str] = []
     cmd = ops_app.conv.staff.commands["ops draft"]
-    inv = Invocation(actor=staff_actor(), channel=CHANNEL, conversations=ops_app.conv, command=cmd)
-    inv.progress = shown.append  # type: ignore[attr-defined]
+    inv = Invocation(
+        actor=staff_actor(), channel=CHANNEL, conversations=ops_app.conv, command=cmd, progress=shown.append
+    )
     reply = await cmd_ops_draft(inv, {"request": REQUEST})
     assert reply.ok and shown == reply.data["progress"] and len(shown) == 6

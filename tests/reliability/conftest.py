@@ -4,43 +4,27 @@ the demo data, scripted models for the run-of-the-mill turns, and the environmen
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.app import PROJECT_ROOT, App, build_app
-from bot.channels.recording import RecordingSurface as _Recording
+from bot.channels.recording import RecordingSurface
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
 from bot.llm.base import LLMResult
 from bot.llm.scripted import ScriptedLLM
 from bot.memory import ThreadMemory
 from bot.store import Store
+from tests.fakes.knowledge import EmptyPolicyIndex
 from tools.base import Actor
 
 PYTHON = sys.executable
-
-
-class RecordingSurface(_Recording):
-    """What a person in the channel would see; `text` includes the ephemeral replies."""
-
-    @property
-    def text(self) -> str:
-        return self.all_text
-
-
-class EmptyPolicyIndex:
-    """A knowledge base without documents, for tests that never retrieve (the real index costs ~25 s)."""
-
-    async def search(self, query: str, top_k: int = 3) -> list[Any]:
-        return []
 
 
 class EchoLLM(ScriptedLLM):
@@ -141,65 +125,3 @@ def cli_env(tmp_path: Path, small_policies: Path) -> dict[str, str]:
         PYTHONPATH=str(PROJECT_ROOT),
     )
     return env
-
-
-def PacedLLM(steps: list[dict[str, Any]], *, delay: float = 0.01, **kwargs: Any) -> ScriptedLLM:
-    """The scripted model whose answer stream takes real time (`delay` per chunk)."""
-    return ScriptedLLM(steps, chunk_delay=delay, **kwargs)
-
-
-@dataclass
-class DiscordRig:
-    """The fake Discord on loopback with the real discord.py client (`ArcaDiscordBot`) connected to it."""
-
-    fake: Any
-    app: App
-    bot: Any
-    task: asyncio.Task[None]
-
-    async def idle(self) -> None:
-        await asyncio.wait_for(self.bot.wait_idle(), 60)
-
-
-@pytest.fixture
-async def discord_rig(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
-    """`await discord_rig(llm)` → a `DiscordRig`; everything is shut down after the test."""
-    import discord.gateway
-    import discord.http
-    import yarl
-
-    from bench.fake_discord import FakeDiscord
-    from bot.channels.discord_bot import ArcaDiscordBot
-
-    started: list[DiscordRig] = []
-    async with FakeDiscord() as fake:
-        # The only redirections: the REST base and the gateway URL; the client itself is unmodified.
-        monkeypatch.setattr(discord.http.Route, "BASE", fake.api_base)
-        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(fake.gateway_url))
-
-        async def start(llm: Any, *, edit_interval: float = 0.2) -> DiscordRig:
-            settings = load_settings(
-                data_dir=tmp_path / "var",
-                discord_token=FakeDiscord.TOKEN,
-                support_channels=[FakeDiscord.SUPPORT_CHANNEL],
-                staff_channel=FakeDiscord.STAFF_CHANNEL,
-                guild_ids=[FakeDiscord.GUILD_ID],
-                staff_role=FakeDiscord.STAFF_ROLE_NAME,
-                edit_interval=edit_interval,
-            )
-            app = await build_app(settings, llm_factory=lambda: llm, policy_index=EmptyPolicyIndex())
-            bot = ArcaDiscordBot(app.conversations, settings, guild_ready_timeout=0.05, shutdown_grace=5.0)
-            task = asyncio.create_task(bot.start(FakeDiscord.TOKEN))
-            await asyncio.wait_for(bot.wait_until_ready(), 15)
-            rig = DiscordRig(fake, app, bot, task)
-            started.append(rig)
-            return rig
-
-        try:
-            yield start
-        finally:
-            for rig in started:
-                if not rig.bot.is_closed():
-                    await rig.bot.close()
-                await asyncio.wait_for(rig.task, 10)
-                await rig.app.store.close()

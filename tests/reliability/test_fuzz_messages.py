@@ -277,7 +277,7 @@ def rig(tmp_path: Path) -> Iterator[FuzzRig]:
 
 
 def _assert_replied(outcome: Any, surface: RecordingSurface) -> None:
-    assert outcome.kind in ("answered", "refused", "command"), f"{outcome.kind}: {surface.text[:200]}"
+    assert outcome.kind in ("answered", "refused", "command"), f"{outcome.kind}: {surface.all_text[:200]}"
     shown = [t for t in surface.messages.values() if t.strip()] + [t for t in surface.replies if t.strip()]
     assert shown, f"no reply and no refusal for a {outcome.kind} message"
     if outcome.kind == "answered":
@@ -302,7 +302,7 @@ def test_pipeline_keeps_every_stored_history_valid_and_leaks_nothing_to_unlinked
     for outcome, surface, thread in rig.pipeline(texts, discord_id=who):
         _assert_replied(outcome, surface)
         if who != "9001":
-            assert "전설 탈것 상자" not in surface.text
+            assert "전설 탈것 상자" not in surface.all_text
         history = rig.runner.run(load_history(rig.store, thread))
         assert validate_history(history) == []
         if outcome.kind == "answered":

@@ -48,13 +48,13 @@ async def test_model_outage_gets_a_clear_apology_keeps_the_message_and_recovers(
 
         outcome, surface = await say(app, QUESTION, thread=THREAD)
         assert outcome.kind == "answered"
-        assert OUTAGE_TEXT in surface.text
+        assert OUTAGE_TEXT in surface.all_text
         assert QUESTION in _user_texts(await load_history(seeded_store, THREAD))
 
         # The model is back: the next message is answered, and the model sees the earlier question too.
         server.enqueue(reply(ANSWER), reply(ANSWER))
         _, surface = await say(app, LATER, thread=THREAD)
-        assert surface.text.endswith(ANSWER)
+        assert surface.all_text.endswith(ANSWER)
         seen = [m.get("content") for m in server.requests[-2]["messages"] if m["role"] == "user"]
         assert QUESTION in seen and seen[-1] == LATER
     await llm.close()
@@ -69,11 +69,11 @@ async def test_outage_after_a_tool_ran_says_what_was_done_and_keeps_the_history_
         llm = _llm(server)
         app = await app_factory(lambda: llm)
         _, surface = await say(app, QUESTION, thread=THREAD)
-        assert OUTAGE_TEXT in surface.text and "lookup_order" in surface.text
+        assert OUTAGE_TEXT in surface.all_text and "lookup_order" in surface.all_text
 
         server.enqueue(reply(ANSWER), reply(ANSWER))
         _, surface = await say(app, LATER, thread=THREAD)
-        assert surface.text.endswith(ANSWER)
+        assert surface.all_text.endswith(ANSWER)
         # The API accepted the history (the fake records it) and the tool call has its result in it.
         messages = server.requests[-2]["messages"]
         calls = [tc["id"] for m in messages for tc in m.get("tool_calls") or []]
@@ -89,8 +89,8 @@ async def test_a_429_burst_within_the_retry_budget_is_invisible_to_the_player(ap
         llm = _llm(server, retries=2)
         app = await app_factory(lambda: llm)
         _, surface = await say(app, QUESTION, thread=THREAD)
-        assert surface.text.endswith(ANSWER)
-        assert OUTAGE_TEXT not in surface.text
+        assert surface.all_text.endswith(ANSWER)
+        assert OUTAGE_TEXT not in surface.all_text
     await llm.close()
 
 
@@ -100,7 +100,7 @@ async def test_a_broken_answer_stream_falls_back_to_the_loop_answer(app_factory,
         llm = _llm(server)
         app = await app_factory(lambda: llm)
         _, surface = await say(app, QUESTION, thread=THREAD)
-        assert surface.text.endswith(ANSWER)
+        assert surface.all_text.endswith(ANSWER)
         history = await load_history(seeded_store, THREAD)
         assert history[-1] == {"role": "assistant", "content": ANSWER}
     await llm.close()

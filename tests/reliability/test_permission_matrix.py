@@ -93,7 +93,7 @@ async def _observe(app: Any, tool: str, args: dict[str, Any], thread: str) -> tu
     outcome, surface = await say(app, f"{args} 확인해 주세요", thread=thread)
     tool_messages = [m for m in llm.requests[-2].messages if m.get("role") == "tool"]
     assert len(tool_messages) == 1 and outcome.runs
-    assert not any(secret in surface.text for secret in SECRETS_OF_P200), surface.text
+    assert not any(secret in surface.all_text for secret in SECRETS_OF_P200), surface.all_text
     return tool_messages[0]["content"], str(outcome.runs[0].tool_outcomes[0].result.code)
 
 

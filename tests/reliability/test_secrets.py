@@ -70,17 +70,20 @@ async def test_a_failing_run_in_process_with_debug_logs_reveals_no_secret(monkey
     ]
     async with FakeOpenAIServer(script) as server:
         settings = load_settings(
-            data_dir=tmp_path / "var", model="fake-model", openai_base_url=server.base_url, log_level="DEBUG"
+            data_dir=tmp_path / "var",
+            model="fake-model",
+            openai_base_url=server.base_url,
+            log_level="DEBUG",
+            edit_interval=0.0,
         )
         assert settings.openai_api_key is not None and settings.discord_token is not None
         app = await build_app(settings, policy_index=BrokenPolicyIndex())
-        app.conversations.edit_interval = 0.0
         _, first = await say(app, "ORD001 배송 언제 와요?", thread="console:secrets")
         _, second = await say(app, "환불 규정 알려 주세요", thread="console:secrets")
         await app.store.close()
     # The key was really used (so the checks below can fail), and it went only into the header.
     assert server.headers and all(h.get("Authorization") == f"Bearer {OPENAI_KEY}" for h in server.headers)
-    assert "AI 모델에 연결할 수 없어" in first.text and second.text.strip()
+    assert "AI 모델에 연결할 수 없어" in first.all_text and second.all_text.strip()
 
     _assert_clean("the log", caplog.text)
     _assert_clean("the replies", first.text + second.text)

@@ -12,7 +12,7 @@ import pytest
 
 from bench.fake_discord import FakeDiscord
 from bot.channels.renderer import Renderer, SurfaceError, split_message
-from tests.reliability.conftest import PacedLLM
+from tests.discord.conftest import SlowStreamLLM
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 EDIT = rf"/channels/{SUPPORT}/messages/\d+$"
@@ -32,14 +32,12 @@ def _words(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-async def _ask(rig, question: str = "ORD001 배송 안내 자세히 해 주세요") -> list[str]:
-    await rig.fake.user_says(SUPPORT, 9001, question)
+async def _ask(fake: FakeDiscord, bot, question: str = "ORD001 배송 안내 자세히 해 주세요") -> list[str]:
+    await fake.user_says(SUPPORT, 9001, question)
     want = split_message(LONG_ANSWER)
-    await rig.fake.wait_for(
-        lambda: _visible(rig.fake)[-len(want) :] == want, within=60, what="the final answer"
-    )
-    await rig.idle()
-    return _visible(rig.fake)
+    await fake.wait_for(lambda: _visible(fake)[-len(want) :] == want, within=60, what="the final answer")
+    await bot.idle(within=60)
+    return _visible(fake)
 
 
 def _assert_answer_landed_once(shown: list[str]) -> None:
@@ -50,28 +48,28 @@ def _assert_answer_landed_once(shown: list[str]) -> None:
 
 
 @pytest.mark.slow
-async def test_a_storm_of_5xx_and_429_on_edits_still_lands_the_whole_answer_once(discord_rig):
-    rig = await discord_rig(
-        PacedLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
+async def test_a_storm_of_5xx_and_429_on_edits_still_lands_the_whole_answer_once(harness, fake):
+    bot = await harness.start(
+        SlowStreamLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
     )
     # discord.py retries 500/502 itself (1 s, 3 s, … apart) and 429 after `retry_after`; 503 reaches the
     # Renderer, which sends the part anew. Kept to a few of the slow kinds so the test stays quick.
     for status, times in ((500, 1), (429, 3), (503, 2), (502, 1), (429, 2)):
-        rig.fake.fail("PATCH", EDIT, status=status, times=times, retry_after=0.05)
-    _assert_answer_landed_once(await _ask(rig))
-    statuses = {c.status for c in rig.fake.calls_to("PATCH", EDIT)}
+        fake.fail("PATCH", EDIT, status=status, times=times, retry_after=0.05)
+    _assert_answer_landed_once(await _ask(fake, bot))
+    statuses = {c.status for c in fake.calls_to("PATCH", EDIT)}
     assert {429, 500, 502, 503} <= statuses
 
 
 @pytest.mark.slow
-async def test_a_storm_on_sends_never_posts_a_message_twice(discord_rig):
-    rig = await discord_rig(
-        PacedLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
+async def test_a_storm_on_sends_never_posts_a_message_twice(harness, fake):
+    bot = await harness.start(
+        SlowStreamLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
     )
     for status, times in ((500, 1), (429, 2), (503, 1), (502, 1), (429, 1)):
-        rig.fake.fail("POST", SEND, status=status, times=times, retry_after=0.05)
-    _assert_answer_landed_once(await _ask(rig))
-    failed_sends = [c for c in rig.fake.calls_to("POST", SEND) if c.status != 200]
+        fake.fail("POST", SEND, status=status, times=times, retry_after=0.05)
+    _assert_answer_landed_once(await _ask(fake, bot))
+    failed_sends = [c for c in fake.calls_to("POST", SEND) if c.status != 200]
     assert len(failed_sends) == 6
 
 
