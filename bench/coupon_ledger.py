@@ -2,20 +2,27 @@
 
 Run: `python bench/coupon_ledger.py [--issues N] [--race N]`. Prints a table and the lines
 `guarded_issues_per_second=N` and `race_coupons_issued=N`; `main()` returns the figures.
+
+With `ARCA_TEST_PG_URL` set (`scripts/services.sh start`), the same runs go to a fresh PostgreSQL
+database too (dropped afterwards) and it also prints `guarded_issues_per_second_postgres=N` and
+`race_coupons_issued_postgres=N`.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 import time
+import uuid
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
 
 from bot.store import Coupon, Order, Player, Store
 from tools.base import Actor, ResultCode, ToolContext, ToolServices
@@ -49,46 +56,75 @@ def _ctx(store: Store, rules: CouponRules, player: int, call: str) -> ToolContex
 
 
 async def _run(issues: int, race: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return await _run_on(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}", issues, race)
+
+
+def _pg_dsn(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+async def _run_postgres(admin_url: str, issues: int, race: int) -> dict[str, Any]:
+    """The same runs on a fresh database of the PostgreSQL server at `admin_url` (dropped afterwards)."""
+    import asyncpg
+
+    name = f"arca_bench_{uuid.uuid4().hex[:12]}"
+    conn = await asyncpg.connect(_pg_dsn(admin_url))
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    try:
+        url = make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+        return await _run_on(url, issues, race)
+    finally:
+        conn = await asyncpg.connect(_pg_dsn(admin_url))
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await conn.close()
+
+
+async def _run_on(url: str, issues: int, race: int) -> dict[str, Any]:
     rules = CouponRules()
     registry = build_registry()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}")
-        await store.open()
-        try:
-            await _seed(store, issues + 1)
-            # Sequential guarded issues: every check of issue_coupon, one write transaction each.
-            start = time.perf_counter()
-            codes = Counter()
-            for i in range(issues):
-                res = await registry.execute(
-                    "issue_coupon", {"order_id": f"ORD{i:05d}", "amount": 5000}, _ctx(store, rules, i, "c")
-                )
-                codes[res.code] += 1
-            seq_elapsed = time.perf_counter() - start
-            # The race: `race` concurrent calls with distinct call ids on one eligible order.
-            target = issues
-            start = time.perf_counter()
-            results = await asyncio.gather(
-                *(
-                    registry.execute(
-                        "issue_coupon",
-                        {"order_id": f"ORD{target:05d}", "amount": 5000},
-                        _ctx(store, rules, target, f"race{j}"),
-                    )
-                    for j in range(race)
-                )
+    store = Store(url)
+    await store.open()
+    try:
+        await _seed(store, issues + 1)
+        # Sequential guarded issues: every check of issue_coupon, one write transaction each.
+        start = time.perf_counter()
+        codes = Counter()
+        for i in range(issues):
+            res = await registry.execute(
+                "issue_coupon", {"order_id": f"ORD{i:05d}", "amount": 5000}, _ctx(store, rules, i, "c")
             )
-            race_elapsed = time.perf_counter() - start
-            async with store.session() as s:
-                live = (
-                    await s.execute(
-                        select(func.count(Coupon.id)).where(
-                            Coupon.order_id == f"ORD{target:05d}", Coupon.status.in_(("active", "pending"))
-                        )
+            codes[res.code] += 1
+        seq_elapsed = time.perf_counter() - start
+        # The race: `race` concurrent calls with distinct call ids on one eligible order.
+        target = issues
+        start = time.perf_counter()
+        results = await asyncio.gather(
+            *(
+                registry.execute(
+                    "issue_coupon",
+                    {"order_id": f"ORD{target:05d}", "amount": 5000},
+                    _ctx(store, rules, target, f"race{j}"),
+                )
+                for j in range(race)
+            )
+        )
+        race_elapsed = time.perf_counter() - start
+        async with store.session() as s:
+            live = (
+                await s.execute(
+                    select(func.count(Coupon.id)).where(
+                        Coupon.order_id == f"ORD{target:05d}", Coupon.status.in_(("active", "pending"))
                     )
-                ).scalar_one()
-        finally:
-            await store.close()
+                )
+            ).scalar_one()
+    finally:
+        await store.close()
     race_codes = Counter(r.code for r in results)
     return {
         "issues": issues,
@@ -111,6 +147,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--race", type=int, default=100, help="concurrent calls on one order")
     args = parser.parse_args(argv)
     figures = asyncio.run(_run(args.issues, args.race))
+    pg_url = os.environ.get("ARCA_TEST_PG_URL")
+    if pg_url:
+        pg = asyncio.run(_run_postgres(pg_url, args.issues, args.race))
+        figures["guarded_issues_per_second_postgres"] = pg["guarded_issues_per_second"]
+        figures["race_coupons_issued_postgres"] = pg["race_coupons_issued"]
+        figures["postgres"] = pg
     rows = [
         (
             "guarded issues (sequential)",
@@ -131,6 +173,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)))
     print(f"guarded_issues_per_second={figures['guarded_issues_per_second']}")
     print(f"race_coupons_issued={figures['race_coupons_issued']}")
+    if pg_url:
+        print(f"guarded_issues_per_second_postgres={figures['guarded_issues_per_second_postgres']}")
+        print(f"race_coupons_issued_postgres={figures['race_coupons_issued_postgres']}")
     return figures
 
 

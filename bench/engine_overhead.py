@@ -7,7 +7,12 @@ passes is the engine's: prompt building, event emission, tool dispatch, the data
     python bench/engine_overhead.py [--runs 200] [--mode native|json|both]
 
 Prints a table and `overhead_per_iteration_us_p50=N`, `overhead_per_iteration_us_p95=N`,
-`overhead_per_run_us_p50=N`; `main(argv)` returns the same figures as a dict.
+`overhead_per_run_us_p50=N`, `overhead_per_run_us_p95=N`; `main(argv)` returns the same figures as a dict.
+
+When `langgraph` is installed (the `anchor` extra), LangGraph's prebuilt agent runs the same scripted run
+in the same process, each of its runs interleaved with one of ours (so machine noise hits both alike), and
+the bench also prints `langgraph_per_run_us_p50=N` and `engine_vs_langgraph_per_run_ratio=N` (ours ÷ theirs;
+`--no-anchor` skips it).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pydantic import BaseModel, Field
 if __package__ in (None, ""):  # `python bench/engine_overhead.py` from the checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import langgraph_anchor
 from bot.engine import ReActAgent
 from bot.llm import ScriptedLLM
 from bot.memory import ThreadMemory
@@ -73,7 +79,11 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def _bench_mode(mode: str, runs: int, warmup: int, db_path: Path) -> dict[str, list[float]]:
+async def _bench_mode(
+    mode: str, runs: int, warmup: int, db_path: Path, *, anchor: bool = False
+) -> dict[str, list[float]]:
+    lg = langgraph_anchor.Anchor() if anchor else None
+    anchor_runs: list[float] = []
     store = Store(f"sqlite+aiosqlite:///{db_path}")
     await store.open()
     memory = ThreadMemory(store)
@@ -104,14 +114,17 @@ async def _bench_mode(mode: str, runs: int, warmup: int, db_path: Path) -> dict[
             answer = "".join([d async for d in agent.stream_answer(result)])
             await memory.append_assistant(ctx.thread_id, answer, run_id=ctx.run_id)
             finished = time.perf_counter()
+            lg_elapsed = await lg.run_once(n) if lg is not None else None
             if n < warmup:
                 continue
             marks.append(loop_end)
             per_iteration += [(b - a) * 1e6 for a, b in itertools.pairwise(marks)]
             per_run.append((finished - started) * 1e6)
+            if lg_elapsed is not None:
+                anchor_runs.append(lg_elapsed)
     finally:
         await store.close()
-    return {"iteration": per_iteration, "run": per_run}
+    return {"iteration": per_iteration, "run": per_run, "anchor": anchor_runs}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -119,13 +132,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--mode", choices=("native", "json", "both"), default="both")
+    parser.add_argument("--no-anchor", action="store_true", help="skip LangGraph's prebuilt agent")
     args = parser.parse_args(argv)
+    anchor = not args.no_anchor and langgraph_anchor.available()
     modes = ["native", "json"] if args.mode == "both" else [args.mode]
 
     results: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
         for mode in modes:
-            results[mode] = asyncio.run(_bench_mode(mode, args.runs, args.warmup, Path(tmp) / f"{mode}.db"))
+            results[mode] = asyncio.run(
+                _bench_mode(
+                    mode, args.runs, args.warmup, Path(tmp) / f"{mode}.db", anchor=anchor and mode == "native"
+                )
+            )
 
     print(f"{'mode':<8}{'runs':>6}{'iter p50 µs':>14}{'iter p95 µs':>14}{'run p50 µs':>13}{'run p95 µs':>13}")
     for mode, r in results.items():
@@ -139,6 +158,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "overhead_per_iteration_us_p50": round(statistics.median(iterations)),
         "overhead_per_iteration_us_p95": round(_pct(iterations, 0.95)),
         "overhead_per_run_us_p50": round(statistics.median(runs)),
+        "overhead_per_run_us_p95": round(_pct(runs, 0.95)),
         "modes": {
             mode: {
                 "iteration_us_p50": round(_pct(r["iteration"], 0.5)),
@@ -148,7 +168,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for mode, r in results.items()
         },
     }
-    for key in ("overhead_per_iteration_us_p50", "overhead_per_iteration_us_p95", "overhead_per_run_us_p50"):
+    keys = [
+        "overhead_per_iteration_us_p50",
+        "overhead_per_iteration_us_p95",
+        "overhead_per_run_us_p50",
+        "overhead_per_run_us_p95",
+    ]
+    lg_runs = [v for r in results.values() for v in r["anchor"]]
+    if lg_runs:
+        # Ours against theirs on the same runs: the native mode, interleaved run by run.
+        ours = statistics.median(results["native"]["run"])
+        figures["langgraph_per_run_us_p50"] = round(statistics.median(lg_runs))
+        figures["langgraph_per_run_us_p95"] = round(_pct(lg_runs, 0.95))
+        figures["engine_native_per_run_us_p50"] = round(ours)
+        figures["engine_vs_langgraph_per_run_ratio"] = round(ours / statistics.median(lg_runs), 3)
+        keys += ["langgraph_per_run_us_p50", "engine_vs_langgraph_per_run_ratio"]
+    for key in keys:
         print(f"{key}={figures[key]}")
     return figures
 
