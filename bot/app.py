@@ -182,4 +182,8 @@ async def build_app(
         metrics=metrics,
         models=models,
     )
+    conversations.stats_options = {  # issue 15: `/stats` uses the configured conversation windows
+        "idle_minutes": settings.conversation_idle_minutes,
+        "resolution_window_minutes": settings.resolution_window_minutes,
+    }
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

@@ -269,6 +269,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return asyncio.run(run_demo(settings, Path(args.path) if args.path else None))
 
 
+def cmd_stats(args: argparse.Namespace) -> int:
+    import json
+
+    from bot.analytics.stats import compute_stats, format_stats
+    from bot.store import Store
+
+    settings = _settings()
+
+    async def go() -> dict:
+        store = Store(settings.database_url)
+        await store.open()
+        try:
+            return await compute_stats(
+                store,
+                days=args.days,
+                idle_minutes=settings.conversation_idle_minutes,
+                resolution_window_minutes=settings.resolution_window_minutes,
+            )
+        finally:
+            await store.close()
+
+    stats = asyncio.run(go())
+    if args.json:
+        print(json.dumps(stats, ensure_ascii=False, indent=2))
+    else:
+        print(format_stats(stats, args.days))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arca-bot", description="Arca Online customer-support and game-ops bot (아르카 온라인 상담 봇)"
@@ -335,6 +364,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ttl", default="15m", help="lifetime, e.g. 15m, 2h, 900 (default 15m)")
     p.add_argument("--link", action="store_true", help="print the chat page's address with the token")
     p.set_defaults(fn=cmd_web_token)
+
+    p = sub.add_parser("stats", help="support analytics from the store (no LLM or Discord token needed)")
+    p.add_argument("--days", type=_at_least_one, default=7, help="look back this many days (default 7)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(fn=cmd_stats)
 
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
     p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")

@@ -138,6 +138,16 @@ class Settings(BaseSettings):
         default=4_000, ge=100, le=MAX_MESSAGE_CHARS_LIMIT, validation_alias=_env("ARCA_MAX_MESSAGE_CHARS")
     )
     log_level: str = Field(default="INFO", validation_alias=_env("ARCA_LOG_LEVEL"))
+    # ---- support analytics (added for issue 15; see bot/analytics/stats.py) -----------------------
+    conversation_idle_minutes: int = Field(
+        default=30, ge=1, le=10_080, validation_alias=_env("ARCA_CONVERSATION_IDLE_MINUTES")
+    )
+    """A player's conversation in a thread ends after this many minutes without a message (DESIGN §7)."""
+    resolution_window_minutes: int = Field(
+        default=60, ge=1, le=10_080, validation_alias=_env("ARCA_RESOLUTION_WINDOW_MINUTES")
+    )
+    """A conversation is resolved by the bot when no escalation or staff action follows its last
+    answer within this many minutes."""
 
     # ---- scale-out and operations (added for issue 10; see bot/sharding.py, bot/observability.py) --
     shard_count: int | None = Field(default=None, ge=1, le=10_000, validation_alias=_env("ARCA_SHARD_COUNT"))

@@ -274,6 +274,7 @@ DESIGN_STAFF: dict[str, list[tuple[str, bool]]] = {
     "handoff": [("channel", True)],
     "resume": [("channel", True)],
     "stop": [("channel", True)],
+    "stats": [("days", True)],
 }
 ALLOWED_EXTRA_STAFF = {"ops draft", "ops show"}
 

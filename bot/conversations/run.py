@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bot.analytics.record import record_run
 from bot.conversations.messages import Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
 from bot.conversations.surface import Surface
@@ -48,6 +49,7 @@ async def _answer(
     conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
 ) -> AgentResult:
     actor = state.actor
+    started_at = conv.clock()
     # A surface may set its own edit pace (the web streams every delta) and watch its run's events;
     # read from the channel's own surface (the metering wrapper forwards only the Surface protocol).
     edit_interval = getattr(surface, "edit_interval", conv.edit_interval)
@@ -115,4 +117,14 @@ async def _answer(
     await renderer.finish(final)
     await conv.memory.append_assistant(thread_id, final, run_id=state.run_id)
     result.delivered_answer = final
+    await record_run(
+        conv.store,
+        run_id=state.run_id,
+        thread_id=thread_id,
+        player=actor.label,
+        started_at=started_at,
+        answered_at=conv.clock(),
+        locale=locale,
+        outcomes=result.tool_outcomes,
+    )
     return result

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from bot.redaction import redact_url
-from bot.store.models import SCHEMA_VERSION, AuditEntry, Base, SchemaMeta, utcnow
+from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, AuditEntry, Base, SchemaMeta, utcnow
 
 
 class StoreError(Exception):
@@ -61,12 +61,12 @@ def _schema_problem(url: str, tables: set[str], version_text: str | None) -> str
             f"database schema version {version} is newer than this bot understands "
             f"({SCHEMA_VERSION}); upgrade the bot, the database was not modified"
         )
-    if version < SCHEMA_VERSION:
+    if version < SCHEMA_VERSION and version not in UPGRADABLE_FROM:
         return (
             f"database schema version {version} is older than {SCHEMA_VERSION} and no migration "
             "exists for it; the database was not modified"
         )
-    missing = set(Base.metadata.tables) - tables
+    missing = set(Base.metadata.tables) - tables - set(UPGRADABLE_FROM.get(version, ()))
     if missing:
         return f"database schema version {version} is missing tables {sorted(missing)}; it was not modified"
     return None
@@ -237,6 +237,8 @@ class Store:
             if problem:
                 raise StoreError(problem)
             if tables:
+                if int(version) < SCHEMA_VERSION:
+                    await self._upgrade(conn, int(version), create=create)
                 return
             if not create:
                 raise StoreError(f"database {_redact_url(self.url)} is empty; run `arca-bot seed`")
@@ -244,6 +246,22 @@ class Store:
             await conn.execute(
                 SchemaMeta.__table__.insert().values(key="schema_version", value=str(SCHEMA_VERSION))
             )
+
+    async def _upgrade(self, conn: Any, version: int, *, create: bool) -> None:
+        """Bring an older, known schema up to date: the upgrades only add tables (`UPGRADABLE_FROM`)."""
+        if not create:
+            raise StoreError(
+                f"database schema version {version} is older than {SCHEMA_VERSION}; the bot adds the "
+                f"missing tables ({', '.join(UPGRADABLE_FROM[version])}) at its next start; it was not modified"
+            )
+        schema = _schema_for(conn.dialect.name)
+        new_tables = [schema.tables[name] for name in UPGRADABLE_FROM[version]]
+        await conn.run_sync(lambda c: schema.create_all(c, tables=new_tables, checkfirst=True))
+        await conn.execute(
+            SchemaMeta.__table__.update()
+            .where(SchemaMeta.key == "schema_version")
+            .values(value=str(SCHEMA_VERSION))
+        )
 
     async def close(self) -> None:
         if self._engine is not None:

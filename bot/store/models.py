@@ -17,13 +17,22 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    UniqueConstraint,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 1
-"""Bumped whenever a table changes; a database with another version is refused at start-up."""
+SCHEMA_VERSION = 2
+"""Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
+
+Version 2 (issue 15) only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
+version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`)."""
+
+UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
+    1: ("runs", "run_tool_calls", "run_citations", "feedback"),
+}
+"""Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 
 ORDER_STATUSES: dict[str, str] = {
     "paid": "결제 완료",
@@ -233,3 +242,71 @@ class OpsDraft(Base):
     thread_id: Mapped[str | None] = mapped_column(String(100), nullable=True)
     created_by: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+
+class Run(Base):
+    """One answered run (issue 15): who asked in which thread, when, and when the answer was delivered.
+
+    Written once when the answer has been delivered; the unit of first-answer time and of conversations
+    (DESIGN.md §7: one player's runs in one thread, split after an idle gap)."""
+
+    __tablename__ = "runs"
+
+    run_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    thread_id: Mapped[str] = mapped_column(String(100))
+    player: Mapped[str] = mapped_column(String(100))
+    """The asker's audit label (`player:P100`, `discord:9001`, `web:…`)."""
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    """When the player's message started the run."""
+    answered_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    """When the final answer had been delivered."""
+    locale: Mapped[str] = mapped_column(String(8), default="ko")
+
+    __table_args__ = (Index("ix_runs_thread_player_started", "thread_id", "player", "started_at"),)
+
+
+class RunToolCall(Base):
+    """One tool call of a run and its result code (tool errors by code, the tools of a rated answer)."""
+
+    __tablename__ = "run_tool_calls"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    tool: Mapped[str] = mapped_column(String(64))
+    code: Mapped[str] = mapped_column(String(32))
+    ok: Mapped[bool] = mapped_column(Boolean)
+
+
+class RunCitation(Base):
+    """One policy section a run's `search_policy` call returned (top policy sections)."""
+
+    __tablename__ = "run_citations"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    section: Mapped[str] = mapped_column(String(200))
+
+
+FEEDBACK_VOTES = (1, -1)
+"""👍 is 1, 👎 is -1."""
+
+
+class Feedback(Base):
+    """A player's vote on one answer: one per (run, player), changeable; with the run's tools and codes."""
+
+    __tablename__ = "feedback"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(String(64))
+    thread_id: Mapped[str] = mapped_column(String(100))
+    player: Mapped[str] = mapped_column(String(100))
+    vote: Mapped[int] = mapped_column(Integer)
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tools: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    codes: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+
+    __table_args__ = (UniqueConstraint("run_id", "player", name="uq_feedback_run_player"),)

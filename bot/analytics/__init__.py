@@ -1,0 +1,7 @@
+"""Support analytics and the facts it reads (issue 15): runs, tool calls, cited sections, feedback."""
+
+from bot.analytics.feedback import record_vote
+from bot.analytics.record import record_run
+from bot.analytics.stats import STATS_KEYS, compute_stats, format_stats
+
+__all__ = ["STATS_KEYS", "compute_stats", "format_stats", "record_run", "record_vote"]

@@ -1,0 +1,68 @@
+"""Writing the facts analytics reads (issue 15): one `runs` row per delivered answer, its tool calls
+with their result codes, and the policy sections its `search_policy` calls returned.
+
+Recording never breaks an answer: a failed write is logged and the player still has the reply.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from bot.store import Run, RunCitation, RunToolCall
+
+log = logging.getLogger(__name__)
+
+POLICY_TOOL = "search_policy"
+
+
+def citations_of(outcome: Any) -> list[str]:
+    """The citation labels a `search_policy` outcome returned (empty for any other tool)."""
+    if getattr(outcome, "name", None) != POLICY_TOOL:
+        return []
+    hits = (getattr(outcome.result, "data", None) or {}).get("hits") or []
+    labels = []
+    for hit in hits:
+        label = hit.get("citation") if isinstance(hit, dict) else None
+        if isinstance(label, str) and label and label not in labels:
+            labels.append(label[:200])
+    return labels
+
+
+async def record_run(
+    store: Any,
+    *,
+    run_id: str,
+    thread_id: str,
+    player: str,
+    started_at: datetime,
+    answered_at: datetime,
+    locale: str,
+    outcomes: Iterable[Any],
+) -> bool:
+    """Store one delivered run and its tool calls; False (logged) when the write failed."""
+    try:
+        async with store.session() as s, s.begin():
+            s.add(
+                Run(
+                    run_id=run_id,
+                    thread_id=thread_id,
+                    player=player,
+                    started_at=started_at,
+                    answered_at=answered_at,
+                    locale=locale,
+                )
+            )
+            for o in outcomes:
+                code = str(o.result.code)
+                s.add(
+                    RunToolCall(run_id=run_id, at=answered_at, tool=o.name, code=code, ok=bool(o.result.ok))
+                )
+                for section in citations_of(o):
+                    s.add(RunCitation(run_id=run_id, at=answered_at, section=section))
+    except Exception:
+        log.exception("could not record run %s for analytics", run_id)
+        return False
+    return True

@@ -1,0 +1,305 @@
+"""Support analytics (issue 15): conversations, resolution, first-answer time, coupons, policy sections,
+tool errors and feedback, computed by queries over the store (SQLite and PostgreSQL alike).
+
+A *conversation* (DESIGN.md §7) is one player's runs in one thread, split after `idle_minutes` without
+a message. Each conversation ends in exactly one resolution, looked up over
+[its first message, its last answer + `resolution_window_minutes`]:
+
+- `handed_off`: staff took the thread over (`/handoff` or the Take over button);
+- `staff_resolved`: otherwise a staff action on the thread (a coupon issued, approved or rejected by
+  staff, `/resume`, a link);
+- `escalated`: otherwise an `escalate_to_staff` request nobody acted on yet;
+- `bot_resolved`: none of these, and the window after the last answer has passed;
+- `open`: none of these yet, but the window has not passed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import String, and_, case, cast, func, or_, select
+
+from bot.store import AuditEntry, Coupon, Escalation, Feedback, Run, RunCitation, RunToolCall, utcnow
+
+STATS_KEYS = (
+    "conversations",
+    "bot_resolution_rate",
+    "escalation_rate",
+    "handoffs",
+    "first_answer_seconds_p50",
+    "first_answer_seconds_p90",
+    "feedback_positive_share",
+    "feedback_votes",
+    "coupons_issued",
+    "coupons_rejected_by_code",
+    "coupon_amount_by_day",
+    "top_policy_sections",
+    "tool_errors_by_code",
+)
+"""The keys of `arca-bot stats --json`, in order (issue 15)."""
+
+DEFAULT_DAYS = 7
+DEFAULT_IDLE_MINUTES = 30
+DEFAULT_RESOLUTION_WINDOW_MINUTES = 60
+TOP_SECTIONS = 5
+
+STAFF_ACTIONS = ("coupon.staff_issue", "coupon.approve", "coupon.revoke", "resume", "link")
+"""Audit actions that count as a staff action on a thread (made by a `staff:` actor)."""
+ISSUED_STATUSES = ("active", "revoked")
+"""Coupons that were issued (a revoked one was issued first); `pending` and `rejected` never were."""
+ISSUE_SUCCESS_CODES = ("ISSUED", "PENDING_APPROVAL", "OK")
+
+
+@dataclass
+class Conversation:
+    thread_id: str
+    player: str
+    started_at: datetime
+    first_answer_at: datetime
+    last_answer_at: datetime
+    runs: int = 1
+    resolution: str = "open"
+    escalated: bool = False
+
+    @property
+    def first_answer_seconds(self) -> float:
+        return (self.first_answer_at - self.started_at).total_seconds()
+
+
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (`p` in 0..100): the smallest value with at least p% of values at or below."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+async def conversations(
+    store: Any,
+    *,
+    since: datetime,
+    now: datetime,
+    idle_minutes: int = DEFAULT_IDLE_MINUTES,
+    resolution_window_minutes: int = DEFAULT_RESOLUTION_WINDOW_MINUTES,
+) -> list[Conversation]:
+    """The conversations that started at or after `since`, each with its resolution."""
+    idle = timedelta(minutes=idle_minutes)
+    window = timedelta(minutes=resolution_window_minutes)
+    async with store.session() as s:
+        rows = (
+            await s.execute(
+                select(Run.thread_id, Run.player, Run.started_at, Run.answered_at)
+                .where(Run.started_at <= now)
+                .order_by(Run.thread_id, Run.player, Run.started_at)
+            )
+        ).all()
+        found: list[Conversation] = []
+        current: Conversation | None = None
+        for thread_id, player, started, answered in rows:
+            same = current is not None and (current.thread_id, current.player) == (thread_id, player)
+            if same and started - current.last_answer_at <= idle:
+                current.last_answer_at = max(current.last_answer_at, answered)
+                current.runs += 1
+                continue
+            current = Conversation(thread_id, player, started, answered, answered)
+            found.append(current)
+        found = [c for c in found if c.started_at >= since]
+        threads = sorted({c.thread_id for c in found})
+        if not threads:
+            return []
+        horizon = max(c.last_answer_at for c in found) + window
+        earliest = min(c.started_at for c in found)
+        handoffs = await _times(
+            s,
+            select(AuditEntry.thread_id, AuditEntry.at).where(
+                AuditEntry.action == "handoff", AuditEntry.thread_id.in_(threads)
+            ),
+            earliest,
+            horizon,
+            AuditEntry.at,
+        )
+        staff = await _times(
+            s,
+            select(AuditEntry.thread_id, AuditEntry.at).where(
+                AuditEntry.action.in_(STAFF_ACTIONS),
+                AuditEntry.actor.like("staff:%"),
+                AuditEntry.code.in_(("OK", "ISSUED")),
+                AuditEntry.thread_id.in_(threads),
+            ),
+            earliest,
+            horizon,
+            AuditEntry.at,
+        )
+        escalations = await _times(
+            s,
+            select(Escalation.thread_id, Escalation.created_at).where(Escalation.thread_id.in_(threads)),
+            earliest,
+            horizon,
+            Escalation.created_at,
+        )
+    for c in found:
+        end = c.last_answer_at + window
+
+        def within(times: dict[str, list[datetime]], c: Conversation = c, end: datetime = end) -> bool:
+            return any(c.started_at <= t <= end for t in times.get(c.thread_id, ()))
+
+        c.escalated = within(escalations)
+        if within(handoffs):
+            c.resolution = "handed_off"
+        elif within(staff):
+            c.resolution = "staff_resolved"
+        elif c.escalated:
+            c.resolution = "escalated"
+        elif now >= end:
+            c.resolution = "bot_resolved"
+        else:
+            c.resolution = "open"
+    return found
+
+
+async def _times(
+    s: Any, query: Any, start: datetime, end: datetime, column: Any
+) -> dict[str, list[datetime]]:
+    rows = (await s.execute(query.where(column >= start, column <= end))).all()
+    times: dict[str, list[datetime]] = {}
+    for thread_id, at in rows:
+        times.setdefault(thread_id, []).append(at)
+    return times
+
+
+def _day(column: Any, dialect: str) -> Any:
+    """The UTC calendar day of a timestamp column as `YYYY-MM-DD`, on SQLite and PostgreSQL."""
+    if dialect == "postgresql":
+        return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD")
+    return func.substr(cast(column, String), 1, 10)
+
+
+async def compute_stats(
+    store: Any,
+    *,
+    days: int = DEFAULT_DAYS,
+    now: datetime | None = None,
+    idle_minutes: int = DEFAULT_IDLE_MINUTES,
+    resolution_window_minutes: int = DEFAULT_RESOLUTION_WINDOW_MINUTES,
+) -> dict[str, Any]:
+    """Every figure of `arca-bot stats` over the last `days` days (keys: `STATS_KEYS`)."""
+    now = now or utcnow()
+    since = now - timedelta(days=days)
+    convs = await conversations(
+        store,
+        since=since,
+        now=now,
+        idle_minutes=idle_minutes,
+        resolution_window_minutes=resolution_window_minutes,
+    )
+    total = len(convs)
+    first_answers = [c.first_answer_seconds for c in convs]
+    dialect = store.dialect
+    async with store.session() as s:
+        issued_where = and_(
+            Coupon.status.in_(ISSUED_STATUSES), Coupon.created_at >= since, Coupon.created_at <= now
+        )
+        coupons_issued = (await s.execute(select(func.count(Coupon.id)).where(issued_where))).scalar_one()
+        day = _day(Coupon.created_at, dialect)
+        by_day = (
+            await s.execute(
+                select(day, func.sum(Coupon.amount)).where(issued_where).group_by(day).order_by(day)
+            )
+        ).all()
+        rejected = (
+            await s.execute(
+                select(AuditEntry.code, func.count(AuditEntry.id))
+                .where(
+                    AuditEntry.action.in_(("coupon.issue", "coupon.staff_issue")),
+                    or_(AuditEntry.code.is_(None), AuditEntry.code.not_in(ISSUE_SUCCESS_CODES)),
+                    AuditEntry.at >= since,
+                    AuditEntry.at <= now,
+                )
+                .group_by(AuditEntry.code)
+            )
+        ).all()
+        count = func.count(RunCitation.id)
+        sections = (
+            await s.execute(
+                select(RunCitation.section, count)
+                .where(RunCitation.at >= since, RunCitation.at <= now)
+                .group_by(RunCitation.section)
+                .order_by(count.desc(), RunCitation.section)
+                .limit(TOP_SECTIONS)
+            )
+        ).all()
+        errors = (
+            await s.execute(
+                select(RunToolCall.code, func.count(RunToolCall.id))
+                .where(RunToolCall.ok.is_(False), RunToolCall.at >= since, RunToolCall.at <= now)
+                .group_by(RunToolCall.code)
+            )
+        ).all()
+        votes, positive = (
+            await s.execute(
+                select(
+                    func.count(Feedback.id),
+                    func.coalesce(func.sum(case((Feedback.vote == 1, 1), else_=0)), 0),
+                ).where(Feedback.updated_at >= since, Feedback.updated_at <= now)
+            )
+        ).one()
+    return {
+        "conversations": total,
+        "bot_resolution_rate": _share(sum(c.resolution == "bot_resolved" for c in convs), total),
+        "escalation_rate": _share(sum(c.escalated for c in convs), total),
+        "handoffs": sum(c.resolution == "handed_off" for c in convs),
+        "first_answer_seconds_p50": round(percentile(first_answers, 50), 3),
+        "first_answer_seconds_p90": round(percentile(first_answers, 90), 3),
+        "feedback_positive_share": _share(int(positive), int(votes)),
+        "feedback_votes": int(votes),
+        "coupons_issued": int(coupons_issued),
+        "coupons_rejected_by_code": {
+            str(code or "UNKNOWN"): int(n) for code, n in sorted(rejected, key=_key)
+        },
+        "coupon_amount_by_day": {str(d): int(total_amount) for d, total_amount in by_day},
+        "top_policy_sections": [{"section": name, "count": int(n)} for name, n in sections],
+        "tool_errors_by_code": {str(code): int(n) for code, n in sorted(errors, key=_key)},
+    }
+
+
+def _key(row: Any) -> str:
+    return str(row[0] or "")
+
+
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def format_stats(stats: dict[str, Any], days: int) -> str:
+    """The human-readable form (`arca-bot stats`, `/stats`), Korean first."""
+    pct = lambda v: f"{v * 100:.1f}%"  # noqa: E731
+    lines = [
+        f"지원 통계 최근 {days}일 / support stats, last {days} days",
+        f"- 대화 / conversations: {stats['conversations']}",
+        f"- 봇 해결률 / bot resolution rate: {pct(stats['bot_resolution_rate'])}",
+        f"- 에스컬레이션 비율 / escalation rate: {pct(stats['escalation_rate'])}",
+        f"- 상담원 전환 / handoffs: {stats['handoffs']}",
+        f"- 첫 답변 시간 / first answer p50 · p90: {stats['first_answer_seconds_p50']:.1f}s · "
+        f"{stats['first_answer_seconds_p90']:.1f}s",
+        f"- 피드백 / feedback: 👍 {pct(stats['feedback_positive_share'])} of {stats['feedback_votes']} votes",
+        f"- 발급 쿠폰 / coupons issued: {stats['coupons_issued']}",
+    ]
+    if stats["coupon_amount_by_day"]:
+        days_text = ", ".join(f"{d} {amount:,}원" for d, amount in stats["coupon_amount_by_day"].items())
+        lines.append(f"- 일별 쿠폰 금액 / coupon amount by day: {days_text}")
+    if stats["coupons_rejected_by_code"]:
+        lines.append(f"- 거절된 발급 / refused issuances: {_pairs(stats['coupons_rejected_by_code'])}")
+    if stats["top_policy_sections"]:
+        top = ", ".join(f"{t['section']} ({t['count']})" for t in stats["top_policy_sections"])
+        lines.append(f"- 많이 찾은 정책 / top policy sections: {top}")
+    if stats["tool_errors_by_code"]:
+        lines.append(f"- 도구 오류 / tool errors: {_pairs(stats['tool_errors_by_code'])}")
+    return "\n".join(lines)
+
+
+def _pairs(mapping: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in mapping.items())

@@ -1,0 +1,137 @@
+"""`compute_stats`, `/stats` and `arca-bot stats` on a seeded history (every figure by hand, see
+`history.py`), on SQLite and on PostgreSQL (`postgres` marker)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.analytics.feedback import FeedbackError, record_vote
+from bot.analytics.stats import STATS_KEYS, compute_stats, conversations, percentile
+from bot.cli import main
+from bot.store import Feedback, Store, utcnow
+from tests.analytics.history import expected, seed_history
+
+NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
+
+
+async def test_every_figure_matches_the_hand_computed_history(store: Store) -> None:
+    seeded = await seed_history(store, NOW)
+    stats = await compute_stats(store, days=7, now=NOW)
+    assert tuple(stats) == STATS_KEYS
+    assert stats == expected(seeded)
+    assert stats["coupon_amount_by_day"] == {"2026-03-01": 8000, "2026-03-02": 2000}
+
+
+async def test_each_conversation_gets_its_resolution(store: Store) -> None:
+    await seed_history(store, NOW)
+    convs = await conversations(store, since=NOW.replace(day=1, hour=0) - (NOW - NOW), now=NOW)
+    found = {(c.thread_id, c.player, c.started_at.hour, c.runs): c.resolution for c in convs}
+    assert found == {
+        ("discord:1", "player:P100", 0, 2): "bot_resolved",
+        ("discord:1", "player:P100", 2, 1): "escalated",
+        ("discord:1", "discord:9003", 0, 1): "bot_resolved",
+        ("dm:9002", "player:P200", 3, 1): "handed_off",
+        ("web:u1:main", "player:P300", 4, 1): "staff_resolved",
+        ("discord:5", "player:P100", 0, 1): "open",
+    }
+
+
+async def test_the_idle_gap_and_the_resolution_window_are_configurable(store: Store) -> None:
+    await seed_history(store, NOW)
+    # With a 3-hour idle gap A and B are one conversation (escalated); a 1-minute window closes F.
+    stats = await compute_stats(store, days=7, now=NOW, idle_minutes=180, resolution_window_minutes=1)
+    assert stats["conversations"] == 5
+    assert stats["escalation_rate"] == round(2 / 5, 4)  # A+B, D
+    # C, F (its 1-minute window has passed) and E: staff approved 10 minutes after, outside the window.
+    assert stats["bot_resolution_rate"] == round(3 / 5, 4)
+
+
+async def test_a_shorter_look_back_drops_older_conversations(store: Store) -> None:
+    await seed_history(store, NOW)
+    stats = await compute_stats(store, days=1, now=NOW)
+    # Only B, D, E and F started in the last 24 h (T0 = now - 25 h); A and C started before.
+    assert stats["conversations"] == 4
+    assert stats["coupons_issued"] == 2  # C2 (T0+23 h) and C3
+
+
+async def test_an_empty_store_gives_zeros(store: Store) -> None:
+    stats = await compute_stats(store, days=7, now=NOW)
+    assert stats == {
+        "conversations": 0,
+        "bot_resolution_rate": 0.0,
+        "escalation_rate": 0.0,
+        "handoffs": 0,
+        "first_answer_seconds_p50": 0.0,
+        "first_answer_seconds_p90": 0.0,
+        "feedback_positive_share": 0.0,
+        "feedback_votes": 0,
+        "coupons_issued": 0,
+        "coupons_rejected_by_code": {},
+        "coupon_amount_by_day": {},
+        "top_policy_sections": [],
+        "tool_errors_by_code": {},
+    }
+
+
+async def test_votes_are_one_per_answer_and_player_changeable_and_carry_the_run(store: Store) -> None:
+    await seed_history(store, NOW)
+    async with store.session() as s:
+        rows = (await s.execute(Feedback.__table__.select().where(Feedback.run_id == "b1"))).all()
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row.vote, row.comment, row.thread_id) == (-1, "주문을 못 찾았어요", "discord:1")
+    assert row.tools == ["search_policy", "lookup_order", "escalate_to_staff"]
+    assert row.codes == ["OK", "ORDER_NOT_FOUND", "OK"]
+    again = await record_vote(store, run_id="b1", player="player:P100", vote=-1)
+    assert not again.changed and again.comment == "주문을 못 찾았어요"
+    with pytest.raises(FeedbackError, match="only the player"):
+        await record_vote(store, run_id="b1", player="player:P200", vote=1)
+    with pytest.raises(FeedbackError, match="no answer"):
+        await record_vote(store, run_id="nope", player="player:P100", vote=1)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([], 50) == 0.0
+    assert percentile([5.0], 90) == 5.0
+    assert percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 90) == 9
+    assert percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 50) == 5
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "var"
+    monkeypatch.setenv("ARCA_DATA_DIR", str(d))
+    monkeypatch.delenv("ARCA_DB_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
+    return d
+
+
+def test_cli_stats_on_an_empty_store_exits_0_with_zeros(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["stats", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert tuple(stats) == STATS_KEYS
+    assert stats["conversations"] == 0 and stats["feedback_positive_share"] == 0.0
+    assert main(["stats", "--days", "30"]) == 0
+    assert "conversations: 0" in capsys.readouterr().out
+
+
+async def test_cli_stats_json_reports_the_seeded_history(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = Store(f"sqlite+aiosqlite:///{data_dir / 'arca.db'}")
+    await store.open()
+    now = utcnow()
+    seeded = await seed_history(store, now)
+    await store.close()
+    import asyncio
+
+    code = await asyncio.to_thread(main, ["stats", "--json", "--days", "7"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out) == expected(seeded)
