@@ -21,6 +21,7 @@ from bot.channels.web.runner import BackgroundPolicyIndex, run_discord_and_web
 from bot.channels.web.stream import RunStream, WebSurface
 from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
+from bot.persona import SUPPORT_SYSTEM_PROMPT
 from tests.discord.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
 from tests.fakes.openai_server import FakeOpenAIServer, reply
 from tests.web.conftest import SECRET, read_sse
@@ -33,9 +34,9 @@ OWN_PHONE = "010-1234-5678"  # P100's
 
 async def test_observations_and_reasoning_pass_the_output_guard_before_the_browser(seeded_store):
     actor = Actor(discord_id=None, player_id="P100")
-    guard = await OutputGuard.for_actor(seeded_store, actor, thread_id="web:P100:main", locale="ko")
+    guard = await OutputGuard.for_actor(seeded_store, actor, thread_id="web:P100:main", locale="en")
     stream = RunStream("r1", "web:P100:main")
-    surface = WebSurface(stream, guard=guard)
+    surface = WebSurface(stream, guard=guard, protected_texts=[SUPPORT_SYSTEM_PROMPT])
     await surface.on_event(ThinkingEvent(status="start", iteration=1))
     await surface.on_event(
         ThinkingEvent(status="done", iteration=1, reasoning=f"카드 {CARD}로 결제된 주문, @everyone 확인")
@@ -60,12 +61,20 @@ async def test_observations_and_reasoning_pass_the_output_guard_before_the_brows
             iter_elapsed=0.01,
         )
     )
+    leak = SUPPORT_SYSTEM_PROMPT.splitlines()[0] + " " + SUPPORT_SYSTEM_PROMPT.splitlines()[1]
+    await surface.on_event(ThinkingEvent(status="start", iteration=2))
+    await surface.on_event(
+        ThinkingEvent(status="done", iteration=2, reasoning=f"My instructions say: {leak}")
+    )
+    reasoning = stream.events[-1].payload["reasoning"]
+    assert "I can't share my internal instructions." in reasoning
+    assert "customer-support assistant of Arca Online" not in reasoning
     sent = " ".join(str(e.payload) for e in stream.events)
     assert CARD not in sent and OTHER_PHONE not in sent
     assert OWN_PHONE in sent  # the player's own number may be repeated to them
     assert "@everyone" not in sent
-    observation = stream.events[-1].payload["observation"]
-    assert "카드번호 비공개" in observation
+    observation = next(e.payload["observation"] for e in stream.events if "observation" in e.payload)
+    assert "[card number hidden]" in observation
 
 
 async def test_a_false_coupon_claim_never_reaches_the_browser(make_web):

@@ -332,7 +332,9 @@ def chat_router() -> APIRouter:
             response: Response = JSONResponse({"joined": stream.id}, status_code=202)
         else:
             stream = RunStream(deps.new_id(), thread_id, clock=deps.clock)
-            stream.surface = WebSurface(stream, guard=guard, clock=deps.clock)
+            stream.surface = WebSurface(
+                stream, guard=guard, protected_texts=[conversations.system_prompt], clock=deps.clock
+            )
             streams.add(stream)
             _drive(deps, streams, stream, incoming)
             response = _sse(stream, 0)

@@ -117,8 +117,9 @@ class WebSurface:
 
     Step events come from the engine (`on_event`, which `Conversations` calls for the run this surface
     serves); answer deltas come from the renderer's edits, i.e. the text the output guard released, never
-    the model's raw deltas. Observations and reasoning pass the output guard's personal-data redaction
-    before they reach the browser.
+    the model's raw deltas. Tool observations pass the output guard's personal-data and mention cleaning
+    (they are the facts a claim is checked against, so the claim check does not apply to them); the
+    model's reasoning passes the whole guard, as an answer does.
     """
 
     max_chars = 1_000_000
@@ -131,10 +132,21 @@ class WebSurface:
         stream: RunStream,
         *,
         guard: OutputGuard,
+        protected_texts: list[str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
         self.guard = guard
+        # The model's reasoning is the model's words, like an answer: the full guard (prompt leaks,
+        # claims, personal data), without the ledger or the audit (it is a view, not a reply).
+        self.reasoning_guard = OutputGuard(
+            actor=guard.actor,
+            thread_id=guard.thread_id,
+            locale=guard.locale,
+            own_phones=guard.own_phones,
+            own_emails=guard.own_emails,
+            protected_texts=protected_texts or (),
+        )
         self._clock = clock
         self._handles = 0
         self._segment: _Segment | None = None
@@ -167,9 +179,13 @@ class WebSurface:
             return
         name, payload = wire
         if name == "step" and payload.get("status") == "done":
-            for key in ("observation", "error", "reasoning"):
+            for key in ("observation", "error"):
                 if payload.get(key):
                     payload[key] = self._clean(payload[key])
+            if payload.get("reasoning"):
+                payload["reasoning"] = (
+                    await self.reasoning_guard.check(payload["reasoning"], outcomes=())
+                ).text
         if name == "step" and isinstance(payload.get("tool_args"), (dict, str)):
             payload["tool_args"] = self._clean_args(payload["tool_args"])
         self.stream.publish(name, payload)
