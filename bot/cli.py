@@ -218,7 +218,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = _settings()
     _require_policies(settings)
     if settings.web_port is not None:
-        from bot.channels.web.runner import run_discord_and_web
+        from bot.serve import run_discord_and_web
 
         return asyncio.run(run_discord_and_web(settings))
     return asyncio.run(run_discord(settings))

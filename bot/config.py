@@ -15,8 +15,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -32,7 +30,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bot.model_config import ModelConfig
 from bot.redaction import redact_urls
+
+__all__ = ["ConfigError", "ModelConfig", "Settings", "config_file", "load_settings"]
 
 CONFIG_FILE_ENV = "ARCA_CONFIG"
 DEFAULT_CONFIG_FILE = "arca.toml"
@@ -42,37 +43,6 @@ MAX_MESSAGE_CHARS_LIMIT = 100_000
 
 class ConfigError(Exception):
     """A configuration value is missing or invalid; the message is one line for the operator."""
-
-
-class ModelConfig(BaseModel):
-    """One named model of the `ModelRegistry`. Abilities are declared, never guessed from the name."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str
-    """The model name sent to the endpoint, e.g. `gpt-4o-mini` or `qwen2.5:7b`."""
-    base_url: str | None = None
-    """OpenAI-compatible endpoint; None means the global `OPENAI_BASE_URL` (or OpenAI itself)."""
-    api_key: SecretStr | None = None
-    """Key for this endpoint; None means the global `OPENAI_API_KEY`."""
-    roles: list[str] = Field(default_factory=list)
-    """Roles this model serves: `main`, `fast`."""
-    tool_call: bool = True
-    """The endpoint supports native function calling (`tools` / `tool_calls`)."""
-    json_mode: bool = True
-    """The endpoint supports `response_format={"type": "json_object"}`."""
-    streaming: bool = True
-    """The endpoint supports `stream=True`."""
-    context_window: int = Field(default=32_000, ge=1_000)
-    """Tokens the model accepts; the ContextGuard budgets against it."""
-
-    def abilities(self) -> dict[str, Any]:
-        return {
-            "tool_call": self.tool_call,
-            "json_mode": self.json_mode,
-            "streaming": self.streaming,
-            "context_window": self.context_window,
-        }
 
 
 def _env(*names: str) -> AliasChoices:
@@ -181,7 +151,9 @@ class Settings(BaseSettings):
     """Messages one identity may send per `web_rate_window`."""
     web_rate_limit_ip: int = Field(default=60, ge=1, validation_alias=_env("ARCA_WEB_RATE_LIMIT_IP"))
     """Messages one IP address may send per `web_rate_window` (all identities behind it together)."""
-    web_rate_window: float = Field(default=60.0, gt=0, validation_alias=_env("ARCA_WEB_RATE_WINDOW"))
+    web_rate_window: float = Field(
+        default=60.0, gt=0, le=86_400, allow_inf_nan=False, validation_alias=_env("ARCA_WEB_RATE_WINDOW")
+    )
     """Seconds of the rate-limit window."""
 
     @field_validator("web_origins", mode="before")

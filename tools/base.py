@@ -46,11 +46,13 @@ class Actor:
 
     @property
     def label(self) -> str:
-        """Audit label: `staff:42`, `player:P100`, `discord:9001`."""
+        """Audit label: `staff:42`, `player:P100`, `discord:9001`, or a web visitor's `web:<id>`."""
         if self.is_staff:
             return f"staff:{self.discord_id}"
         if self.player_id:
             return f"player:{self.player_id}"
+        if self.discord_id is None:
+            return self.display_name or "anonymous"
         return f"discord:{self.discord_id}"
 
 

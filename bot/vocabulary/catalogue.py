@@ -28,9 +28,10 @@ class Text:
 
 
 ACCOUNT_NOT_LINKED = Text(
-    "이 디스코드 계정은 게임 계정과 연동되어 있지 않아 {blocked}. 운영진에게 계정 연동(/link)을 요청하세요.{more}",
-    "This Discord account is not linked to a game account, so {blocked}. Ask staff to link the account "
-    "(/link).{more}",
+    "지금 대화 중인 계정은 게임 계정과 연동되어 있지 않아 {blocked}. 디스코드에서는 운영진에게 계정 연동(/link)을 "
+    "요청하시고, 웹에서는 게임에 로그인한 상태로 고객센터를 열어 주세요.{more}",
+    "This account is not linked to a game account, so {blocked}. In Discord, ask staff to link it "
+    "(/link); on the website, open support while logged in to the game.{more}",
 )
 """Every NOT_LINKED / unlinked DENIED message: `blocked` says what cannot be done, `more` what can."""
 

@@ -98,6 +98,8 @@ def test_arca_config_naming_a_missing_file_or_a_folder_is_an_error(
         ("ARCA_STAFF_ROLE", ""),
         ("ARCA_STAFF_ROLE", "   "),
         ("ARCA_MAX_MESSAGE_CHARS", "100000000000"),
+        ("ARCA_WEB_RATE_WINDOW", "inf"),
+        ("ARCA_WEB_RATE_WINDOW", "0"),
     ],
 )
 def test_absurd_values_are_rejected(monkeypatch: pytest.MonkeyPatch, var: str, value: str) -> None:

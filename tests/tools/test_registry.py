@@ -66,3 +66,11 @@ def test_issue_coupon_schema_has_a_plain_integer_amount() -> None:
     assert schema["properties"]["amount"]["type"] == "integer"
     assert "minimum" not in schema["properties"]["amount"] and "maximum" not in schema["properties"]["amount"]
     assert {"order_id", "amount"} <= set(schema["required"])
+
+
+def test_audit_label_of_a_web_visitor_names_the_visitor_not_a_missing_discord_id() -> None:
+    from tools.base import Actor
+
+    assert Actor(None, display_name="web:v-1a2b").label == "web:v-1a2b"
+    assert Actor("9001").label == "discord:9001"
+    assert Actor("9001", player_id="P100").label == "player:P100"

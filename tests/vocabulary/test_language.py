@@ -38,3 +38,12 @@ def test_not_linked_sentence_says_what_is_blocked_and_how_to_link_in_both_langua
     en = ACCOUNT_NOT_LINKED("en", blocked="no coupon can be issued", more="")
     assert "연동되어 있지 않아 쿠폰을 발급할 수 없습니다" in ko and "/link" in ko
     assert "not linked to a game account, so no coupon can be issued" in en and "/link" in en
+
+
+def test_not_linked_sentence_also_tells_a_web_visitor_what_to_do() -> None:
+    # The same sentence reaches Discord users and anonymous web visitors: neither may be told to do
+    # something that only exists in the other channel.
+    ko = ACCOUNT_NOT_LINKED("ko", blocked="주문을 조회할 수 없습니다", more="")
+    en = ACCOUNT_NOT_LINKED("en", blocked="orders cannot be looked up", more="")
+    assert "웹" in ko and "디스코드 계정은" not in ko
+    assert "website" in en and "This Discord account" not in en

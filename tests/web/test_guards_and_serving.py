@@ -17,11 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.channels.web.runner import BackgroundPolicyIndex, run_discord_and_web
+from bot.channels.web.runner import BackgroundPolicyIndex
 from bot.channels.web.stream import RunStream, WebSurface
 from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
+from bot.serve import run_discord_and_web
 from tests.discord.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
 from tests.fakes.openai_server import FakeOpenAIServer, reply
 from tests.web.conftest import SECRET, read_sse

@@ -1,11 +1,11 @@
-"""The web channel (issue 14): seed 000's SSE event stream over HTTP and a player chat widget.
+"""The web channel: seed 000's SSE event stream over HTTP and a player chat widget.
 
 `server.create_app(WebDeps(...))` is the FastAPI app (routers can be added to it), `runner` serves it
 on the bot's event loop, `stream` turns a run into numbered SSE events, `identity` verifies players.
 """
 
 from bot.channels.web.identity import Identity, IdentityService
-from bot.channels.web.runner import WebServer, run_discord_and_web, run_web, start_web
+from bot.channels.web.runner import WebServer, run_web, start_web
 from bot.channels.web.server import WebDeps, create_app
 
 __all__ = [
@@ -14,7 +14,6 @@ __all__ = [
     "WebDeps",
     "WebServer",
     "create_app",
-    "run_discord_and_web",
     "run_web",
     "start_web",
 ]

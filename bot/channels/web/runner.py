@@ -220,42 +220,6 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
     return 0
 
 
-async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int:
-    """`arca-bot run` with `ARCA_WEB_PORT`: one app, one loop, Discord and the web channel side by side.
-
-    The policy index is built in the background here too, so `/healthz` answers at once."""
-    from bot.app import build_app, make_policy_index_safely, start_metrics
-    from bot.channels.discord_bot import NO_LLM_LINE, NO_TOKEN_LINE, run_discord
-
-    token = settings.discord_token.get_secret_value().strip() if settings.discord_token else ""
-    if not token:
-        print(NO_TOKEN_LINE, file=sys.stderr)
-        return 2
-    if not settings.llm_configured:
-        print(NO_LLM_LINE, file=sys.stderr)
-        return 2
-    metrics, metrics_server = start_metrics(settings)
-    index_state = None
-    background = None
-    if policy_index is None:
-        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings))
-        policy_index, index_state = background, lambda: background.state
-    app = await build_app(settings, metrics=metrics, policy_index=policy_index)
-    server = None
-    try:
-        server = await start_web(settings, app.conversations, port=settings.web_port, index_state=index_state)
-        if background is not None:
-            background.start()
-        return await run_discord(settings, app=app)
-    finally:
-        if server is not None:
-            await server.stop()
-        await app.conversations.wait_idle()
-        await app.store.close()
-        if metrics_server is not None:
-            metrics_server.close()
-
-
 def web_token_command(settings: Any, player_id: str, ttl: str, *, link: bool = False) -> int:
     """`arca-bot web-token PLAYER_ID [--ttl 15m] [--link]`: print a player token signed with
     ARCA_WEB_SECRET, or with `--link` the chat page's address carrying it (`ARCA_WEB_PUBLIC_URL`, else

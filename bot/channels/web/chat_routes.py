@@ -1,0 +1,235 @@
+"""The chat API under `/api`: seed 000's SSE stream for a message, joining a running stream as an
+interrupt, thread history and resumption with `Last-Event-ID`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from bot.channels.web.callers import identity_json, resolve_caller, set_visitor_cookie
+from bot.channels.web.deps import (
+    HISTORY_LIMIT,
+    NO_LLM_MESSAGE,
+    THREAD_PATTERN,
+    ChatRequest,
+    StreamRegistry,
+    WebDeps,
+    WebError,
+    deps_of,
+)
+from bot.channels.web.limits import check_all
+from bot.channels.web.stream import RunStream, WebSurface
+from bot.conversations import Incoming, detect_locale
+from bot.engine.interrupts import INTERRUPT_PREFIX
+from bot.guards.input import check_input
+from bot.guards.output import OutputGuard
+
+log = logging.getLogger(__name__)
+
+
+def chat_router() -> APIRouter:
+    router = APIRouter(prefix="/api")
+
+    @router.get("/status")
+    async def status(request: Request) -> Response:
+        """What the page needs to start: who it is, whether the bot can answer, the message limit."""
+        deps = deps_of(request)
+        caller = resolve_caller(request)
+        response = JSONResponse(
+            {
+                "llm": deps.llm_ready,
+                "message": None if deps.llm_ready else NO_LLM_MESSAGE,
+                "identity": identity_json(caller.identity),
+                "max_message_chars": deps.max_message_chars,
+            }
+        )
+        set_visitor_cookie(response, caller, deps)
+        return response
+
+    @router.post("/chat")
+    async def chat(request: Request) -> Response:
+        deps = deps_of(request)
+        if not deps.llm_ready:
+            raise WebError(503, "llm_not_configured", NO_LLM_MESSAGE)
+        caller = resolve_caller(request)
+        body = await _read_chat_request(request, deps)
+        verdict = check_input(body.message, max_chars=deps.max_message_chars)
+        if verdict.reason_code == "too_long":
+            raise WebError(413, "message_too_long", verdict.reply, limit=deps.max_message_chars)
+        if not body.message.strip():
+            raise WebError(400, "empty_message", "The message is empty.")
+        ip = request.client.host if request.client else "unknown"
+        limit_id, limit_ip = request.app.state.limits
+        wait = check_all([(limit_id, caller.identity.key), (limit_ip, ip)])
+        if wait:
+            raise WebError(
+                429,
+                "rate_limited",
+                f"메시지가 너무 많습니다. {wait}초 후에 다시 보내 주세요. / Too many messages; try again in {wait} s.",
+                headers={"Retry-After": str(wait)},
+                retry_after=wait,
+            )
+        thread_id = caller.identity.thread_id(body.thread)
+        streams: StreamRegistry = request.app.state.streams
+        incoming = Incoming(thread_id, caller.actor, body.message, ref=None)
+        conversations = deps.conversations
+        guard = await OutputGuard.for_actor(
+            conversations.store,
+            caller.actor,
+            thread_id=thread_id,
+            locale=detect_locale(body.message),
+            protected_texts=[conversations.system_prompt],
+        )
+        # No await from here on: two POSTs to one thread cannot both open a stream.
+        stream = streams.open_stream(thread_id)
+        if stream is not None:
+            _drive(deps, streams, stream, incoming)
+            response: Response = JSONResponse({"joined": stream.id}, status_code=202)
+        else:
+            stream = RunStream(deps.new_id(), thread_id, clock=deps.clock)
+            stream.surface = WebSurface(
+                stream, guard=guard, protected_texts=[conversations.system_prompt], clock=deps.clock
+            )
+            streams.add(stream)
+            _drive(deps, streams, stream, incoming)
+            response = _sse(stream, 0)
+        set_visitor_cookie(response, caller, deps)
+        return response
+
+    @router.get("/threads/{thread}")
+    async def history(thread: str, request: Request) -> Response:
+        """The thread's messages as the player saw them; 404 for a thread this identity never wrote in."""
+        deps = deps_of(request)
+        caller = resolve_caller(request)
+        _check_thread_name(thread)
+        thread_id = caller.identity.thread_id(thread)
+        rows = await deps.conversations.memory.recent(thread_id, limit=HISTORY_LIMIT)
+        stream = request.app.state.streams.open_stream(thread_id)
+        if not rows and stream is None:
+            raise WebError(404, "thread_not_found", "No such conversation.")
+        messages = []
+        for row in rows:
+            content = row.content or ""
+            if row.role == "user" and content.startswith(INTERRUPT_PREFIX):
+                content = content[len(INTERRUPT_PREFIX) :].strip()
+            messages.append(
+                {
+                    "role": row.role,
+                    "content": content,
+                    "at": row.created_at.isoformat() if row.created_at else None,
+                }
+            )
+        response = JSONResponse(
+            {
+                "thread": thread,
+                "running": stream is not None,
+                "run": stream.id if stream is not None else None,
+                "messages": messages,
+            }
+        )
+        set_visitor_cookie(response, caller, deps)
+        return response
+
+    @router.get("/threads/{thread}/events")
+    async def resume(thread: str, request: Request) -> Response:
+        """Reconnect to a thread's stream: events after `Last-Event-ID`, then live ones; 204 when none runs."""
+        caller = resolve_caller(request)
+        _check_thread_name(thread)
+        thread_id = caller.identity.thread_id(thread)
+        streams: StreamRegistry = request.app.state.streams
+        last = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
+        stream = None
+        after = 0
+        if last:
+            stream = streams.find(thread_id, last.rpartition("-")[0])
+            if stream is not None:
+                after = stream.seq_of(last)
+        if stream is None:
+            stream = streams.open_stream(thread_id)
+        if stream is None:
+            return Response(status_code=204)
+        return _sse(stream, after)
+
+    return router
+
+
+def _check_thread_name(thread: str) -> None:
+    if not re.fullmatch(THREAD_PATTERN, thread):
+        raise WebError(400, "invalid_request", "thread: 1-64 letters, digits, _ or -.")
+
+
+async def _read_chat_request(request: Request, deps: WebDeps) -> ChatRequest:
+    """The JSON body, with one clear error for each way it can be wrong."""
+    max_bytes = deps.max_message_chars * 4 + 4_096
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise WebError(413, "body_too_large", f"The request body is larger than {max_bytes:,} bytes.")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > max_bytes:
+            raise WebError(413, "body_too_large", f"The request body is larger than {max_bytes:,} bytes.")
+    content_type = request.headers.get("content-type", "")
+    if "json" not in content_type.lower():
+        raise WebError(
+            415,
+            "unsupported_media_type",
+            'Send JSON: Content-Type: application/json, {"thread": "main", "message": "..."}',
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WebError(400, "invalid_json", f"The body is not valid JSON ({exc}).") from None
+    if not isinstance(data, dict):
+        raise WebError(
+            400, "invalid_request", 'The body must be a JSON object: {"thread": "main", "message": "..."}'
+        )
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        hint = "1-64 letters, digits, _ or -" if where == "thread" else first.get("msg", "invalid")
+        raise WebError(400, "invalid_request", f"{where}: {hint}.", field=where) from None
+
+
+def _drive(deps: WebDeps, streams: StreamRegistry, stream: RunStream, incoming: Incoming) -> None:
+    """Hand the message to `Conversations` in a task of its own: the run outlives the HTTP request."""
+    task = asyncio.get_running_loop().create_task(deps.conversations.handle(incoming, stream.surface))
+
+    def on_close() -> None:
+        stream.surface.close()
+        streams.close(stream)
+
+    stream.feed(task, on_close)
+    task.add_done_callback(_log_failure)
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("a web message failed", exc_info=task.exception())
+
+
+def _sse(stream: RunStream, after: int) -> EventSourceResponse:
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        async for event in stream.follow(after):
+            yield ServerSentEvent(
+                data=json.dumps(event.payload, ensure_ascii=False, separators=(",", ":")),
+                event=event.channel,
+                id=event.id,
+            )
+
+    return EventSourceResponse(
+        events(),
+        ping=15,
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", "X-Arca-Run": stream.id},
+    )

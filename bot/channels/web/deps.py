@@ -1,0 +1,127 @@
+"""What the web channel's routes share: their collaborators (`WebDeps`), the JSON error they raise, the
+chat request body and the registry of open event streams."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import Request
+from pydantic import BaseModel, Field
+
+from bot.channels.web.identity import IdentityService
+from bot.channels.web.stream import RunStream
+from bot.conversations import Conversations
+
+THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+STREAM_RETENTION = 600.0
+"""Seconds a finished stream stays resumable (`Last-Event-ID`); after that the history endpoint serves it."""
+HISTORY_LIMIT = 200
+
+NO_LLM_MESSAGE = (
+    "No LLM is configured: set ARCA_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama / vLLM / "
+    "llama.cpp) and restart `arca-bot web`."
+)
+
+
+class WebError(Exception):
+    """An error answered as JSON `{"error": code, "message": ...}` with `status`."""
+
+    def __init__(
+        self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None, **extra: Any
+    ):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+        self.extra = extra
+
+
+class ChatRequest(BaseModel):
+    thread: str = Field(
+        pattern=THREAD_PATTERN, description="The conversation's name on this page, e.g. `main`."
+    )
+    message: str = Field(description="What the player wrote.")
+
+
+@dataclass
+class WebDeps:
+    """Everything the web app needs, built by the caller (`runner.py`, tests)."""
+
+    conversations: Conversations
+    identities: IdentityService
+    llm_ready: bool = True
+    """False: `/api/chat` answers 503 and the page says what to configure."""
+    max_message_chars: int = 4_000
+    rate_limit: int = 20
+    rate_limit_ip: int = 60
+    rate_window: float = 60.0
+    origins: list[str] = field(default_factory=list)
+    secure_cookies: bool = False
+    """Set the visitor cookie `Secure; SameSite=None` (the page is embedded cross-site over HTTPS)."""
+    index_state: Callable[[], str] = lambda: "ready"
+    """`building`, `ready` or `unavailable`: the policy index, for `/healthz`."""
+    clock: Callable[[], float] = time.monotonic
+    new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12]
+
+    @classmethod
+    def from_settings(
+        cls, settings: Any, conversations: Conversations, identities: IdentityService, **kw: Any
+    ) -> WebDeps:
+        return cls(
+            conversations=conversations,
+            identities=identities,
+            llm_ready=settings.llm_configured,
+            max_message_chars=settings.max_message_chars,
+            rate_limit=settings.web_rate_limit,
+            rate_limit_ip=settings.web_rate_limit_ip,
+            rate_window=settings.web_rate_window,
+            origins=list(settings.web_origins),
+            secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
+            **kw,
+        )
+
+
+class StreamRegistry:
+    """The open stream of each web thread, and recently finished ones (for `Last-Event-ID`)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self.active: dict[str, RunStream] = {}
+        self.finished: dict[str, RunStream] = {}
+        """By stream id."""
+
+    def open_stream(self, thread_id: str) -> RunStream | None:
+        stream = self.active.get(thread_id)
+        return stream if stream is not None and stream.open else None
+
+    def add(self, stream: RunStream) -> None:
+        self.active[stream.thread_id] = stream
+
+    def close(self, stream: RunStream) -> None:
+        if self.active.get(stream.thread_id) is stream:
+            del self.active[stream.thread_id]
+        self.finished[stream.id] = stream
+        self.prune()
+
+    def prune(self) -> None:
+        now = self._clock()
+        for sid, stream in list(self.finished.items()):
+            if stream.closed_at is not None and now - stream.closed_at > STREAM_RETENTION:
+                del self.finished[sid]
+
+    def find(self, thread_id: str, stream_id: str) -> RunStream | None:
+        self.prune()
+        active = self.active.get(thread_id)
+        if active is not None and active.id == stream_id:
+            return active
+        stream = self.finished.get(stream_id)
+        return stream if stream is not None and stream.thread_id == thread_id else None
+
+
+def deps_of(request: Request) -> WebDeps:
+    return request.app.state.web

@@ -1,0 +1,38 @@
+"""One named model of the `ModelRegistry` as the operator declares it in `arca.toml` (`[models.NAME]`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class ModelConfig(BaseModel):
+    """One named model of the `ModelRegistry`. Abilities are declared, never guessed from the name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """The model name sent to the endpoint, e.g. `gpt-4o-mini` or `qwen2.5:7b`."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint; None means the global `OPENAI_BASE_URL` (or OpenAI itself)."""
+    api_key: SecretStr | None = None
+    """Key for this endpoint; None means the global `OPENAI_API_KEY`."""
+    roles: list[str] = Field(default_factory=list)
+    """Roles this model serves: `main`, `fast`."""
+    tool_call: bool = True
+    """The endpoint supports native function calling (`tools` / `tool_calls`)."""
+    json_mode: bool = True
+    """The endpoint supports `response_format={"type": "json_object"}`."""
+    streaming: bool = True
+    """The endpoint supports `stream=True`."""
+    context_window: int = Field(default=32_000, ge=1_000)
+    """Tokens the model accepts; the ContextGuard budgets against it."""
+
+    def abilities(self) -> dict[str, Any]:
+        return {
+            "tool_call": self.tool_call,
+            "json_mode": self.json_mode,
+            "streaming": self.streaming,
+            "context_window": self.context_window,
+        }
