@@ -103,7 +103,7 @@ def _build(embedder: Embedder, policies: Path, root: Path, name: str) -> tuple[P
 
 def _latencies(index: PolicyIndex, queries: Sequence[str]) -> list[float]:
     """Milliseconds per uncached search (each query once, on a cold query cache)."""
-    index._query_cache.clear()
+    index._query_vector.cache_clear()
     index.search_sync("warm-up")  # analyzer and background vectors load once per process
     out = []
     for query in queries:

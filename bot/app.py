@@ -106,12 +106,22 @@ def start_metrics(settings: Settings) -> tuple[Any, Any]:
     return metrics, server
 
 
-def staff_commands() -> list[Any]:
-    """Every staff command: the staff layer's own (`bot.staff`) and the ops ones (`bot.ops.commands`)."""
+def staff_commands(settings: Settings | None = None) -> list[Any]:
+    """Every staff command: the staff layer's own (`bot.staff`), `/stats` over the configured
+    conversation windows, and the ops ones (`bot.ops.commands`)."""
     from bot.ops.commands import ops_commands
     from bot.staff import default_commands
+    from bot.staff.stats import stats_command
 
-    return [*default_commands(), *ops_commands()]
+    stats = (
+        stats_command()
+        if settings is None
+        else stats_command(
+            idle_minutes=settings.conversation_idle_minutes,
+            resolution_window_minutes=settings.resolution_window_minutes,
+        )
+    )
+    return [*default_commands(), stats, *ops_commands()]
 
 
 @dataclass
@@ -167,7 +177,7 @@ async def build_app(
         tools=build_registry(),
         llm_factory=llm_factory or make_llm_factory(settings, metrics),
         services=services,
-        staff=StaffRegistry(staff_commands()),
+        staff=StaffRegistry(staff_commands(settings)),
         staff_role=settings.staff_role,
         use_native_tools=True if use_native_tools is None else use_native_tools,
         max_iterations=settings.max_iterations,
@@ -182,8 +192,4 @@ async def build_app(
         metrics=metrics,
         models=models,
     )
-    conversations.stats_options = {  # issue 15: `/stats` uses the configured conversation windows
-        "idle_minutes": settings.conversation_idle_minutes,
-        "resolution_window_minutes": settings.resolution_window_minutes,
-    }
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

@@ -1,4 +1,5 @@
-"""Support analytics and the facts it reads (issue 15): runs, tool calls, cited sections, feedback."""
+"""Support analytics and the facts it reads: runs, tool calls, cited sections, feedback. The `/stats`
+staff command that shows them is `bot.staff.stats`."""
 
 from bot.analytics.feedback import record_vote
 from bot.analytics.record import record_run

@@ -19,7 +19,12 @@ import aiohttp
 import discord
 from discord.ext import commands
 
-from bot.channels.discord_staff import ArcaCommandTree, install_staff_commands, role_names
+from bot.channels.discord_staff import (
+    ArcaCommandTree,
+    format_staff_notice,
+    install_staff_commands,
+    role_names,
+)
 from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
 from bot.conversations import Incoming
 
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
     from bot.app import App
     from bot.config import Settings
     from bot.conversations import Conversations
+    from bot.sharding import ShardPlan
 
 log = logging.getLogger(__name__)
 
@@ -161,41 +167,6 @@ class DiscordSurface:
             self._typing_task = None
 
 
-def _where(thread_id: str | None) -> str:
-    if not thread_id:
-        return "?"
-    kind, _, ident = thread_id.partition(":")
-    if kind == "discord" and ident.isdigit():
-        return f"<#{ident}>"
-    if kind == "dm" and ident.isdigit():
-        return f"DM <@{ident}>"
-    return thread_id
-
-
-def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
-    """The staff-channel post for an escalation or an approval request (mentions are never pinged)."""
-    where = _where(payload.get("thread_id"))
-    if kind == "escalation":
-        who = payload.get("player_id") or "미연동 / unlinked"
-        return (
-            f"📣 **운영진 호출 / Escalation #{payload.get('escalation_id', '?')}** · {where} · "
-            f"player {who} (discord {payload.get('discord_id') or '-'})\n"
-            f"> {str(payload.get('summary') or '').strip()}\n"
-            f"이어받기 / take over: `/handoff` in {where}"
-        )
-    if kind == "approval":
-        amount = payload.get("amount")
-        shown = f"{amount:,}원" if isinstance(amount, int) else str(amount)
-        reason = f" · 사유 / reason: {payload['reason']}" if payload.get("reason") else ""
-        return (
-            f"🧾 **쿠폰 승인 요청 / Coupon approval** · {payload.get('order_id')} · {shown} · "
-            f"player {payload.get('player_id') or '-'} · {where}{reason}\n"
-            f"승인 / approve: `/coupon approve {payload.get('order_id')}`"
-        )
-    details = ", ".join(f"{k}={v}" for k, v in payload.items())
-    return f"📣 {kind}: {details}"
-
-
 class ArcaDiscordBot(commands.Bot):
     """The Discord client. Each addressed message is handled in its own task; the gateway never waits."""
 
@@ -206,6 +177,7 @@ class ArcaDiscordBot(commands.Bot):
         *,
         shutdown_grace: float = 10.0,
         staff_commands: bool = True,
+        shard_plan: ShardPlan | None = None,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NO_MENTIONS)
@@ -218,6 +190,8 @@ class ArcaDiscordBot(commands.Bot):
         self.support_channels = frozenset(settings.support_channels)
         self.shutdown_grace = shutdown_grace
         self.staff_commands = staff_commands
+        self.shard_plan = shard_plan
+        """Which guilds this process answers when the bot runs as several processes (None: all)."""
         self._tasks: dict[asyncio.Task[Any], str] = {}
         """In-flight message tasks → their thread id."""
 
@@ -286,7 +260,7 @@ class ArcaDiscordBot(commands.Bot):
         return None
 
     async def on_message(self, message: discord.Message) -> None:
-        plan = getattr(self, "shard_plan", None)
+        plan = self.shard_plan
         if plan is not None and not plan.owns_message(message.guild.id if message.guild else None):
             return  # another process owns this guild: its conversations live there
         text = self.addressed_text(message)
@@ -362,8 +336,7 @@ async def run_discord(settings: Settings, *, app: App | None = None, **client_op
             return 2
         metrics, metrics_server = start_metrics(settings)
         app = await build_app(settings, metrics=metrics)
-    bot = ArcaDiscordBot(app.conversations, settings, **{**shard_options, **client_options})
-    bot.shard_plan = plan
+    bot = ArcaDiscordBot(app.conversations, settings, shard_plan=plan, **{**shard_options, **client_options})
     loop = asyncio.get_running_loop()
     stop_signals: list[signal.Signals] = []
     for sig in (signal.SIGTERM,):

@@ -1,4 +1,5 @@
-"""Staff slash commands: one Cog generated from the `StaffRegistry`, the tree's error handler, and sync.
+"""Staff slash commands: one Cog generated from the `StaffRegistry`, the tree's error handler, and sync;
+and the staff-channel posts of escalations and approval requests.
 
 Each slash command rebuilds the text line (`/coupon issue ORD001 5000 사과`) from its options and runs it
 through `StaffRegistry.dispatch`, so the role check, parsing, auditing and replies are exactly the
@@ -225,6 +226,41 @@ def _check_order(cmd: StaffCommand) -> None:
         if seen_optional and not p.optional:
             raise ValueError(f"/{cmd.name}: required <{p.name}> follows an optional parameter")
         seen_optional = seen_optional or p.optional
+
+
+def _where(thread_id: str | None) -> str:
+    if not thread_id:
+        return "?"
+    kind, _, ident = thread_id.partition(":")
+    if kind == "discord" and ident.isdigit():
+        return f"<#{ident}>"
+    if kind == "dm" and ident.isdigit():
+        return f"DM <@{ident}>"
+    return thread_id
+
+
+def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
+    """The staff-channel post for an escalation or an approval request (mentions are never pinged)."""
+    where = _where(payload.get("thread_id"))
+    if kind == "escalation":
+        who = payload.get("player_id") or "미연동 / unlinked"
+        return (
+            f"📣 **운영진 호출 / Escalation #{payload.get('escalation_id', '?')}** · {where} · "
+            f"player {who} (discord {payload.get('discord_id') or '-'})\n"
+            f"> {str(payload.get('summary') or '').strip()}\n"
+            f"이어받기 / take over: `/handoff` in {where}"
+        )
+    if kind == "approval":
+        amount = payload.get("amount")
+        shown = f"{amount:,}원" if isinstance(amount, int) else str(amount)
+        reason = f" · 사유 / reason: {payload['reason']}" if payload.get("reason") else ""
+        return (
+            f"🧾 **쿠폰 승인 요청 / Coupon approval** · {payload.get('order_id')} · {shown} · "
+            f"player {payload.get('player_id') or '-'} · {where}{reason}\n"
+            f"승인 / approve: `/coupon approve {payload.get('order_id')}`"
+        )
+    details = ", ".join(f"{k}={v}" for k, v in payload.items())
+    return f"📣 {kind}: {details}"
 
 
 class ArcaCommandTree(app_commands.CommandTree):

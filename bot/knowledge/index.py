@@ -9,9 +9,9 @@ loop never embeds and one long query does not hold up the others; indexing runs 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -85,7 +85,8 @@ class PolicyIndex:
         self._built_at: str | None = None
         self._lock = threading.RLock()
         self._executors: dict[str, ThreadPoolExecutor] = {}
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_vector = functools.lru_cache(maxsize=QUERY_CACHE)(self._embed_query)
+        """The query's vector; a repeated query is not embedded again (`cache_clear()` to empty)."""
         self._cache_lock = threading.Lock()
         self._background_vectors: np.ndarray | None = None
 
@@ -273,18 +274,8 @@ class PolicyIndex:
                 )
             return self._background_vectors
 
-    def _query_vector(self, query: str) -> np.ndarray:
-        with self._cache_lock:
-            cached = self._query_cache.get(query)
-            if cached is not None:
-                self._query_cache.move_to_end(query)
-                return cached
-        vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
-        with self._cache_lock:
-            self._query_cache[query] = vector
-            if len(self._query_cache) > QUERY_CACHE:
-                self._query_cache.popitem(last=False)
-        return vector
+    def _embed_query(self, query: str) -> np.ndarray:
+        return np.asarray(self.embedder.embed_query(query), dtype=np.float32)
 
     def _candidates(
         self, vector: np.ndarray, terms: tuple[str, ...], heading_weight: float

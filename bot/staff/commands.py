@@ -233,9 +233,7 @@ def _channel() -> Param:
 
 
 def default_commands() -> list[StaffCommand]:
-    """The staff layer's own commands; `bot.app.staff_commands` adds the `/ops` ones."""
-    from bot.analytics.commands import stats_command  # issue 15: `/stats [days]`
-
+    """The staff layer's own commands; `bot.app.staff_commands` adds `/stats` and the `/ops` ones."""
     return [
         StaffCommand(
             "order", (Param("order_id", help="e.g. ORD001"),), "주문 상세 / order details", cmd_order
@@ -287,5 +285,4 @@ def default_commands() -> list[StaffCommand]:
         StaffCommand("handoff", (_channel(),), "상담원 전환(봇 일시정지) / pause the bot", cmd_handoff),
         StaffCommand("resume", (_channel(),), "봇 재개 / resume the bot", cmd_resume),
         StaffCommand("stop", (_channel(),), "진행 중 실행 중단 / stop the running answer", cmd_stop),
-        stats_command(),
     ]
