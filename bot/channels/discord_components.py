@@ -18,7 +18,6 @@ import discord
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
 from bot.channels.discord_staff import role_names
-from bot.staff.registry import audit_denied
 from tools.base import Actor
 from tools.coupon_staff import approve, reject
 
@@ -46,7 +45,10 @@ async def _refuse(interaction: discord.Interaction, actor: Actor, name: str, cha
         f"⛔ 이 버튼은 운영진({conv.staff_role}) 전용입니다. / This button is for staff ({conv.staff_role}) only.",
         ephemeral=True,
     )
-    await audit_denied(conv, actor=actor, channel=channel, name=name)
+    # The same audit row as a refused staff command (`staff.denied`).
+    await conv.store.audit(
+        actor=actor.label, action="staff.denied", thread_id=channel, target=f"/{name}", code="DENIED"
+    )
 
 
 async def tell_thread(client: Any, thread_id: str | None, text: str) -> bool:

@@ -234,7 +234,7 @@ def _channel() -> Param:
 
 def default_commands() -> list[StaffCommand]:
     """The staff layer's own commands; `bot.app.staff_commands` adds the `/ops` ones."""
-    from bot.analytics.commands import stats_command  # issue 15: `/stats [days]`
+    from bot.staff.stats import stats_command  # issue 15: `/stats [days]`
 
     return [
         StaffCommand(

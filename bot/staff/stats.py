@@ -1,4 +1,4 @@
-"""`/stats [days]` (DESIGN.md §8): the support figures for staff, ephemeral like every staff reply."""
+"""`/stats [days]` (DESIGN.md §8): the support figures (`bot.analytics`) for staff, ephemeral like every staff reply."""
 
 from __future__ import annotations
 
