@@ -195,3 +195,22 @@ async def test_an_answer_gets_thumbs_and_votes_are_stored_and_changed(harness, f
     )
     await fake.wait_for(lambda: fake.interactions[sub]["callback"] is not None, what="modal submit")
     assert await votes() == [(-1, "주문 번호를 안 물어봤어요", "player:P100")]
+
+
+async def test_stats_slash_command_answers_staff_ephemerally_with_the_figures(harness, fake):
+    running = await harness.start(ScriptedLLM([{"final": "안녕하세요"}, {"answer": "반갑습니다."}]))
+    await fake.user_says(SUPPORT, 9001, "안녕")
+    await fake.wait_for(
+        lambda: any(fake.buttons(int(m["id"])) for m in fake.bot_messages(SUPPORT)), what="the answer"
+    )
+    await running.idle()
+
+    token = await fake.slash(42, STAFF, "stats", {"days": 7})
+    [(text, flags)] = await fake.wait_for(lambda: fake.interaction_texts(token), what="the stats reply")
+    assert flags & EPHEMERAL
+    assert "지원 통계 최근 7일" in text and "conversations: 1" in text
+    assert "bot resolution rate: 0.0%" in text, "the only conversation is still inside its resolution window"
+
+    refused = await fake.slash(9001, SUPPORT, "stats")
+    [(text, flags)] = await fake.wait_for(lambda: fake.interaction_texts(refused), what="the refusal")
+    assert flags & EPHEMERAL and text.startswith("⛔")
