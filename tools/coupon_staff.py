@@ -118,6 +118,41 @@ async def revoke(
     )
 
 
+async def reject(
+    store: Any,
+    *,
+    actor: Actor,
+    order_id: str,
+    reason: str | None = None,
+    thread_id: str | None = None,
+    locale: str = "ko",
+    now: datetime | None = None,
+    timezone: str = "Asia/Seoul",
+) -> ToolResult:
+    """The Reject button (issue 15): `/coupon revoke` limited to a *pending* coupon (→ `rejected`), so a
+    Reject racing an Approve never revokes the coupon the Approve just activated."""
+
+    def apply(coupon: Coupon, at: datetime) -> None:
+        coupon.status = "rejected"
+        coupon.revoked_at = at
+
+    return await _change_live(
+        store,
+        actor=actor,
+        order_id=order_id,
+        action="coupon.revoke",
+        wanted=("pending",),
+        apply=apply,
+        done=say.REVOKED,
+        nothing=say.NOTHING_TO_APPROVE,
+        reason=reason,
+        thread_id=thread_id,
+        locale=locale,
+        now=now or utcnow(),
+        timezone=timezone,
+    )
+
+
 async def approve(
     store: Any,
     *,

@@ -212,6 +212,77 @@ class GatewayMixin:
         await self.dispatch("INTERACTION_CREATE", payload)
         return token
 
+    def _interaction(
+        self, user_id: int, channel_id: int, kind: int, data: dict[str, Any], **extra: Any
+    ) -> tuple[str, dict]:
+        """An INTERACTION_CREATE payload of `kind` (3 component, 5 modal submit) in a guild channel."""
+        user = self.users[user_id]
+        token = f"itoken-{self.snowflake()}"
+        iid = self.snowflake()
+        payload = {
+            "id": str(iid),
+            "application_id": str(self.APP_ID),
+            "type": kind,
+            "token": token,
+            "version": 1,
+            "guild_id": str(self.GUILD_ID),
+            "channel_id": str(channel_id),
+            "channel": {**self.channel_payload(channel_id), "permissions": str((1 << 41) - 1)},
+            "member": {**user.member_payload(), "permissions": str((1 << 41) - 1)},
+            "data": data,
+            "app_permissions": str((1 << 41) - 1),
+            "locale": "ko",
+            "guild_locale": "ko",
+            "entitlements": [],
+            "attachment_size_limit": 8 * 1024 * 1024,
+            "authorizing_integration_owners": {"0": str(self.GUILD_ID)},
+            "context": 0,
+            **extra,
+        }
+        self.interactions[token] = {
+            "id": iid,
+            "type": kind,
+            "callback": None,
+            "original": None,
+            "followups": [],
+        }
+        return token, payload
+
+    async def press(self, user_id: int, message_id: int, custom_id: str) -> str:
+        """A user presses the button `custom_id` under a message (a component interaction). Returns its token."""
+        from bench.fake_discord.rest import _public
+
+        msg = self.messages[message_id]
+        ids = [c.get("custom_id") for row in msg.get("components") or [] for c in row.get("components", [])]
+        assert custom_id in ids, f"no button {custom_id} under message {message_id}: {ids}"
+        token, payload = self._interaction(
+            user_id,
+            int(msg["channel_id"]),
+            3,
+            {"custom_id": custom_id, "component_type": 2},
+            message=_public(msg),
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return token
+
+    async def submit_modal(
+        self, user_id: int, channel_id: int, custom_id: str, values: dict[str, str]
+    ) -> str:
+        """A user submits the modal `custom_id` with text-input values (a modal-submit interaction)."""
+        rows = [
+            {"type": 1, "components": [{"type": 4, "custom_id": k, "value": v}]} for k, v in values.items()
+        ]
+        token, payload = self._interaction(
+            user_id, channel_id, 5, {"custom_id": custom_id, "components": rows}
+        )
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return token
+
+    def buttons(self, message_id: int) -> list[str]:
+        """The custom_ids of the buttons currently under a message."""
+        msg = self.messages[message_id]
+        return [c.get("custom_id") for row in msg.get("components") or [] for c in row.get("components", [])]
+
     def _synced_command(self, name: str) -> dict[str, Any]:
         for commands in self.synced_commands.values():
             for c in commands:

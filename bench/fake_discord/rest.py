@@ -124,6 +124,7 @@ class RestMixin:
             )
             msg = self._message(cid, self.bot_user, (body or {}).get("content") or "", guild=guild)
             msg["sent_payload"] = body
+            msg["components"] = (body or {}).get("components") or []
             self.messages[int(msg["id"])] = msg
             return 200, _public(msg)
         if method == "PATCH" and (hit := m(r"/channels/(\d+)/messages/(\d+)", path)):
@@ -132,6 +133,8 @@ class RestMixin:
                 raise KeyError("Message")
             if "content" in (body or {}):
                 msg["content"] = body["content"]
+            if "components" in (body or {}):
+                msg["components"] = body["components"] or []
             msg["edited_timestamp"] = _iso()
             msg.setdefault("edits", []).append(time.monotonic())
             return 200, _public(msg)
@@ -157,6 +160,7 @@ class RestMixin:
         if method == "POST" and (hit := m(r"/interactions/(\d+)/([^/]+)/callback", path)):
             rec = self.interactions[hit.group(2)]
             rec["callback"] = body
+            rec.setdefault("callbacks", []).append(body)
             kind = (body or {}).get("type")
             flags = int(((body or {}).get("data") or {}).get("flags") or 0)
             message = None
@@ -166,7 +170,7 @@ class RestMixin:
                 message["webhook_id"] = str(self.APP_ID)
             interaction = {
                 "id": str(rec["id"]),
-                "type": 2,
+                "type": rec.get("type", 2),
                 "response_message_id": message["id"] if message else None,
                 "response_message_loading": kind == 5,
                 "response_message_ephemeral": bool(flags & EPHEMERAL),

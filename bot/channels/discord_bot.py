@@ -19,6 +19,7 @@ import aiohttp
 import discord
 from discord.ext import commands
 
+from bot.channels.discord_components import attach_feedback, register_components, staff_notice_view
 from bot.channels.discord_staff import (
     ArcaCommandTree,
     format_staff_notice,
@@ -115,14 +116,18 @@ class DiscordSurface:
         self.author = author
         self.typing = typing
         self._typing_task: asyncio.Task[None] | None = None
+        self.last_sent: tuple[Any, str] | None = None
 
     async def send(self, text: str) -> discord.Message:
         self._typing_while(text)
-        return await _discord_call(self.channel.send(text, allowed_mentions=NO_MENTIONS))
+        sent = await _discord_call(self.channel.send(text, allowed_mentions=NO_MENTIONS))
+        self.last_sent = (sent, text)  # issue 15: the feedback buttons go under the answer's last message
+        return sent
 
     async def edit(self, handle: Any, text: str) -> None:
         self._typing_while(text)
         await _discord_call(handle.edit(content=text, allowed_mentions=NO_MENTIONS))
+        self.last_sent = (handle, text)
 
     async def delete(self, handle: Any) -> None:
         await _discord_call(handle.delete())
@@ -178,6 +183,7 @@ class ArcaDiscordBot(commands.Bot):
         shutdown_grace: float = 10.0,
         staff_commands: bool = True,
         shard_plan: ShardPlan | None = None,
+        feedback_buttons: bool = True,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NO_MENTIONS)
@@ -192,6 +198,7 @@ class ArcaDiscordBot(commands.Bot):
         self.staff_commands = staff_commands
         self.shard_plan = shard_plan
         """Which guilds this process answers when the bot runs as several processes (None: all)."""
+        self.feedback_buttons = feedback_buttons
         self._tasks: dict[asyncio.Task[Any], str] = {}
         """In-flight message tasks → their thread id."""
 
@@ -203,6 +210,7 @@ class ArcaDiscordBot(commands.Bot):
             await install_staff_commands(self, self.conversations, self.settings.guild_ids)
         if self.post_to_staff not in self.conversations.staff_sinks:
             self.conversations.staff_sinks.append(self.post_to_staff)
+        register_components(self)  # persistent buttons, also on messages from before a restart
 
     async def on_ready(self) -> None:
         log.info(
@@ -282,10 +290,16 @@ class ArcaDiscordBot(commands.Bot):
             str(author.id), role_names(author), author.display_name
         )
         surface = DiscordSurface(message.channel, author=author)
+        since = self.conversations.clock()
         try:
-            await self.conversations.handle(Incoming(thread_id, actor, text, ref=message), surface)
+            outcome = await self.conversations.handle(Incoming(thread_id, actor, text, ref=message), surface)
         finally:
             surface.stop_typing()
+        if outcome.kind == "answered" and self.feedback_buttons:
+            await asyncio.sleep(
+                self.conversations.edit_interval
+            )  # the renderer's pace holds for this edit too
+            await attach_feedback(self, surface, thread_id, actor, since)
 
     # ---- staff channel ----------------------------------------------------------------------
 
@@ -299,8 +313,10 @@ class ArcaDiscordBot(commands.Bot):
         if not isinstance(channel, discord.abc.Messageable):
             log.error("ARCA_STAFF_CHANNEL %s is not a text channel", channel_id)
             return
-        for chunk in split_message(format_staff_notice(kind, payload), DISCORD_LIMIT):
-            await channel.send(chunk, allowed_mentions=NO_MENTIONS)
+        chunks = split_message(format_staff_notice(kind, payload), DISCORD_LIMIT)
+        for i, chunk in enumerate(chunks):
+            view = staff_notice_view(kind, payload) if i == len(chunks) - 1 else None
+            await channel.send(chunk, allowed_mentions=NO_MENTIONS, **({"view": view} if view else {}))
 
     async def wait_idle(self) -> None:
         """Wait until no message task is in flight (tests, shutdown)."""

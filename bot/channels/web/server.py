@@ -52,6 +52,9 @@ def create_app(deps: WebDeps) -> FastAPI:
 
     app.include_router(page_router())
     app.include_router(chat_router())
+    from bot.channels.web.feedback import feedback_router  # issue 15: 👍 / 👎 on answers
+
+    app.include_router(feedback_router())
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
     return app
 

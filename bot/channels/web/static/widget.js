@@ -28,6 +28,9 @@
       injected: (t) => `추가 메시지 반영: ${t}`,
       compact: (a, b) => `이전 대화를 요약했습니다 (${a} → ${b})`,
       footer: (i, t, s) => `반복 ${i}회 · 토큰 ${t.toLocaleString("ko-KR")} · ${s}초`,
+      helpful: "도움이 되었나요?",
+      rated: "평가 감사합니다!",
+      comment_prompt: "무엇이 부족했나요? (선택)",
       no_llm: "지금은 답변할 수 없습니다: 서버에 LLM이 설정되지 않았습니다.",
       operator: "운영자 안내: ",
       rate: (s) => `메시지가 너무 많습니다. ${s}초 후에 다시 보내 주세요.`,
@@ -59,6 +62,9 @@
       injected: (t) => `Follow-up taken into account: ${t}`,
       compact: (a, b) => `Earlier conversation summarised (${a} → ${b})`,
       footer: (i, t, s) => `${i} iteration${i === 1 ? "" : "s"} · ${t.toLocaleString("en-US")} tokens · ${s} s`,
+      helpful: "Was this helpful?",
+      rated: "Thanks for the rating!",
+      comment_prompt: "What was missing? (optional)",
       no_llm: "The bot cannot answer right now: no LLM is configured on the server.",
       operator: "For the operator: ",
       rate: (s) => `Too many messages. Please try again in ${s} s.`,
@@ -296,10 +302,43 @@
         turn.status.textContent = "";
         turn.bubble.setAttribute("aria-busy", "false");
         turn.finished = true;
+        if (!data.error) addFeedback(turn);
         break;
       }
     }
     scrollDown();
+  }
+
+  // ---- 👍 / 👎 on a finished answer (issue 15): POST api/threads/<thread>/feedback -------------------
+
+  function addFeedback(turn) {
+    const row = el("div", "feedback");
+    row.append(el("span", "feedback-label", t("helpful")));
+    const thread = state.thread;
+    for (const [vote, emoji] of [["up", "👍"], ["down", "👎"]]) {
+      const button = el("button", "feedback-" + vote, emoji);
+      button.type = "button";
+      button.setAttribute("aria-label", vote === "up" ? "👍 helpful" : "👎 not helpful");
+      button.addEventListener("click", async () => {
+        const body = { vote };
+        if (vote === "down") {
+          const comment = window.prompt(t("comment_prompt"), "");
+          if (comment) body.comment = comment.slice(0, 500);
+        }
+        const response = await fetch(`api/threads/${thread}/feedback`, {
+          method: "POST",
+          headers: headers({ "Content-Type": "application/json" }),
+          credentials: "same-origin",
+          body: JSON.stringify(body),
+        });
+        if (response.ok) {
+          row.dataset.vote = vote;
+          row.querySelector(".feedback-label").textContent = t("rated");
+        }
+      });
+      row.append(button);
+    }
+    turn.li.append(row);
   }
 
   // ---- HTTP --------------------------------------------------------------------------------------
