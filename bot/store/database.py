@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from bot.redaction import redact_url
+from bot.store.direct import DirectSQLite
 from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, AuditEntry, Base, SchemaMeta, utcnow
 
 
@@ -154,6 +155,8 @@ class Store:
         self._echo = echo
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
+        self.direct: DirectSQLite | None = None
+        """File SQLite only: short transactions on the loop thread (hot paths; see `bot.store.direct`)."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -224,6 +227,16 @@ class Store:
             await self.close()
             await _settle_driver_threads(before)
             raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
+        self.direct = self._open_direct()
+
+    def _open_direct(self) -> DirectSQLite | None:
+        """After the schema check passed (the file is ours): the loop-thread connection of the hot paths."""
+        if not self.is_sqlite:
+            return None
+        database = make_url(self.url).database or ""
+        if database in ("", ":memory:") or _is_sqlite_uri(database):
+            return None  # a private in-memory database or a read-only URI: everything goes through the engine
+        return DirectSQLite(Path(database), self.engine.dialect)
 
     async def _check_schema(self, *, create: bool) -> None:
         async with self.engine.begin() as conn:
@@ -264,6 +277,9 @@ class Store:
         )
 
     async def close(self) -> None:
+        if self.direct is not None:
+            self.direct.close()
+            self.direct = None
         if self._engine is not None:
             await self._engine.dispose()
         self._engine = None
