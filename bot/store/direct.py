@@ -17,12 +17,14 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Table
+from sqlalchemy import Table, create_engine
 from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
 
 T = TypeVar("T")
 
@@ -44,6 +46,9 @@ class DirectSQLite:
         for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=0"):
             self._conn.execute(f"PRAGMA {pragma}")
         self._lock = asyncio.Lock()
+        # A synchronous ORM over the same connection, for units that need mapped objects (the ledger).
+        self._sync_engine = create_engine("sqlite://", creator=lambda: self._conn, poolclass=StaticPool)
+        self.orm: sessionmaker[Session] = sessionmaker(self._sync_engine, expire_on_commit=False)
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -57,6 +62,36 @@ class DirectSQLite:
         """Run `unit(conn)` on one consistent snapshot (a deferred read transaction)."""
         return await self._run(unit, "BEGIN")
 
+    async def write_async(self, unit: Callable[[sqlite3.Connection], Awaitable[T]]) -> T:
+        """Like `write` for a coroutine unit (one that never really suspends; if it does, others wait).
+
+        The unit may commit itself (an ORM session's `commit()`); otherwise it is committed here.
+        """
+        async with self._lock:
+            await self._begin_immediate()
+            try:
+                out = await unit(self._conn)
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            if self._conn.in_transaction:
+                self._conn.execute("COMMIT")
+            return out
+
+    async def _begin_immediate(self) -> None:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        delay = 0.0005
+        while True:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc) or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.02)
+
     async def _run(self, unit: Callable[[sqlite3.Connection], T], begin: str) -> T:
         deadline = time.monotonic() + LOCK_WAIT_S
         delay = 0.0005
@@ -66,7 +101,8 @@ class DirectSQLite:
                     self._conn.execute(begin)
                     try:
                         out = unit(self._conn)
-                        self._conn.execute("COMMIT")
+                        if self._conn.in_transaction:
+                            self._conn.execute("COMMIT")
                         return out
                     except BaseException:
                         if self._conn.in_transaction:
@@ -79,6 +115,7 @@ class DirectSQLite:
                 delay = min(delay * 2, 0.02)
 
     def close(self) -> None:
+        self._sync_engine.dispose()
         self._conn.close()
 
 
