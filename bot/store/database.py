@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from bot.redaction import redact_url
-from bot.store.direct import DirectSQLite
+from bot.store.direct import DirectSQLite, RowCodec
 from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, AuditEntry, Base, SchemaMeta, utcnow
 
 
@@ -157,6 +157,7 @@ class Store:
         self._sessions: async_sessionmaker[AsyncSession] | None = None
         self.direct: DirectSQLite | None = None
         """File SQLite only: short transactions on the loop thread (hot paths; see `bot.store.direct`)."""
+        self._audit_rows: RowCodec | None = None
 
     @property
     def is_sqlite(self) -> bool:
@@ -318,9 +319,21 @@ class Store:
         if session is not None:
             session.add(entry)
             return
+        if self.direct is not None:  # one loop-thread insert instead of a session's driver round trips
+            codec = self._audit_codec(self.direct)
+            row = {c: getattr(entry, c) for c in codec.columns}
+            await self.direct.write(lambda conn: conn.execute(codec.insert_sql, codec.params(row)))
+            return
         async with self.session() as s:
             s.add(entry)
             await s.commit()
+
+    def _audit_codec(self, direct: DirectSQLite) -> RowCodec:
+        codec = self._audit_rows
+        if codec is None or codec.dialect is not direct.dialect:
+            columns = ["at", "actor", "thread_id", "action", "target", "code", "detail"]
+            codec = self._audit_rows = RowCodec(AuditEntry.__table__, direct.dialect, columns)
+        return codec
 
     async def recent_audit(self, limit: int = 20) -> list[AuditEntry]:
         async with self.session() as s:

@@ -100,3 +100,27 @@ async def test_in_memory_sqlite_has_no_direct_path() -> None:
         assert [m["content"] for m in await memory.load("t")] == ["x"]
     finally:
         await store.close()
+
+
+async def test_audit_rows_written_on_the_loop_thread_read_back_through_the_orm(store: Store) -> None:
+    assert store.direct is not None
+    await store.audit(actor="bot", action="tool:lookup_order", thread_id="t1", code="OK", detail={"a": "가"})
+    direct = store.direct
+    store.direct = None
+    try:
+        await store.audit(
+            actor="bot", action="tool:lookup_order", thread_id="t1", code="OK", detail={"a": "가"}
+        )
+    finally:
+        store.direct = direct
+    core_row, direct_row = await store.recent_audit(2)  # newest first
+    for entry in (direct_row, core_row):
+        assert (entry.actor, entry.action, entry.thread_id, entry.code) == (
+            "bot",
+            "tool:lookup_order",
+            "t1",
+            "OK",
+        )
+        assert entry.detail == '{"a": "가"}'
+        assert entry.at.tzinfo is not None
+    assert direct_row.id == 1 and core_row.id == 2
