@@ -147,7 +147,7 @@ class ThreadMemory:
                 lambda c: _load_direct(c, codec, thread_id)
             )
             if summary_text is not None:
-                messages.insert(0, {"role": "user", "content": f"{SUMMARY_PREFIX}\n{summary_text}"})
+                messages.insert(0, {"role": "user", "content": summary_text})
             return repair_history(messages)
         async with self._store.session() as s:
             reset_before = await self._reset_before(s, thread_id)
