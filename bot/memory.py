@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import func, insert, select
 
 from bot.store import Store, ThreadMessage, ThreadState, ThreadSummary, utcnow
+from bot.store.direct import RowCodec
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +25,18 @@ VISIBLE_KINDS = frozenset({"query", "interrupt", "answer"})
 
 
 _MESSAGES = ThreadMessage.__table__
+_ROW_COLUMNS = [
+    "thread_id",
+    "run_id",
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "pinned",
+    "meta",
+    "created_at",
+]
 _LOAD_COLUMNS = (
     _MESSAGES.c.id,
     _MESSAGES.c.role,
@@ -111,6 +124,16 @@ class ThreadMemory:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        self._codec: RowCodec | None = None
+
+    def _direct_codec(self) -> RowCodec | None:
+        """On file SQLite: how rows are written and read on the loop thread (see `bot.store.direct`)."""
+        direct = self._store.direct
+        if direct is None:
+            return None
+        if self._codec is None or self._codec.dialect is not direct.dialect:
+            self._codec = RowCodec(_MESSAGES, direct.dialect, _ROW_COLUMNS)
+        return self._codec
 
     async def _reset_before(self, session: Any, thread_id: str) -> int:
         state = await session.get(ThreadState, thread_id)
@@ -118,6 +141,14 @@ class ThreadMemory:
 
     async def load(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread as OpenAI-format messages (with `pinned` and a private `_id`), oldest first."""
+        codec = self._direct_codec()
+        if codec is not None and self._store.direct is not None:
+            summary_text, messages = await self._store.direct.read(
+                lambda c: _load_direct(c, codec, thread_id)
+            )
+            if summary_text is not None:
+                messages.insert(0, {"role": "user", "content": summary_text})
+            return repair_history(messages)
         async with self._store.session() as s:
             reset_before = await self._reset_before(s, thread_id)
             summary = (
@@ -168,6 +199,10 @@ class ThreadMemory:
         )
 
     async def _insert(self, rows: list[dict[str, Any]]) -> list[int]:
+        codec = self._direct_codec()
+        if codec is not None and self._store.direct is not None:
+            # One transaction on the loop thread: no driver-thread hop per statement and commit.
+            return await self._store.direct.write(lambda c: _insert_direct(c, codec, rows))
         # Core inserts, not the ORM: this runs on every loop step and the unit of work costs more than the write.
         ids: list[int] = []
         async with self._store.engine.begin() as conn:
@@ -231,6 +266,47 @@ class ThreadMemory:
             else:
                 state.reset_before_id = last
             await s.commit()
+
+
+def _insert_direct(conn: Any, codec: RowCodec, rows: list[dict[str, Any]]) -> list[int]:
+    ids = []
+    for row in rows:
+        ids.append(int(conn.execute(codec.insert_sql, codec.params(row)).lastrowid))
+    return ids
+
+
+def _load_direct(conn: Any, codec: RowCodec, thread_id: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """`ThreadMemory.load`'s three reads on one snapshot: reset point, latest summary, the messages."""
+    state = conn.execute(
+        "SELECT reset_before_id FROM thread_state WHERE thread_id = ?", (thread_id,)
+    ).fetchone()
+    reset_before = state[0] if state else 0
+    summary = conn.execute(
+        "SELECT upto_message_id, summary FROM thread_summaries WHERE thread_id = ? AND upto_message_id > ? "
+        "ORDER BY id DESC LIMIT 1",
+        (thread_id, reset_before),
+    ).fetchone()
+    start = max(reset_before, summary[0] if summary else 0)
+    tool_calls = codec.reader("tool_calls")
+    messages = []
+    for mid, role, content, calls, call_id, name, pinned in conn.execute(
+        "SELECT id, role, content, tool_calls, tool_call_id, name, pinned FROM thread_messages "
+        "WHERE thread_id = ? AND id > ? ORDER BY id",
+        (thread_id, start),
+    ):
+        msg: dict[str, Any] = {"role": role, "content": content}
+        calls = tool_calls(calls)
+        if calls:
+            msg["tool_calls"] = calls
+        if call_id:
+            msg["tool_call_id"] = call_id
+        if name:
+            msg["name"] = name
+        if pinned:
+            msg["pinned"] = True
+        msg["_id"] = mid
+        messages.append(msg)
+    return (summary[1] if summary else None), messages
 
 
 class ThreadWriter:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import Coupon, Order, utcnow
+from bot.store import Coupon, utcnow
 from bot.store.coupon_codes import new_coupon_code
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
 from tools import coupon_messages as say
@@ -26,7 +26,7 @@ from tools.coupon_queries import (
     begin_write,
     coupon_by_key,
     coupon_view,
-    daily_usage,
+    issue_facts,
     live_coupon,
 )
 from tools.coupon_rules import (
@@ -194,23 +194,30 @@ def _daily_caps(rules: CouponRules, req: IssueRequest, used: DailyUsage) -> Tool
 
 
 async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) -> tuple[ToolResult, dict]:
-    """All checks and the insert, inside the caller's write transaction. Returns the result + audit extras."""
-    existing_by_key = await coupon_by_key(session, req.idempotency_key)
-    if existing_by_key is not None:
-        return _replayed(req, existing_by_key), {"replayed": True}
+    """All checks and the insert, inside the caller's write transaction. Returns the result + audit extras.
 
-    order = await session.get(Order, req.order_id)
-    if order is None or (not req.staff and order.player_id != req.actor.player_id):
+    One SELECT reads every fact the rules need (`issue_facts`); the checks run in DESIGN.md §5's order
+    on it; then the coupon insert (its unique indexes decide a race) and, by the caller, the audit row.
+    """
+    facts = await issue_facts(session, req.order_id, req.idempotency_key, req.now, req.timezone)
+    if facts.key_coupon_id is not None:
+        existing_by_key = await session.get(Coupon, facts.key_coupon_id)
+        if existing_by_key is not None:
+            return _replayed(req, existing_by_key), {"replayed": True}
+
+    owner = facts.order_player_id
+    if owner is None or (not req.staff and owner != req.actor.player_id):
         # Same answer for "missing" and "someone else's": the audit keeps the true reason.
         missing = req.result(
             False, ResultCode.ORDER_NOT_FOUND, order_not_found_message(req.order_id, req.locale)
         )
-        return missing, {"why": "missing" if order is None else "other_player"}
+        return missing, {"why": "missing" if owner is None else "other_player"}
 
-    if not req.staff and order.status not in rules.eligible_statuses:
-        msg = say.not_eligible(order.id, order.status, rules.eligible_statuses, req.locale)
+    status = facts.order_status or ""
+    if not req.staff and status not in rules.eligible_statuses:
+        msg = say.not_eligible(req.order_id, status, rules.eligible_statuses, req.locale)
         res = req.result(
-            False, ResultCode.NOT_ELIGIBLE_STATUS, msg, status=order.status, eligible=rules.eligible_statuses
+            False, ResultCode.NOT_ELIGIBLE_STATUS, msg, status=status, eligible=rules.eligible_statuses
         )
         return res, {}
 
@@ -219,20 +226,21 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
         code, msg, data = bad
         return req.result(False, code, msg, **data), {}
 
-    existing = await live_coupon(session, order.id)
-    if existing is not None:
-        return _already_result(req, existing), {}
+    if facts.live_coupon_id is not None:
+        existing = await session.get(Coupon, facts.live_coupon_id)
+        if existing is not None:
+            return _already_result(req, existing), {}
 
     if not req.staff:
-        over = _daily_caps(rules, req, await daily_usage(session, order.player_id, req.now, req.timezone))
+        over = _daily_caps(rules, req, facts.day)
         if over is not None:
             return over, {}
 
     pending = not req.staff and rules.approval_threshold is not None and req.amount > rules.approval_threshold
     coupon = Coupon(
         code=new_coupon_code(),
-        order_id=order.id,
-        player_id=order.player_id,
+        order_id=req.order_id,
+        player_id=owner,
         amount=req.amount,
         status="pending" if pending else "active",
         reason=req.reason,
@@ -251,16 +259,59 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
     return _issued_result(req, coupon), {}
 
 
+class _SyncSession:
+    """The few `AsyncSession` calls `_decide` and the audit make, over a synchronous ORM session.
+
+    Used on the loop-thread SQLite connection (`Store.direct`): every await completes at once, so the
+    whole read-check-insert runs as one unit inside `BEGIN IMMEDIATE` without a driver-thread hop.
+    """
+
+    def __init__(self, session: Any) -> None:
+        self._s = session
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        return self._s.execute(*args, **kwargs)
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        return self._s.get(*args, **kwargs)
+
+    def add(self, obj: Any) -> None:
+        self._s.add(obj)
+
+    async def flush(self) -> None:
+        self._s.flush()
+
+
+async def _decide_and_audit(
+    store: Any, rules: CouponRules, req: IssueRequest
+) -> tuple[ToolResult, dict[str, Any]]:
+    """One issuance transaction: the write lock, every check, the insert and its audit row."""
+    direct = getattr(store, "direct", None)
+    if direct is not None:
+
+        async def unit(_conn: Any) -> tuple[ToolResult, dict[str, Any]]:
+            with direct.orm() as sync:
+                session = _SyncSession(sync)
+                result, extra = await _decide(session, rules, req)  # type: ignore[arg-type]
+                await _audit(store, req, result, session, **extra)  # type: ignore[arg-type]
+                sync.commit()
+            return result, extra
+
+        return await direct.write_async(unit)
+    async with store.session() as session:
+        await begin_write(session, req.actor.player_id)
+        result, extra = await _decide(session, rules, req)
+        await _audit(store, req, result, session, **extra)
+        await session.commit()
+    return result, extra
+
+
 async def _issue(
     store: Any, rules: CouponRules, req: IssueRequest, notify: StaffNotifier | None
 ) -> ToolResult:
     for _attempt in range(3):
         try:
-            async with store.session() as session:
-                await begin_write(session, req.actor.player_id)
-                result, extra = await _decide(session, rules, req)
-                await _audit(store, req, result, session, **extra)
-                await session.commit()
+            result, _extra = await _decide_and_audit(store, rules, req)
         except (_RaceLost, IntegrityError):
             result = await _after_race(store, req)
             if result is None:

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from bot.redaction import redact_url
+from bot.store.direct import DirectSQLite, RowCodec
 from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, AuditEntry, Base, SchemaMeta, utcnow
 
 
@@ -154,6 +155,9 @@ class Store:
         self._echo = echo
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
+        self.direct: DirectSQLite | None = None
+        """File SQLite only: short transactions on the loop thread (hot paths; see `bot.store.direct`)."""
+        self._audit_rows: RowCodec | None = None
 
     @property
     def is_sqlite(self) -> bool:
@@ -224,6 +228,16 @@ class Store:
             await self.close()
             await _settle_driver_threads(before)
             raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
+        self.direct = self._open_direct()
+
+    def _open_direct(self) -> DirectSQLite | None:
+        """After the schema check passed (the file is ours): the loop-thread connection of the hot paths."""
+        if not self.is_sqlite:
+            return None
+        database = make_url(self.url).database or ""
+        if database in ("", ":memory:") or _is_sqlite_uri(database):
+            return None  # a private in-memory database or a read-only URI: everything goes through the engine
+        return DirectSQLite(Path(database), self.engine.dialect)
 
     async def _check_schema(self, *, create: bool) -> None:
         async with self.engine.begin() as conn:
@@ -264,6 +278,9 @@ class Store:
         )
 
     async def close(self) -> None:
+        if self.direct is not None:
+            self.direct.close()
+            self.direct = None
         if self._engine is not None:
             await self._engine.dispose()
         self._engine = None
@@ -302,9 +319,21 @@ class Store:
         if session is not None:
             session.add(entry)
             return
+        if self.direct is not None:  # one loop-thread insert instead of a session's driver round trips
+            codec = self._audit_codec(self.direct)
+            row = {c: getattr(entry, c) for c in codec.columns}
+            await self.direct.write(lambda conn: conn.execute(codec.insert_sql, codec.params(row)))
+            return
         async with self.session() as s:
             s.add(entry)
             await s.commit()
+
+    def _audit_codec(self, direct: DirectSQLite) -> RowCodec:
+        codec = self._audit_rows
+        if codec is None or codec.dialect is not direct.dialect:
+            columns = ["at", "actor", "thread_id", "action", "target", "code", "detail"]
+            codec = self._audit_rows = RowCodec(AuditEntry.__table__, direct.dialect, columns)
+        return codec
 
     async def recent_audit(self, limit: int = 20) -> list[AuditEntry]:
         async with self.session() as s:

@@ -1,0 +1,126 @@
+"""The loop-thread SQLite path (`bot.store.direct`): same rows as the engine writes, never a blocked loop."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from datetime import datetime
+
+from sqlalchemy import select
+
+from bot.memory import ThreadMemory
+from bot.store import Store, ThreadMessage
+
+CALL = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "lookup_order", "arguments": '{"order_id": "A"}'},
+}
+
+
+async def _write_thread(memory: ThreadMemory, thread: str) -> None:
+    await memory.append(thread, {"role": "user", "content": "주문 A 어디 있어요?"}, pinned=True, kind="query")
+    await memory.append_many(
+        thread,
+        [
+            {"role": "assistant", "content": None, "tool_calls": [CALL]},
+            {"role": "tool", "tool_call_id": "c1", "name": "lookup_order", "content": "OK 배송 중"},
+        ],
+        run_id="r1",
+        kind="tool",
+    )
+    await memory.append_assistant(thread, "배송 중입니다.", run_id="r1")
+
+
+async def test_direct_rows_read_back_identically_through_the_engine_path(store: Store) -> None:
+    assert store.direct is not None  # a file database gets the loop-thread connection
+    memory = ThreadMemory(store)
+    await _write_thread(memory, "t:direct")
+    direct = store.direct
+    loaded_direct = await memory.load("t:direct")
+    store.direct = None  # the SQLAlchemy Core path (PostgreSQL, in-memory SQLite) on the same rows
+    try:
+        await _write_thread(memory, "t:core")
+        loaded_core = await memory.load("t:direct")
+        core_rows = await memory.load("t:core")
+    finally:
+        store.direct = direct
+    assert loaded_direct == loaded_core
+    strip = [{k: v for k, v in m.items() if k != "_id"} for m in loaded_direct]
+    assert strip == [{k: v for k, v in m.items() if k != "_id"} for m in core_rows]
+    assert loaded_direct[0] == {"role": "user", "content": "주문 A 어디 있어요?", "pinned": True, "_id": 1}
+    assert loaded_direct[1]["tool_calls"] == [CALL]
+    async with store.session() as s:
+        rows = {
+            r.thread_id + ":" + r.role: r
+            for r in (await s.execute(select(ThreadMessage).order_by(ThreadMessage.id))).scalars()
+        }
+    for side in ("t:direct", "t:core"):
+        assert isinstance(rows[f"{side}:user"].created_at, datetime)
+        assert rows[f"{side}:user"].created_at.tzinfo is not None
+        assert rows[f"{side}:user"].meta == {"kind": "query"}
+        assert rows[f"{side}:tool"].run_id == "r1"
+    assert [m.content for m in await memory.recent("t:direct")] == ["주문 A 어디 있어요?", "배송 중입니다."]
+
+
+async def test_a_held_write_lock_makes_the_write_wait_without_blocking_the_loop(store: Store) -> None:
+    memory = ThreadMemory(store)
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(time.perf_counter())
+            await asyncio.sleep(0.005)
+
+    tick_task = asyncio.create_task(ticker())
+    try:
+        async with store.engine.connect() as holder:  # another connection takes the write lock
+            await holder.exec_driver_sql("BEGIN IMMEDIATE")
+            write = asyncio.create_task(memory.append("t:lock", {"role": "user", "content": "hi"}))
+            await asyncio.sleep(0.3)
+            assert not write.done()  # waiting for the lock, retrying …
+            await holder.exec_driver_sql("COMMIT")
+        message_id = await asyncio.wait_for(write, 5)
+    finally:
+        tick_task.cancel()
+    assert message_id == 1
+    assert [m["content"] for m in await memory.load("t:lock")] == ["hi"]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    assert len(ticks) > 20 and max(gaps) < 0.25  # … while the loop kept running
+
+
+async def test_in_memory_sqlite_has_no_direct_path() -> None:
+    store = Store("sqlite+aiosqlite:///:memory:")
+    await store.open()
+    try:
+        assert store.direct is None
+        memory = ThreadMemory(store)
+        await memory.append("t", {"role": "user", "content": "x"})
+        assert [m["content"] for m in await memory.load("t")] == ["x"]
+    finally:
+        await store.close()
+
+
+async def test_audit_rows_written_on_the_loop_thread_read_back_through_the_orm(store: Store) -> None:
+    assert store.direct is not None
+    await store.audit(actor="bot", action="tool:lookup_order", thread_id="t1", code="OK", detail={"a": "가"})
+    direct = store.direct
+    store.direct = None
+    try:
+        await store.audit(
+            actor="bot", action="tool:lookup_order", thread_id="t1", code="OK", detail={"a": "가"}
+        )
+    finally:
+        store.direct = direct
+    core_row, direct_row = await store.recent_audit(2)  # newest first
+    for entry in (direct_row, core_row):
+        assert (entry.actor, entry.action, entry.thread_id, entry.code) == (
+            "bot",
+            "tool:lookup_order",
+            "t1",
+            "OK",
+        )
+        assert entry.detail == '{"a": "가"}'
+        assert entry.at.tzinfo is not None
+    assert direct_row.id == 1 and core_row.id == 2
