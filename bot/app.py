@@ -140,6 +140,7 @@ async def build_app(
     from bot.conversations import Conversations
     from bot.conversations.notifications import StaffNotifications
     from bot.staff import StaffRegistry
+    from bot.staff.console import console_base_url
     from tools.base import ToolServices
     from tools.ledger import load_coupon_rules
     from tools.registry import build_registry
@@ -186,4 +187,5 @@ async def build_app(
         "idle_minutes": settings.conversation_idle_minutes,
         "resolution_window_minutes": settings.resolution_window_minutes,
     }
+    conversations.console_url = console_base_url(settings)  # issue 16: `/console` links
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

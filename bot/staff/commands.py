@@ -235,6 +235,7 @@ def _channel() -> Param:
 def default_commands() -> list[StaffCommand]:
     """The staff layer's own commands; `bot.app.staff_commands` adds the `/ops` ones."""
     from bot.analytics.commands import stats_command  # issue 15: `/stats [days]`
+    from bot.staff.console import console_command  # issue 16: `/console`
 
     return [
         StaffCommand(
@@ -288,4 +289,5 @@ def default_commands() -> list[StaffCommand]:
         StaffCommand("resume", (_channel(),), "봇 재개 / resume the bot", cmd_resume),
         StaffCommand("stop", (_channel(),), "진행 중 실행 중단 / stop the running answer", cmd_stop),
         stats_command(),
+        console_command(),
     ]

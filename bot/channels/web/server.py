@@ -175,6 +175,9 @@ def create_app(deps: WebDeps) -> FastAPI:
 
     app.include_router(page_router())
     app.include_router(chat_router())
+    from bot.channels.web.staff import install as install_staff_console  # issue 16: the /staff console
+
+    install_staff_console(app)
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
     return app
 
