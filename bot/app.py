@@ -108,11 +108,13 @@ def start_metrics(settings: Settings) -> tuple[Any, Any]:
 
 def staff_commands(settings: Settings | None = None) -> list[Any]:
     """Every staff command: the staff layer's own (`bot.staff`), `/stats` over the configured
-    conversation windows, and the ops ones (`bot.ops.commands`)."""
+    conversation windows, `/console` linking to the configured web server, and the ops ones (`bot.ops.commands`)."""
     from bot.ops.commands import ops_commands
     from bot.staff import default_commands
+    from bot.staff.console import console_base_url, console_command
     from bot.staff.stats import stats_command
 
+    console = console_command() if settings is None else console_command(console_base_url(settings))
     stats = (
         stats_command()
         if settings is None
@@ -121,7 +123,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
             resolution_window_minutes=settings.resolution_window_minutes,
         )
     )
-    return [*default_commands(), stats, *ops_commands()]
+    return [*default_commands(), stats, console, *ops_commands()]
 
 
 @dataclass

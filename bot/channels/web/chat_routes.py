@@ -110,7 +110,7 @@ def chat_router() -> APIRouter:
         """The thread's messages as the player saw them; 404 for a thread this identity never wrote in."""
         deps = deps_of(request)
         caller = resolve_caller(request)
-        _check_thread_name(thread)
+        check_thread_name(thread)
         thread_id = caller.identity.thread_id(thread)
         rows = await deps.conversations.memory.recent(thread_id, limit=HISTORY_LIMIT)
         stream = request.app.state.streams.open_stream(thread_id)
@@ -143,7 +143,7 @@ def chat_router() -> APIRouter:
     async def resume(thread: str, request: Request) -> Response:
         """Reconnect to a thread's stream: events after `Last-Event-ID`, then live ones; 204 when none runs."""
         caller = resolve_caller(request)
-        _check_thread_name(thread)
+        check_thread_name(thread)
         thread_id = caller.identity.thread_id(thread)
         streams: StreamRegistry = request.app.state.streams
         last = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
@@ -162,7 +162,7 @@ def chat_router() -> APIRouter:
     return router
 
 
-def _check_thread_name(thread: str) -> None:
+def check_thread_name(thread: str) -> None:
     if not re.fullmatch(THREAD_PATTERN, thread):
         raise WebError(400, "invalid_request", "thread: 1-64 letters, digits, _ or -.")
 

@@ -1,4 +1,4 @@
-"""`POST /api/threads/{thread}/feedback` (issue 15): the web widget's 👍 / 👎 on an answer, stored through
+"""`POST /api/threads/{thread}/feedback`: the web widget's 👍 / 👎 on an answer, stored through
 the same table and rules as the Discord buttons (`bot.analytics.feedback`): one vote per answer per
 player, changeable, only by the identity that asked in that thread.
 
@@ -15,21 +15,22 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
+from bot.channels.web.callers import resolve_caller, set_visitor_cookie
+from bot.channels.web.chat_routes import check_thread_name
+from bot.channels.web.deps import WebError, deps_of
 from bot.store import Run
 
 VOTES = {"up": 1, "down": -1}
 
 
 def feedback_router() -> APIRouter:
-    from bot.channels.web.server import WebError, _check_thread_name, _set_cookie, deps_of, resolve_caller
-
     router = APIRouter(prefix="/api")
 
     @router.post("/threads/{thread}/feedback")
     async def feedback(thread: str, request: Request) -> JSONResponse:
         deps = deps_of(request)
         caller = resolve_caller(request)
-        _check_thread_name(thread)
+        check_thread_name(thread)
         try:
             body: Any = await request.json()
         except ValueError:
@@ -71,7 +72,7 @@ def feedback_router() -> APIRouter:
         except FeedbackError:
             raise WebError(404, "answer_not_found", "No such answer in this conversation.") from None
         response = JSONResponse({"run": result.run_id, "vote": body["vote"], "changed": result.changed})
-        _set_cookie(response, caller, deps)
+        set_visitor_cookie(response, caller, deps)
         return response
 
     return router

@@ -18,7 +18,9 @@ from fastapi.staticfiles import StaticFiles
 from bot.channels.web.callers import Caller, resolve_caller
 from bot.channels.web.chat_routes import chat_router
 from bot.channels.web.deps import StreamRegistry, WebDeps, WebError, deps_of
+from bot.channels.web.feedback import feedback_router
 from bot.channels.web.limits import SlidingWindowLimiter
+from bot.channels.web.staff import install as install_staff_console
 
 __all__ = ["Caller", "WebDeps", "WebError", "create_app", "deps_of", "resolve_caller"]
 
@@ -52,9 +54,8 @@ def create_app(deps: WebDeps) -> FastAPI:
 
     app.include_router(page_router())
     app.include_router(chat_router())
-    from bot.channels.web.feedback import feedback_router  # issue 15: 👍 / 👎 on answers
-
     app.include_router(feedback_router())
+    install_staff_console(app)
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
     return app
 
