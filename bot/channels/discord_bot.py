@@ -121,7 +121,7 @@ class DiscordSurface:
     async def send(self, text: str) -> discord.Message:
         self._typing_while(text)
         sent = await _discord_call(self.channel.send(text, allowed_mentions=NO_MENTIONS))
-        self.last_sent = (sent, text)  # issue 15: the feedback buttons go under the answer's last message
+        self.last_sent = (sent, text)  # the feedback buttons go under the answer's last message
         return sent
 
     async def edit(self, handle: Any, text: str) -> None:

@@ -1,4 +1,4 @@
-"""Persistent Discord buttons (issue 15): Approve / Reject on a coupon approval request, Take over /
+"""Persistent Discord buttons: Approve / Reject on a coupon approval request, Take over /
 Hand back on an escalation card, and 👍 / 👎 (with an optional comment modal) on every finished answer.
 
 Every button is a `discord.ui.DynamicItem` whose whole state is in its `custom_id`, registered in
