@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +15,6 @@ import pytest
 
 from bot.analytics.feedback import FeedbackError, record_vote
 from bot.analytics.stats import STATS_KEYS, compute_stats, conversations, percentile
-from bot.cli import main
 from bot.store import Feedback, Store, utcnow
 from tests.analytics.history import expected, seed_history
 
@@ -102,36 +105,40 @@ def test_percentile_is_nearest_rank() -> None:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / "var"
-    monkeypatch.setenv("ARCA_DATA_DIR", str(d))
-    monkeypatch.delenv("ARCA_DB_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    return d
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "var"
 
 
-def test_cli_stats_on_an_empty_store_exits_0_with_zeros(
-    data_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["stats", "--json"]) == 0
-    stats = json.loads(capsys.readouterr().out)
+def arca_bot(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m bot …` in a child process: no LLM key, no Discord token, only the data folder."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "OPENAI_", "DISCORD_"))}
+    env["ARCA_DATA_DIR"] = str(data_dir)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_stats_on_an_empty_store_exits_0_with_zeros(data_dir: Path) -> None:
+    done = arca_bot(data_dir, "stats", "--json")
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout)
     assert tuple(stats) == STATS_KEYS
     assert stats["conversations"] == 0 and stats["feedback_positive_share"] == 0.0
-    assert main(["stats", "--days", "30"]) == 0
-    assert "conversations: 0" in capsys.readouterr().out
+    text = arca_bot(data_dir, "stats", "--days", "30")
+    assert text.returncode == 0 and "conversations: 0" in text.stdout
 
 
-async def test_cli_stats_json_reports_the_seeded_history(
-    data_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+async def test_cli_stats_json_reports_the_seeded_history(data_dir: Path) -> None:
     store = Store(f"sqlite+aiosqlite:///{data_dir / 'arca.db'}")
     await store.open()
     now = utcnow()
     seeded = await seed_history(store, now)
     await store.close()
-    import asyncio
-
-    code = await asyncio.to_thread(main, ["stats", "--json", "--days", "7"])
-    assert code == 0
-    assert json.loads(capsys.readouterr().out) == expected(seeded)
+    done = await asyncio.to_thread(arca_bot, data_dir, "stats", "--json", "--days", "7")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected(seeded)

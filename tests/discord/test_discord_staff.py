@@ -39,6 +39,7 @@ async def test_commands_are_synced_once_to_the_configured_guild_with_groups_and_
         "stop",
         "ops",
         "stats",
+        "console",
     }
     assert {o["name"] for o in commands["ops"]["options"]} == {"draft", "show"}
     coupon = {o["name"]: o for o in commands["coupon"]["options"]}
