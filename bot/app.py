@@ -121,7 +121,10 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
             resolution_window_minutes=settings.resolution_window_minutes,
         )
     )
-    return [*default_commands(), stats, *ops_commands()]
+    from bot.staff.console import console_base_url, console_command  # issue 16: `/console`
+
+    console = console_command(None if settings is None else console_base_url(settings))
+    return [*default_commands(), stats, console, *ops_commands()]
 
 
 @dataclass

@@ -238,6 +238,28 @@ def cmd_web_token(args: argparse.Namespace) -> int:
     return web_token_command(load_settings(), args.player_id, args.ttl, link=args.link)
 
 
+def cmd_console_link(args: argparse.Namespace) -> int:
+    """Issue 16: print a one-time staff console sign-in link (stored hashed; 5 minutes, single use)."""
+    from bot.staff.console import console_base_url, mint_link
+    from bot.store import Store
+
+    settings = _settings()
+    name = " ".join(args.name.split())[:100]
+    if not name:
+        raise CommandError("NAME must not be empty")
+
+    async def go() -> str:
+        store = Store(settings.database_url)
+        await store.open()
+        try:
+            return await mint_link(store, staff_id=name, staff_name=name, base=console_base_url(settings))
+        finally:
+            await store.close()
+
+    print(asyncio.run(go()))
+    return 0
+
+
 def cmd_start(args: argparse.Namespace) -> int:
     """What `scripts/run` starts: Discord with a token, else the console with an LLM, else the demo."""
     settings = _settings()
@@ -364,6 +386,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ttl", default="15m", help="lifetime, e.g. 15m, 2h, 900 (default 15m)")
     p.add_argument("--link", action="store_true", help="print the chat page's address with the token")
     p.set_defaults(fn=cmd_web_token)
+
+    p = sub.add_parser(
+        "console-link", help="print a one-time sign-in link to the staff console (/staff, 5 minutes)"
+    )
+    p.add_argument("name", metavar="NAME", help="the staff member's name, written to the audit log")
+    p.set_defaults(fn=cmd_console_link)
 
     p = sub.add_parser("stats", help="support analytics from the store (no LLM or Discord token needed)")
     p.add_argument("--days", type=_at_least_one, default=7, help="look back this many days (default 7)")

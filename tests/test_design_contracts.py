@@ -275,6 +275,7 @@ DESIGN_STAFF: dict[str, list[tuple[str, bool]]] = {
     "resume": [("channel", True)],
     "stop": [("channel", True)],
     "stats": [("days", True)],
+    "console": [],
 }
 ALLOWED_EXTRA_STAFF = {"ops draft", "ops show"}
 

@@ -23,14 +23,17 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
 Version 2 (issue 15) only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
-version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`)."""
+version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Version 3 (issue 16)
+only adds the staff console's `staff_links` and `staff_sessions`."""
 
+_STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions")
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
-    1: ("runs", "run_tool_calls", "run_citations", "feedback"),
+    1: ("runs", "run_tool_calls", "run_citations", "feedback", *_STAFF_CONSOLE_TABLES),
+    2: _STAFF_CONSOLE_TABLES,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 
@@ -310,3 +313,33 @@ class Feedback(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
 
     __table_args__ = (UniqueConstraint("run_id", "player", name="uq_feedback_run_player"),)
+
+
+class StaffLink(Base):
+    """A one-time staff console login link (issue 16): only the SHA-256 of its token is kept."""
+
+    __tablename__ = "staff_links"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    staff_id: Mapped[str] = mapped_column(String(100))
+    """The Discord user id of the staff member (`/console`) or the operator's name (`console-link`)."""
+    staff_name: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class StaffSession(Base):
+    """A staff console session opened by a link; the cookie holds a token whose SHA-256 is `token_hash`."""
+
+    __tablename__ = "staff_sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    csrf: Mapped[str] = mapped_column(String(64))
+    staff_id: Mapped[str] = mapped_column(String(100))
+    staff_name: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    user_agent: Mapped[str | None] = mapped_column(String(200), nullable=True)

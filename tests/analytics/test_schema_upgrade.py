@@ -40,8 +40,8 @@ async def tables_and_version(url: str) -> tuple[set[str], str]:
 
 
 def test_version_2_adds_only_tables() -> None:
-    assert SCHEMA_VERSION == 2
-    assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback"}
+    assert SCHEMA_VERSION == 3  # version 3 (issue 16) adds the staff console's tables
+    assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback", *UPGRADABLE_FROM[2]}
 
 
 async def test_a_version_1_database_is_upgraded_and_keeps_its_rows(db_url: str) -> None:
@@ -66,7 +66,7 @@ async def test_a_read_only_check_refuses_to_upgrade_and_changes_nothing(tmp_path
     url = f"sqlite+aiosqlite:///{db}"
     await make_version_1(url)
     store = Store(url)
-    with pytest.raises(StoreError, match="schema version 1 is older than 2; the bot adds the missing tables"):
+    with pytest.raises(StoreError, match="schema version 1 is older than 3; the bot adds the missing tables"):
         await store.open(create=False)
     tables, version = await tables_and_version(url)
     assert NEW_TABLES.isdisjoint(tables) and version == "1"
@@ -79,5 +79,5 @@ async def test_version_0_is_still_refused(tmp_path: Path) -> None:
     async with engine.begin() as conn:
         await conn.execute(SchemaMeta.__table__.update().values(value="0"))
     await engine.dispose()
-    with pytest.raises(StoreError, match="older than 2 and no migration exists"):
+    with pytest.raises(StoreError, match="older than 3 and no migration exists"):
         await Store(url).open()

@@ -55,6 +55,9 @@ def create_app(deps: WebDeps) -> FastAPI:
     from bot.channels.web.feedback import feedback_router  # issue 15: 👍 / 👎 on answers
 
     app.include_router(feedback_router())
+    from bot.channels.web.staff import install as install_staff_console  # issue 16: the /staff console
+
+    install_staff_console(app)
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
     return app
 

@@ -1,0 +1,208 @@
+"""What the staff console's pages read from the store: conversations, history, coupons, audit."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+
+from bot.store import AuditEntry, Coupon, Escalation, Order, Run, ThreadMessage, ThreadState
+
+PAGE_LIMIT = 200
+
+
+@dataclass
+class ConversationRow:
+    thread_id: str
+    state: str
+    """`answering`, `handed_off`, `escalated` or `waiting`."""
+    player: str
+    last_role: str
+    last_message: str
+    last_at: datetime | None
+    messages: int
+
+
+async def conversation_rows(conversations: Any, limit: int = PAGE_LIMIT) -> list[ConversationRow]:
+    """Every thread with messages, most recent first, with its state, player and last message."""
+    store = conversations.store
+    async with store.session() as s:
+        latest = (
+            await s.execute(
+                select(ThreadMessage.thread_id, func.max(ThreadMessage.id), func.count(ThreadMessage.id))
+                .where(ThreadMessage.role.in_(("user", "assistant")))
+                .group_by(ThreadMessage.thread_id)
+                .order_by(func.max(ThreadMessage.id).desc())
+                .limit(limit)
+            )
+        ).all()
+        if not latest:
+            return []
+        threads = [t for t, _, _ in latest]
+        last = {
+            m.id: m
+            for m in (
+                await s.execute(select(ThreadMessage).where(ThreadMessage.id.in_([i for _, i, _ in latest])))
+            ).scalars()
+        }
+        paused = {
+            t
+            for (t,) in (
+                await s.execute(
+                    select(ThreadState.thread_id).where(
+                        ThreadState.thread_id.in_(threads), ThreadState.handoff.is_(True)
+                    )
+                )
+            ).all()
+        }
+        escalated = {
+            t
+            for (t,) in (
+                await s.execute(
+                    select(Escalation.thread_id).where(
+                        Escalation.thread_id.in_(threads), Escalation.status == "open"
+                    )
+                )
+            ).all()
+        }
+        players: dict[str, str] = {}
+        for t, p in (
+            await s.execute(
+                select(Run.thread_id, Run.player).where(Run.thread_id.in_(threads)).order_by(Run.started_at)
+            )
+        ).all():
+            players[t] = p
+    rows = []
+    for thread_id, last_id, count in latest:
+        msg = last[last_id]
+        if conversations.is_running(thread_id):
+            state = "answering"
+        elif thread_id in paused:
+            state = "handed_off"
+        elif thread_id in escalated:
+            state = "escalated"
+        else:
+            state = "waiting"
+        rows.append(
+            ConversationRow(
+                thread_id=thread_id,
+                state=state,
+                player=players.get(thread_id, "-"),
+                last_role=msg.role,
+                last_message=(msg.content or "")[:160],
+                last_at=msg.created_at,
+                messages=int(count),
+            )
+        )
+    return rows
+
+
+async def history(store: Any, thread_id: str, limit: int = 500) -> list[ThreadMessage]:
+    """Every message of the thread, tool calls and results included, oldest first."""
+    async with store.session() as s:
+        rows = (
+            await s.execute(
+                select(ThreadMessage)
+                .where(ThreadMessage.thread_id == thread_id)
+                .order_by(ThreadMessage.id.desc())
+                .limit(limit)
+            )
+        ).scalars()
+        return list(reversed(list(rows)))
+
+
+async def is_handed_off(store: Any, thread_id: str) -> bool:
+    async with store.session() as s:
+        row = await s.get(ThreadState, thread_id)
+        return bool(row and row.handoff)
+
+
+@dataclass
+class CouponFilter:
+    player: str = ""
+    order: str = ""
+    status: str = ""
+    day: str = ""
+
+
+async def coupons(store: Any, f: CouponFilter, timezone: str = "UTC") -> list[tuple[Coupon, Order | None]]:
+    query = select(Coupon, Order).join(Order, Order.id == Coupon.order_id, isouter=True)
+    if f.player:
+        query = query.where(Coupon.player_id == f.player)
+    if f.order:
+        query = query.where(Coupon.order_id == f.order.upper())
+    if f.status:
+        query = query.where(Coupon.status == f.status)
+    if f.day:
+        start = _day_start(f.day, timezone)
+        if start is not None:
+            query = query.where(Coupon.created_at >= start, Coupon.created_at < start + timedelta(days=1))
+    query = query.order_by(Coupon.id.desc()).limit(PAGE_LIMIT)
+    async with store.session() as s:
+        return [(c, o) for c, o in (await s.execute(query)).all()]
+
+
+def _day_start(day: str, timezone: str) -> datetime | None:
+    from zoneinfo import ZoneInfo
+
+    try:
+        d = date.fromisoformat(day)
+    except ValueError:
+        return None
+    return datetime(d.year, d.month, d.day, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
+
+
+async def pending_coupons(store: Any) -> list[tuple[Coupon, Order | None, str | None]]:
+    """Pending coupons, oldest first, with the order and the thread that asked (from the audit)."""
+    rows = await coupons(store, CouponFilter(status="pending"))
+    out = []
+    async with store.session() as s:
+        for c, o in reversed(rows):
+            thread = (
+                await s.execute(
+                    select(AuditEntry.thread_id)
+                    .where(AuditEntry.target == c.order_id, AuditEntry.action == "coupon.issue")
+                    .order_by(AuditEntry.id.desc())
+                    .limit(1)
+                )
+            ).scalar_one_or_none()
+            out.append((c, o, thread))
+    return out
+
+
+@dataclass
+class AuditFilter:
+    actor: str = ""
+    action: str = ""
+    code: str = ""
+
+
+async def audit_rows(store: Any, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
+    query = select(AuditEntry)
+    if f.actor:
+        query = query.where(AuditEntry.actor.contains(f.actor))
+    if f.action:
+        query = query.where(AuditEntry.action.contains(f.action))
+    if f.code:
+        query = query.where(AuditEntry.code == f.code)
+    async with store.session() as s:
+        return list((await s.execute(query.order_by(AuditEntry.id.desc()).limit(limit))).scalars())
+
+
+def _cell(value: Any) -> str:
+    """A CSV cell that a spreadsheet will not run as a formula."""
+    text = "" if value is None else value.isoformat() if isinstance(value, datetime) else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def to_csv(header: list[str], rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row])
+    return buf.getvalue()
