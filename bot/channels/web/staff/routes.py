@@ -249,7 +249,7 @@ def staff_router() -> APIRouter:
         await conv.memory.append(
             thread_id,
             {"role": "assistant", "content": text, "name": f"staff:{user.staff_id}"},
-            kind="staff_reply",
+            kind="answer",  # shown to the player and kept in the history the bot reads
         )
         await conv.store.audit(
             actor=user.actor(conv.staff_role).label,
