@@ -21,7 +21,10 @@ VOTES = {"up": 1, "down": -1}
 
 
 def feedback_router() -> APIRouter:
-    from bot.channels.web.server import WebError, _check_thread_name, _set_cookie, deps_of, resolve_caller
+    from bot.channels.web.callers import resolve_caller
+    from bot.channels.web.callers import set_visitor_cookie as _set_cookie
+    from bot.channels.web.chat_routes import _check_thread_name
+    from bot.channels.web.deps import WebError, deps_of
 
     router = APIRouter(prefix="/api")
 
