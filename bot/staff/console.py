@@ -1,4 +1,4 @@
-"""`/console`: an ephemeral one-time link to the staff console in the browser.
+"""`/console` (issue 16): an ephemeral one-time link to the staff console in the browser.
 
 The link's token is random; only its SHA-256 is stored (`staff_links`), so `arca-bot console-link`
 in another process can mint a link the running web server accepts. It works once, for 5 minutes.
@@ -17,6 +17,7 @@ from bot.store.models import StaffLink
 
 LINK_TTL = timedelta(minutes=5)
 LOGIN_PATH = "/staff/login"
+DEFAULT_BASE = "http://127.0.0.1:8080"
 
 
 def token_hash(token: str) -> str:
@@ -59,16 +60,7 @@ async def mint_link(
     return f"{base.rstrip('/')}{LOGIN_PATH}?token={token}"
 
 
-def console_command(base_url: str = "http://127.0.0.1:8080") -> StaffCommand:
-    """`/console`, linking to the staff console served at `base_url` (see `console_base_url`)."""
-
-    async def cmd_console(inv: Invocation, args: dict[str, Any]) -> StaffReply:
-        return await _console_link(inv, base_url)
-
-    return StaffCommand("console", (), "운영 콘솔 로그인 링크 / staff console sign-in link", cmd_console)
-
-
-async def _console_link(inv: Invocation, base: str) -> StaffReply:
+async def cmd_console(inv: Invocation, args: dict[str, Any], base: str = DEFAULT_BASE) -> StaffReply:
     conv = inv.conversations
     staff_id = inv.actor.discord_id or inv.actor.display_name or "staff"
     url = await mint_link(
@@ -78,3 +70,13 @@ async def _console_link(inv: Invocation, base: str) -> StaffReply:
         f"운영 콘솔 일회용 로그인 링크 (5분 유효, 1회용) / one-time staff console link (5 min, single use):\n{url}",
         data={"url": url},
     )
+
+
+def console_command(base_url: str | None = None) -> StaffCommand:
+    """`/console`, linking to the web server at `base_url` (`console_base_url(settings)`)."""
+    base = base_url or DEFAULT_BASE
+
+    async def handler(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+        return await cmd_console(inv, args, base)
+
+    return StaffCommand("console", (), "운영 콘솔 로그인 링크 / staff console sign-in link", handler)

@@ -14,8 +14,11 @@ import sys
 
 from sqlalchemy import select
 
+from bot.config import load_settings
 from bot.staff.console import token_hash
 from bot.store import AuditEntry, Coupon
+from bot.store.models import StaffSession
+from tests.web.conftest import SECRET
 from tests.web.staff.conftest import add_pending, sign_in, token_of
 from tools.base import Actor
 
@@ -159,21 +162,25 @@ async def test_pages_render_in_korean_and_english(web) -> None:
     assert home.status_code == 303 and home.headers["location"] == "/staff/conversations"
 
 
-async def test_slash_console_gives_a_one_time_link(web) -> None:
-    from bot.staff import StaffRegistry
-    from bot.staff.console import console_command
-
+async def test_slash_console_gives_a_one_time_link(make_web, tmp_path) -> None:
+    settings = load_settings(
+        ARCA_DATA_DIR=str(tmp_path), ARCA_WEB_SECRET=SECRET, ARCA_WEB_PUBLIC_URL="https://support.example.com"
+    )
+    web = await make_web(settings=settings)
     conv = web.conversations
-    registry = StaffRegistry([console_command(web.url)])  # as `bot.app` builds it for this server
     staff = Actor(discord_id="4242", roles=frozenset({conv.staff_role}), is_staff=True, display_name="Mina")
-    reply = await registry.dispatch("/console", actor=staff, channel="discord:1", conversations=conv)
+    reply = await conv.staff.dispatch("/console", actor=staff, channel="discord:1", conversations=conv)
     url = reply.data["url"]
-    assert url.startswith(f"{web.url}/staff/login?token=") and url in reply.text
+    assert url.startswith("https://support.example.com/staff/login?token=") and url in reply.text
     client = web.client()
-    assert (await client.post("/staff/login", data={"token": token_of(url)})).status_code == 303
-    assert "Mina" in (await client.get("/staff/sessions")).text
+    login = await client.post("/staff/login", data={"token": token_of(url)})
+    assert login.status_code == 303
+    assert "; Secure" in login.headers["set-cookie"]  # served as https (ARCA_WEB_PUBLIC_URL): Secure cookie
+    async with conv.store.session() as s:
+        opened = (await s.execute(select(StaffSession.staff_id, StaffSession.staff_name))).all()
+    assert opened == [("4242", "Mina")]
     player = Actor(discord_id="9001", player_id="P100")
-    denied = await registry.dispatch("/console", actor=player, channel="discord:1", conversations=conv)
+    denied = await conv.staff.dispatch("/console", actor=player, channel="discord:1", conversations=conv)
     assert denied.denied and "token=" not in denied.text
 
 

@@ -9,10 +9,12 @@ with the staff member's `staff:<id>` label.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -98,8 +100,14 @@ def render(
     def t(ko: str, en: str) -> str:
         return ko if lang == "ko" else en
 
+    zone = _zone(request)
+
+    def at(when: datetime | None, fmt: str) -> str:
+        return when.astimezone(zone).strftime(fmt) if when is not None else ""
+
     html = _env.get_template(template).render(
         t=t,
+        at=at,
         lang=lang,
         user=user,
         nav=NAV,
@@ -113,6 +121,14 @@ def render(
             "arca_staff_lang", lang, max_age=31_536_000, samesite="strict", path="/staff", httponly=True
         )
     return _headers(response)
+
+
+def _zone(request: Request) -> ZoneInfo:
+    """Times are shown in the support team's time zone (`ARCA_TIMEZONE`, the daily caps' calendar)."""
+    try:
+        return ZoneInfo(_conversations(request).services.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
 
 
 async def require_user(request: Request) -> StaffUser:
