@@ -11,12 +11,13 @@ import os
 import sqlite3
 import subprocess
 import sys
+from datetime import timedelta
 
 from sqlalchemy import select
 
 from bot.config import load_settings
 from bot.staff.console import token_hash
-from bot.store import AuditEntry, Coupon
+from bot.store import AuditEntry, Coupon, Run
 from bot.store.models import StaffSession
 from tests.web.conftest import SECRET
 from tests.web.staff.conftest import add_pending, sign_in, token_of
@@ -155,7 +156,19 @@ async def test_pages_render_in_korean_and_english(web) -> None:
         ko = await staff.client.get(path)
         assert ko.status_code == 200 and '<html lang="ko">' in ko.text, path
         assert "default-src 'self'" in ko.headers["content-security-policy"]
+    clock = web.conversations.clock()  # 2026-11-30 10:00 KST: one answered run, a conversation that day
+    async with web.conversations.store.session() as s, s.begin():
+        s.add(
+            Run(
+                run_id="r1",
+                thread_id="web:p:main",
+                player="player:P100",
+                started_at=clock - timedelta(hours=1),
+                answered_at=clock - timedelta(minutes=59),
+            )
+        )
     en = await staff.client.get("/staff/dashboard", params={"lang": "en"})
+    assert "Conversations per day" in en.text and ">2026-11-30</text>" in en.text
     assert '<html lang="en">' in en.text and "Bot resolution rate" in en.text and "<svg" in en.text
     assert '<html lang="en">' in (await staff.client.get("/staff/ledger")).text  # remembered
     home = await staff.client.get("/staff")

@@ -9,7 +9,7 @@ with the staff member's `staff:<id>` label.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -343,7 +343,7 @@ def staff_router() -> APIRouter:
 
     @router.get("/dashboard")
     async def dashboard_page(request: Request) -> Response:
-        from bot.analytics.stats import compute_stats
+        from bot.analytics.stats import compute_stats, conversations
 
         user = await require_user(request)
         conv = _conversations(request)
@@ -351,10 +351,27 @@ def staff_router() -> APIRouter:
             days = max(1, min(int(request.query_params.get("days", "7")), 90))
         except ValueError:
             days = 7
-        stats = await compute_stats(conv.store, days=days, now=conv.clock())
+        now = conv.clock()
+        stats = await compute_stats(conv.store, days=days, now=now)
         top = {row["section"]: row["count"] for row in stats["top_policy_sections"]}
+        # Per day (in the support time zone): conversations and the share the bot resolved alone.
+        zone = _zone(request)
+        per_day: dict[str, list[int]] = {}
+        for c in await conversations(conv.store, since=now - timedelta(days=days), now=now):
+            day = per_day.setdefault(c.started_at.astimezone(zone).date().isoformat(), [0, 0])
+            day[0] += 1
+            day[1] += c.resolution == "bot_resolved"
+        days_sorted = sorted(per_day.items())
         return render(
-            request, "dashboard.html", user, stats=stats, days=days, charts=charts, top_sections=top
+            request,
+            "dashboard.html",
+            user,
+            stats=stats,
+            days=days,
+            charts=charts,
+            top_sections=top,
+            per_day={d: n for d, (n, _) in days_sorted},
+            resolved_per_day={d: round(100 * r / n) for d, (n, r) in days_sorted},
         )
 
     @router.get("/policies")
