@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -139,47 +138,13 @@ def _at_least_one(value: str) -> int:
     return number
 
 
-def _report_problem(report: Path) -> str | None:
-    """Why `--report FILE` could not be written; checked before any case runs (they can take minutes)."""
-    if report.is_dir():
-        return "is a folder"
-    if not report.parent.is_dir():
-        return f"folder {report.parent} does not exist"
-    if not os.access(report.parent, os.W_OK) or (report.exists() and not os.access(report, os.W_OK)):
-        return "is not writable"
-    return None
-
-
-def _check_cases(args: argparse.Namespace) -> None:
-    """What cannot be a run is refused before anything runs: no transcripts, `-k` matching nothing,
-    a user turn without a script (scripted mode). Invalid transcripts are the runner's (exit 2)."""
-    from bot.replay.format import TranscriptError, collect_transcripts, require_scripts
-    from bot.replay.runner import load_cases
-
-    paths = [Path(p) for p in args.paths]
-    try:
-        if not collect_transcripts(paths):
-            raise CommandError(f"no transcripts (*.yaml) in {', '.join(args.paths)}: nothing ran")
-        cases = load_cases(paths)
-        selected = load_cases(paths, args.k) if args.k else cases
-        if not selected:
-            raise CommandError(f"no case matches -k {args.k} ({len(cases)} case(s) found): nothing ran")
-        if not args.live:
-            for case in selected:
-                require_scripts(case)
-    except TranscriptError as exc:
-        raise _InvalidTranscript(str(exc)) from None
-
-
-class _InvalidTranscript(Exception):
-    """Printed as the runner prints it: `invalid transcript: file:line: …`, exit 2."""
-
-
 def _modes(value: str) -> tuple[str, ...]:
     return ("native", "json") if value == "both" else (value,)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from bot.replay.format import TranscriptError
+    from bot.replay.preflight import NothingToRun, check_cases, report_problem
     from bot.replay.runner import replay
 
     settings = _settings()
@@ -191,12 +156,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         )
         return 2
     if args.report:
-        problem = _report_problem(Path(args.report))
+        problem = report_problem(Path(args.report))
         if problem:
             raise CommandError(f"--report {args.report}: {problem}; nothing ran")
     try:
-        _check_cases(args)
-    except _InvalidTranscript as exc:
+        check_cases([Path(p) for p in args.paths], name_filter=args.k, live=args.live)
+    except NothingToRun as exc:
+        raise CommandError(str(exc)) from None
+    except TranscriptError as exc:
         print(f"invalid transcript: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(
