@@ -31,6 +31,9 @@ T = TypeVar("T")
 LOCK_WAIT_S = 30.0
 """As long as the Store's own connections wait for the write lock (`busy_timeout`)."""
 
+CHECKPOINT_EVERY = 1000
+"""Commits between two WAL checkpoints, which run on a worker thread (SQLite's own default is 1000 pages)."""
+
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
     text = str(exc)
@@ -42,10 +45,15 @@ class DirectSQLite:
 
     def __init__(self, path: Path, dialect: Dialect) -> None:
         self.dialect = dialect
+        self._path = path
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=0"):
+        # No automatic checkpoint on this connection: copying the WAL back and its fsync would run on the
+        # loop thread (a stall of tens of ms); `_after_commit` has a worker thread do it instead.
+        for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=0", "wal_autocheckpoint=0"):
             self._conn.execute(f"PRAGMA {pragma}")
         self._lock = asyncio.Lock()
+        self._commits = 0
+        self._checkpoint: asyncio.Future[None] | None = None
         # A synchronous ORM over the same connection, for units that need mapped objects (the ledger).
         self._sync_engine = create_engine("sqlite://", creator=lambda: self._conn, poolclass=StaticPool)
         self.orm: sessionmaker[Session] = sessionmaker(self._sync_engine, expire_on_commit=False)
@@ -77,7 +85,25 @@ class DirectSQLite:
                 raise
             if self._conn.in_transaction:
                 self._conn.execute("COMMIT")
+            self._after_commit()
             return out
+
+    def _after_commit(self) -> None:
+        self._commits += 1
+        if self._commits % CHECKPOINT_EVERY or (self._checkpoint is not None and not self._checkpoint.done()):
+            return
+        self._checkpoint = asyncio.get_running_loop().run_in_executor(None, self._checkpoint_now)
+
+    def _checkpoint_now(self) -> None:
+        """A PASSIVE checkpoint on a connection of its own (never waits for readers or writers)."""
+        try:
+            con = sqlite3.connect(str(self._path), timeout=0)
+            try:
+                con.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            finally:
+                con.close()
+        except sqlite3.Error:
+            pass  # the next one, or any other connection's automatic checkpoint, catches up
 
     async def _begin_immediate(self) -> None:
         deadline = time.monotonic() + LOCK_WAIT_S
@@ -103,6 +129,8 @@ class DirectSQLite:
                         out = unit(self._conn)
                         if self._conn.in_transaction:
                             self._conn.execute("COMMIT")
+                        if begin != "BEGIN":
+                            self._after_commit()
                         return out
                     except BaseException:
                         if self._conn.in_transaction:
@@ -115,6 +143,8 @@ class DirectSQLite:
                 delay = min(delay * 2, 0.02)
 
     def close(self) -> None:
+        if self._checkpoint is not None and not self._checkpoint.done():
+            self._checkpoint.cancel()
         self._sync_engine.dispose()
         self._conn.close()
 

@@ -124,3 +124,22 @@ async def test_audit_rows_written_on_the_loop_thread_read_back_through_the_orm(s
         assert entry.detail == '{"a": "가"}'
         assert entry.at.tzinfo is not None
     assert direct_row.id == 1 and core_row.id == 2
+
+
+async def test_the_wal_is_checkpointed_off_the_loop_thread(store: Store, monkeypatch, tmp_path) -> None:
+    from bot.store import direct as direct_module
+
+    monkeypatch.setattr(direct_module, "CHECKPOINT_EVERY", 4)
+    assert store.direct is not None
+    assert store.direct.connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    db = tmp_path / "arca.db"
+    before = db.stat().st_size
+    memory = ThreadMemory(store)
+    for i in range(3):
+        await memory.append("t:big", {"role": "user", "content": "가" * 100_000 + str(i)})
+    assert store.direct._checkpoint is None and db.stat().st_size == before  # all of it still in the WAL
+    await memory.append("t:big", {"role": "user", "content": "last"})
+    assert store.direct._checkpoint is not None
+    await store.direct._checkpoint
+    assert db.stat().st_size > before + 3 * 300_000  # copied into the database file by the worker
+    assert len(await memory.load("t:big")) == 4
