@@ -1,4 +1,4 @@
-"""The staff console under `/staff` (issue 16): server-rendered pages on the web channel's server.
+"""The staff console under `/staff`: server-rendered pages on the web channel's server.
 
 Nothing here answers without a staff session (401 for GET and POST alike, unknown paths included);
 every POST also needs the session's CSRF token. Actions go through the same staff command handlers as
@@ -8,165 +8,36 @@ with the staff member's `staff:<id>` label.
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timedelta
-from importlib import resources
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qs, quote
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from fastapi.responses import Response
 
 from bot.channels.web.staff import auth, charts, queries
-from bot.channels.web.staff.auth import SESSION_COOKIE, StaffUser
+from bot.channels.web.staff.auth import SESSION_COOKIE
+from bot.channels.web.staff.pages import (
+    ORDER_ID,
+    THREAD_ID,
+    Refused,
+    asset_response,
+    back,
+    conversations_of,
+    csv_response,
+    dispatch,
+    flash_of,
+    form_of,
+    is_secure,
+    ledger_row,
+    policy_documents,
+    render,
+    require_post,
+    require_user,
+    with_console_headers,
+    zone_of,
+)
 from bot.store import COUPON_STATUSES
-
-CONSOLE_CHANNEL = "web:staff-console"
-"""The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
-ORDER_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-THREAD_ID = re.compile(r"^[A-Za-z0-9_:.\-]{1,100}$")
-LANGS = ("ko", "en")
-CSP = (
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-    "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
-)
-STATE_LABELS = {
-    "answering": ("봇 응답 중", "bot answering"),
-    "waiting": ("대기", "waiting"),
-    "handed_off": ("상담원 전환", "handed off"),
-    "escalated": ("에스컬레이션", "escalated"),
-}
-NAV = (
-    ("conversations", "대화", "Conversations"),
-    ("approvals", "승인 대기", "Approvals"),
-    ("ledger", "쿠폰 원장", "Ledger"),
-    ("audit", "감사 기록", "Audit"),
-    ("dashboard", "대시보드", "Dashboard"),
-    ("policies", "정책", "Policies"),
-    ("sessions", "세션", "Sessions"),
-)
-
-
-class Refused(Exception):
-    """No staff session (401) or a bad CSRF token (403)."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
-def _here() -> Path:
-    return Path(str(resources.files("bot.channels.web.staff")))
-
-
-_env = Environment(
-    loader=FileSystemLoader(str(_here() / "templates")),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-
-
-def _lang(request: Request) -> str:
-    lang = request.query_params.get("lang") or request.cookies.get("arca_staff_lang") or "ko"
-    return lang if lang in LANGS else "ko"
-
-
-def _conversations(request: Request) -> Any:
-    return request.app.state.web.conversations
-
-
-def _secure(request: Request) -> bool:
-    return request.url.scheme == "https" or bool(getattr(request.app.state.web, "secure_cookies", False))
-
-
-def _headers(response: Response) -> Response:
-    response.headers["Cache-Control"] = "no-store"
-    response.headers["Content-Security-Policy"] = CSP
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    return response
-
-
-def render(
-    request: Request, template: str, user: StaffUser | None, status: int = 200, **ctx: Any
-) -> Response:
-    lang = _lang(request)
-
-    def t(ko: str, en: str) -> str:
-        return ko if lang == "ko" else en
-
-    zone = _zone(request)
-
-    def at(when: datetime | None, fmt: str) -> str:
-        return when.astimezone(zone).strftime(fmt) if when is not None else ""
-
-    html = _env.get_template(template).render(
-        t=t,
-        at=at,
-        lang=lang,
-        user=user,
-        nav=NAV,
-        state_labels=STATE_LABELS,
-        path=request.url.path,
-        **ctx,
-    )
-    response = HTMLResponse(html, status_code=status)
-    if request.query_params.get("lang") in LANGS:
-        response.set_cookie(
-            "arca_staff_lang", lang, max_age=31_536_000, samesite="strict", path="/staff", httponly=True
-        )
-    return _headers(response)
-
-
-def _zone(request: Request) -> ZoneInfo:
-    """Times are shown in the support team's time zone (`ARCA_TIMEZONE`, the daily caps' calendar)."""
-    try:
-        return ZoneInfo(_conversations(request).services.timezone)
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
-
-
-async def require_user(request: Request) -> StaffUser:
-    """The signed-in staff member; a player's bearer token or visitor cookie is no staff session."""
-    user = await auth.session_user(_conversations(request).store, request.cookies.get(SESSION_COOKIE))
-    if user is None:
-        raise Refused(401, "no_session")
-    return user
-
-
-async def form_of(request: Request) -> dict[str, str]:
-    """The urlencoded form body (no multipart: the console only posts small forms)."""
-    body = (await request.body()).decode("utf-8", "replace")
-    return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
-
-
-async def require_post(request: Request) -> tuple[StaffUser, dict[str, str]]:
-    user = await require_user(request)
-    form = await form_of(request)
-    if not auth.csrf_ok(user, request.headers.get("x-csrf-token") or form.get("csrf")):
-        raise Refused(403, "csrf")
-    return user, form
-
-
-async def dispatch(request: Request, user: StaffUser, text: str, channel: str = CONSOLE_CHANNEL) -> Any:
-    """Run a staff command exactly as Discord does (same handler, same audit row)."""
-    conv = _conversations(request)
-    return await conv.staff.dispatch(
-        text, actor=user.actor(conv.staff_role), channel=channel, conversations=conv
-    )
-
-
-def back(request: Request, path: str, reply: Any | None = None) -> Response:
-    url = path
-    if reply is not None:
-        sep = "&" if "?" in url else "?"
-        url = f"{url}{sep}ok={int(bool(reply.ok))}&msg={quote(reply.text[:300])}"
-    return _headers(RedirectResponse(url, status_code=303))
 
 
 def staff_router() -> APIRouter:
@@ -184,7 +55,7 @@ def staff_router() -> APIRouter:
     @router.post("/login")
     async def login(request: Request) -> Response:
         form = await form_of(request)
-        conv = _conversations(request)
+        conv = conversations_of(request)
         got = await auth.redeem_link(
             conv.store, form.get("token", ""), user_agent=request.headers.get("user-agent")
         )
@@ -197,7 +68,7 @@ def staff_router() -> APIRouter:
             cookie,
             max_age=int(auth.MAX_AGE.total_seconds()),
             httponly=True,
-            secure=_secure(request),
+            secure=is_secure(request),
             samesite="strict",
             path="/staff",
         )
@@ -205,11 +76,11 @@ def staff_router() -> APIRouter:
 
     @router.get("/login/staff.css")
     async def css() -> Response:
-        return _asset("staff.css", "text/css; charset=utf-8")
+        return asset_response("staff.css", "text/css; charset=utf-8")
 
     @router.get("/login/staff.js")
     async def js() -> Response:
-        return _asset("staff.js", "text/javascript; charset=utf-8")
+        return asset_response("staff.js", "text/javascript; charset=utf-8")
 
     # ---- pages -----------------------------------------------------------------------------------
 
@@ -221,7 +92,7 @@ def staff_router() -> APIRouter:
     @router.post("/logout")
     async def logout(request: Request) -> Response:
         user, _ = await require_post(request)
-        await auth.revoke_session(_conversations(request).store, user.session_id, by=user)
+        await auth.revoke_session(conversations_of(request).store, user.session_id, by=user)
         response = back(request, "/staff/login")
         response.delete_cookie(SESSION_COOKIE, path="/staff")
         return response
@@ -229,14 +100,14 @@ def staff_router() -> APIRouter:
     @router.get("/conversations")
     async def conversations_page(request: Request) -> Response:
         user = await require_user(request)
-        rows = await queries.conversation_rows(_conversations(request))
+        rows = await queries.conversation_rows(conversations_of(request))
         template = "conversation_rows.html" if request.query_params.get("fragment") else "conversations.html"
-        return render(request, template, user, rows=rows, **_flash(request))
+        return render(request, template, user, rows=rows, **flash_of(request))
 
     @router.get("/conversations/{thread_id}")
     async def conversation_page(thread_id: str, request: Request) -> Response:
         user = await require_user(request)
-        conv = _conversations(request)
+        conv = conversations_of(request)
         messages = await queries.history(conv.store, thread_id)
         template = "history.html" if request.query_params.get("fragment") else "conversation.html"
         return render(
@@ -247,13 +118,13 @@ def staff_router() -> APIRouter:
             messages=messages,
             running=conv.is_running(thread_id),
             handed_off=await queries.is_handed_off(conv.store, thread_id),
-            **_flash(request),
+            **flash_of(request),
         )
 
     @router.post("/conversations/{thread_id}/{action}")
     async def conversation_action(thread_id: str, action: str, request: Request) -> Response:
         user, form = await require_post(request)
-        conv = _conversations(request)
+        conv = conversations_of(request)
         here = f"/staff/conversations/{quote(thread_id, safe=':')}"
         if not THREAD_ID.match(thread_id) or action not in ("handoff", "resume", "reply"):
             return render(request, "message.html", user, status=400, text="bad request")
@@ -280,8 +151,8 @@ def staff_router() -> APIRouter:
     @router.get("/approvals")
     async def approvals_page(request: Request) -> Response:
         user = await require_user(request)
-        rows = await queries.pending_coupons(_conversations(request).store)
-        return render(request, "approvals.html", user, rows=rows, **_flash(request))
+        rows = await queries.pending_coupons(conversations_of(request).store)
+        return render(request, "approvals.html", user, rows=rows, **flash_of(request))
 
     @router.post("/approvals/{order_id}/{action}")
     async def approval_action(order_id: str, action: str, request: Request) -> Response:
@@ -296,7 +167,7 @@ def staff_router() -> APIRouter:
     @router.get("/ledger")
     async def ledger_page(request: Request) -> Response:
         user = await require_user(request)
-        conv = _conversations(request)
+        conv = conversations_of(request)
         q = request.query_params
         f = queries.CouponFilter(
             player=q.get("player", "").strip(),
@@ -308,10 +179,10 @@ def staff_router() -> APIRouter:
         if q.get("format") == "csv":
             header = ["id", "code", "order_id", "player_id", "amount", "status", "issued_by", "reason"]
             header += ["created_at", "revoked_at"]
-            body = queries.to_csv(header, [_ledger_row(c) for c, _ in rows])
-            return _csv(body, "ledger.csv")
+            body = queries.to_csv(header, [ledger_row(c) for c, _ in rows])
+            return csv_response(body, "ledger.csv")
         return render(
-            request, "ledger.html", user, rows=rows, f=f, statuses=COUPON_STATUSES, **_flash(request)
+            request, "ledger.html", user, rows=rows, f=f, statuses=COUPON_STATUSES, **flash_of(request)
         )
 
     @router.post("/ledger/{order_id}/revoke")
@@ -332,13 +203,13 @@ def staff_router() -> APIRouter:
             action=q.get("action", "").strip(),
             code=q.get("code", "").strip(),
         )
-        rows = await queries.audit_rows(_conversations(request).store, f)
+        rows = await queries.audit_rows(conversations_of(request).store, f)
         if q.get("format") == "csv":
             body = queries.to_csv(
                 ["id", "at", "actor", "action", "thread_id", "target", "code", "detail"],
                 [[r.id, r.at, r.actor, r.action, r.thread_id, r.target, r.code, r.detail] for r in rows],
             )
-            return _csv(body, "audit.csv")
+            return csv_response(body, "audit.csv")
         return render(request, "audit.html", user, rows=rows, f=f)
 
     @router.get("/dashboard")
@@ -346,7 +217,7 @@ def staff_router() -> APIRouter:
         from bot.analytics.stats import compute_stats, conversations
 
         user = await require_user(request)
-        conv = _conversations(request)
+        conv = conversations_of(request)
         try:
             days = max(1, min(int(request.query_params.get("days", "7")), 90))
         except ValueError:
@@ -355,7 +226,7 @@ def staff_router() -> APIRouter:
         stats = await compute_stats(conv.store, days=days, now=now)
         top = {row["section"]: row["count"] for row in stats["top_policy_sections"]}
         # Per day (in the support time zone): conversations and the share the bot resolved alone.
-        zone = _zone(request)
+        zone = zone_of(request)
         per_day: dict[str, list[int]] = {}
         for c in await conversations(conv.store, since=now - timedelta(days=days), now=now):
             day = per_day.setdefault(c.started_at.astimezone(zone).date().isoformat(), [0, 0])
@@ -377,7 +248,7 @@ def staff_router() -> APIRouter:
     @router.get("/policies")
     async def policies_page(request: Request) -> Response:
         user = await require_user(request)
-        conv = _conversations(request)
+        conv = conversations_of(request)
         index = conv.services.policy_search
         query = request.query_params.get("q", "").strip()[:300]
         hits: list[Any] = []
@@ -391,12 +262,12 @@ def staff_router() -> APIRouter:
             request,
             "policies.html",
             user,
-            documents=_documents(index),
+            documents=policy_documents(index),
             query=query,
             hits=hits,
             error=error,
             available=index is not None,
-            **_flash(request),
+            **flash_of(request),
         )
 
     @router.post("/policies/reindex")
@@ -407,13 +278,13 @@ def staff_router() -> APIRouter:
     @router.get("/sessions")
     async def sessions_page(request: Request) -> Response:
         user = await require_user(request)
-        rows = await auth.list_sessions(_conversations(request).store)
-        return render(request, "sessions.html", user, rows=rows, **_flash(request))
+        rows = await auth.list_sessions(conversations_of(request).store)
+        return render(request, "sessions.html", user, rows=rows, **flash_of(request))
 
     @router.post("/sessions/{session_id}/revoke")
     async def sessions_revoke(session_id: int, request: Request) -> Response:
         user, _ = await require_post(request)
-        await auth.revoke_session(_conversations(request).store, session_id, by=user)
+        await auth.revoke_session(conversations_of(request).store, session_id, by=user)
         return back(request, "/staff/sessions")
 
     # Anything else under /staff: 401 without a session (never a 404 that tells what exists).
@@ -425,58 +296,6 @@ def staff_router() -> APIRouter:
     return router
 
 
-def _ledger_row(c: Any) -> list[Any]:
-    return [
-        c.id,
-        c.code,
-        c.order_id,
-        c.player_id,
-        c.amount,
-        c.status,
-        c.issued_by,
-        c.reason,
-        c.created_at,
-        c.revoked_at,
-    ]
-
-
-def _flash(request: Request) -> dict[str, Any]:
-    msg = request.query_params.get("msg")
-    return {"flash": msg, "flash_ok": request.query_params.get("ok") == "1"} if msg else {"flash": None}
-
-
-def _asset(name: str, media_type: str) -> Response:
-    response = Response((_here() / "static" / name).read_bytes(), media_type=media_type)
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    return response
-
-
-def _csv(body: str, filename: str) -> Response:
-    response = PlainTextResponse(
-        "\ufeff" + body,
-        media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-    )
-    return _headers(response)
-
-
-def _documents(index: Any) -> list[tuple[str, list[str]]]:
-    """The policy documents of the index's folder and their section headings."""
-    folder = getattr(index, "policies_dir", None)
-    if folder is None or not Path(folder).is_dir():
-        return []
-    out = []
-    for path in sorted(Path(folder).glob("*.md")):
-        heads = [
-            line.lstrip("#").strip()
-            for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-            if line.startswith("#")
-        ]
-        out.append((path.name, heads))
-    return out
-
-
 def install(app: Any) -> None:
     """Add the console to the web channel's app (`create_app`)."""
     from fastapi.responses import JSONResponse
@@ -485,6 +304,6 @@ def install(app: Any) -> None:
     async def refused(request: Request, exc: Refused) -> Response:
         if "text/html" in request.headers.get("accept", ""):
             return render(request, "refused.html", None, status=exc.status, reason=exc.reason)
-        return _headers(JSONResponse({"error": exc.reason}, status_code=exc.status))
+        return with_console_headers(JSONResponse({"error": exc.reason}, status_code=exc.status))
 
     app.include_router(staff_router())

@@ -1,0 +1,215 @@
+"""What every staff console route shares: the session and CSRF checks, page rendering with the console's
+headers, the language and time zone of the page, and small responses (assets, CSV, redirects)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from bot.channels.web.staff import auth
+from bot.channels.web.staff.auth import SESSION_COOKIE, StaffUser
+
+CONSOLE_CHANNEL = "web:staff-console"
+"""The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
+ORDER_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+THREAD_ID = re.compile(r"^[A-Za-z0-9_:.\-]{1,100}$")
+LANGS = ("ko", "en")
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+)
+STATE_LABELS = {
+    "answering": ("봇 응답 중", "bot answering"),
+    "waiting": ("대기", "waiting"),
+    "handed_off": ("상담원 전환", "handed off"),
+    "escalated": ("에스컬레이션", "escalated"),
+}
+NAV = (
+    ("conversations", "대화", "Conversations"),
+    ("approvals", "승인 대기", "Approvals"),
+    ("ledger", "쿠폰 원장", "Ledger"),
+    ("audit", "감사 기록", "Audit"),
+    ("dashboard", "대시보드", "Dashboard"),
+    ("policies", "정책", "Policies"),
+    ("sessions", "세션", "Sessions"),
+)
+
+
+class Refused(Exception):
+    """No staff session (401) or a bad CSRF token (403)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def _here() -> Path:
+    return Path(str(resources.files("bot.channels.web.staff")))
+
+
+_env = Environment(
+    loader=FileSystemLoader(str(_here() / "templates")),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _lang(request: Request) -> str:
+    lang = request.query_params.get("lang") or request.cookies.get("arca_staff_lang") or "ko"
+    return lang if lang in LANGS else "ko"
+
+
+def conversations_of(request: Request) -> Any:
+    return request.app.state.web.conversations
+
+
+def is_secure(request: Request) -> bool:
+    return request.url.scheme == "https" or bool(getattr(request.app.state.web, "secure_cookies", False))
+
+
+def with_console_headers(response: Response) -> Response:
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def render(
+    request: Request, template: str, user: StaffUser | None, status: int = 200, **ctx: Any
+) -> Response:
+    lang = _lang(request)
+
+    def t(ko: str, en: str) -> str:
+        return ko if lang == "ko" else en
+
+    zone = zone_of(request)
+
+    def at(when: datetime | None, fmt: str) -> str:
+        return when.astimezone(zone).strftime(fmt) if when is not None else ""
+
+    html = _env.get_template(template).render(
+        t=t,
+        at=at,
+        lang=lang,
+        user=user,
+        nav=NAV,
+        state_labels=STATE_LABELS,
+        path=request.url.path,
+        **ctx,
+    )
+    response = HTMLResponse(html, status_code=status)
+    if request.query_params.get("lang") in LANGS:
+        response.set_cookie(
+            "arca_staff_lang", lang, max_age=31_536_000, samesite="strict", path="/staff", httponly=True
+        )
+    return with_console_headers(response)
+
+
+def zone_of(request: Request) -> ZoneInfo:
+    """Times are shown in the support team's time zone (`ARCA_TIMEZONE`, the daily caps' calendar)."""
+    try:
+        return ZoneInfo(conversations_of(request).services.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+async def require_user(request: Request) -> StaffUser:
+    """The signed-in staff member; a player's bearer token or visitor cookie is no staff session."""
+    user = await auth.session_user(conversations_of(request).store, request.cookies.get(SESSION_COOKIE))
+    if user is None:
+        raise Refused(401, "no_session")
+    return user
+
+
+async def form_of(request: Request) -> dict[str, str]:
+    """The urlencoded form body (no multipart: the console only posts small forms)."""
+    body = (await request.body()).decode("utf-8", "replace")
+    return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+
+
+async def require_post(request: Request) -> tuple[StaffUser, dict[str, str]]:
+    user = await require_user(request)
+    form = await form_of(request)
+    if not auth.csrf_ok(user, request.headers.get("x-csrf-token") or form.get("csrf")):
+        raise Refused(403, "csrf")
+    return user, form
+
+
+async def dispatch(request: Request, user: StaffUser, text: str, channel: str = CONSOLE_CHANNEL) -> Any:
+    """Run a staff command exactly as Discord does (same handler, same audit row)."""
+    conv = conversations_of(request)
+    return await conv.staff.dispatch(
+        text, actor=user.actor(conv.staff_role), channel=channel, conversations=conv
+    )
+
+
+def back(request: Request, path: str, reply: Any | None = None) -> Response:
+    url = path
+    if reply is not None:
+        sep = "&" if "?" in url else "?"
+        url = f"{url}{sep}ok={int(bool(reply.ok))}&msg={quote(reply.text[:300])}"
+    return with_console_headers(RedirectResponse(url, status_code=303))
+
+
+def ledger_row(c: Any) -> list[Any]:
+    return [
+        c.id,
+        c.code,
+        c.order_id,
+        c.player_id,
+        c.amount,
+        c.status,
+        c.issued_by,
+        c.reason,
+        c.created_at,
+        c.revoked_at,
+    ]
+
+
+def flash_of(request: Request) -> dict[str, Any]:
+    msg = request.query_params.get("msg")
+    return {"flash": msg, "flash_ok": request.query_params.get("ok") == "1"} if msg else {"flash": None}
+
+
+def asset_response(name: str, media_type: str) -> Response:
+    response = Response((_here() / "static" / name).read_bytes(), media_type=media_type)
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def csv_response(body: str, filename: str) -> Response:
+    response = PlainTextResponse(
+        "\ufeff" + body,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+    return with_console_headers(response)
+
+
+def policy_documents(index: Any) -> list[tuple[str, list[str]]]:
+    """The policy documents of the index's folder and their section headings."""
+    folder = getattr(index, "policies_dir", None)
+    if folder is None or not Path(folder).is_dir():
+        return []
+    out = []
+    for path in sorted(Path(folder).glob("*.md")):
+        heads = [
+            line.lstrip("#").strip()
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if line.startswith("#")
+        ]
+        out.append((path.name, heads))
+    return out
