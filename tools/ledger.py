@@ -2,32 +2,37 @@
 
 The `issue_coupon` tool and the staff `/coupon issue` command both go through here, so the checks, the
 exactly-once write and the audit trail exist once. The ledger, not the model, is the truth.
-Rules live in `tools.coupon_rules`, sentences in `tools.coupon_messages`, the SQL in
+Rules live in `tools.coupon_rules`, one attempt and its results in `tools.coupon_requests`, sentences in `tools.coupon_messages`, the SQL in
 `tools.coupon_queries`, and staff changes after issuance in `tools.coupon_staff` (re-exported here).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import Coupon, utcnow
+from bot.store import Coupon
 from bot.store.coupon_codes import new_coupon_code
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
 from tools import coupon_messages as say
 from tools.base import Actor, StaffNotifier
 from tools.coupon_queries import (
-    DailyUsage,
     begin_write,
     coupon_by_key,
-    coupon_view,
     issue_facts,
     live_coupon,
+)
+from tools.coupon_requests import (
+    IssueRequest,
+    already_result,
+    daily_caps_result,
+    issued_result,
+    pending_result,
+    replayed_result,
 )
 from tools.coupon_rules import (
     DEFAULT_RULES_PATH,
@@ -37,8 +42,7 @@ from tools.coupon_rules import (
     load_coupon_rules,
 )
 from tools.coupon_staff import active_coupon_for, approve, list_coupons, revoke, staff_denied
-from tools.money import format_krw
-from tools.order_views import normalize_order_id, order_not_found_message
+from tools.order_views import order_not_found_message
 from tools.results import ResultCode, ToolResult
 
 log = logging.getLogger(__name__)
@@ -60,58 +64,6 @@ __all__ = [  # names other modules import from here
 
 class _RaceLost(Exception):
     """The insert hit a unique constraint: another issuance (or the same key) got there first."""
-
-
-@dataclass(frozen=True)
-class IssueRequest:
-    """One issuance attempt, bot or staff."""
-
-    actor: Actor
-    order_id: str
-    amount: int
-    reason: str | None
-    idempotency_key: str | None
-    thread_id: str | None
-    locale: str
-    now: datetime
-    timezone: str
-    staff: bool
-
-    @classmethod
-    def build(
-        cls,
-        actor: Actor,
-        order_id: str,
-        amount: int,
-        *,
-        reason: str | None,
-        idempotency_key: str | None,
-        thread_id: str | None,
-        locale: str,
-        now: datetime | None,
-        timezone: str,
-        staff: bool,
-    ) -> IssueRequest:
-        return cls(
-            actor=actor,
-            order_id=normalize_order_id(order_id),
-            amount=amount,
-            reason=reason,
-            idempotency_key=idempotency_key,
-            thread_id=thread_id,
-            locale=locale,
-            now=now or utcnow(),
-            timezone=timezone,
-            staff=staff,
-        )
-
-    def result(self, ok: bool, code: ResultCode, message: str, **data: Any) -> ToolResult:
-        return ToolResult(
-            ok=ok,
-            code=code,
-            message=message,
-            data={"tool": "issue_coupon", "order_id": self.order_id, "amount": self.amount, **data},
-        )
 
 
 async def _audit(
@@ -139,60 +91,6 @@ async def _audit(
     )
 
 
-def _replayed(req: IssueRequest, coupon: Coupon) -> ToolResult:
-    """The same call came again (same idempotency key): answer what the first call answered."""
-    if coupon.status == "pending":
-        return _pending_result(req, coupon, replayed=True)
-    return _issued_result(req, coupon, replayed=True)
-
-
-def _issued_result(req: IssueRequest, coupon: Coupon, *, replayed: bool = False) -> ToolResult:
-    view = coupon_view(coupon, req.timezone)
-    msg = say.issued(coupon, req.locale, req.timezone)
-    return req.result(True, ResultCode.ISSUED, msg, amount=coupon.amount, coupon=view, replayed=replayed)
-
-
-def _pending_result(req: IssueRequest, coupon: Coupon, *, replayed: bool = False) -> ToolResult:
-    msg = say.PENDING(req.locale, order=coupon.order_id, amount=format_krw(coupon.amount, req.locale))
-    view = coupon_view(coupon, req.timezone)
-    return req.result(
-        False, ResultCode.PENDING_APPROVAL, msg, amount=coupon.amount, coupon=view, replayed=replayed
-    )
-
-
-def _already_result(req: IssueRequest, existing: Coupon) -> ToolResult:
-    described = say.describe_coupon(existing, req.locale, req.timezone)
-    msg = say.ALREADY(req.locale, order=req.order_id, coupon=described)
-    return req.result(False, ResultCode.ALREADY_ISSUED, msg, coupon=coupon_view(existing, req.timezone))
-
-
-def _daily_caps(rules: CouponRules, req: IssueRequest, used: DailyUsage) -> ToolResult | None:
-    """DAILY_LIMIT_REACHED when this coupon would break the player's count or amount cap for today."""
-    caps = {"daily_max_count": rules.daily_max_count, "daily_max_amount": rules.daily_max_amount}
-
-    def krw(value: int) -> str:
-        return format_krw(value, req.locale)
-
-    if used.count >= rules.daily_max_count:
-        msg = say.DAILY_COUNT_REACHED(req.locale, tz=req.timezone, used=used.count, cap=rules.daily_max_count)
-        return req.result(False, ResultCode.DAILY_LIMIT_REACHED, msg, used=used.count, **caps)
-    if used.amount + req.amount <= rules.daily_max_amount:
-        return None
-    left = max(rules.daily_max_amount - used.amount, 0)
-    left = left - left % rules.amount_step
-    retry = say.DAILY_RETRY_WITH(req.locale, left=krw(left)) if left >= rules.min_amount else ""
-    msg = say.DAILY_AMOUNT_EXCEEDED(
-        req.locale,
-        tz=req.timezone,
-        cap=krw(rules.daily_max_amount),
-        used=krw(used.amount),
-        retry=retry or say.DAILY_NOTHING_LEFT(req.locale),
-    )
-    return req.result(
-        False, ResultCode.DAILY_LIMIT_REACHED, msg, used_amount=used.amount, remaining=left, **caps
-    )
-
-
 async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) -> tuple[ToolResult, dict]:
     """All checks and the insert, inside the caller's write transaction. Returns the result + audit extras.
 
@@ -203,7 +101,7 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
     if facts.key_coupon_id is not None:
         existing_by_key = await session.get(Coupon, facts.key_coupon_id)
         if existing_by_key is not None:
-            return _replayed(req, existing_by_key), {"replayed": True}
+            return replayed_result(req, existing_by_key), {"replayed": True}
 
     owner = facts.order_player_id
     if owner is None or (not req.staff and owner != req.actor.player_id):
@@ -229,10 +127,10 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
     if facts.live_coupon_id is not None:
         existing = await session.get(Coupon, facts.live_coupon_id)
         if existing is not None:
-            return _already_result(req, existing), {}
+            return already_result(req, existing), {}
 
     if not req.staff:
-        over = _daily_caps(rules, req, facts.day)
+        over = daily_caps_result(rules, req, facts.day)
         if over is not None:
             return over, {}
 
@@ -255,8 +153,8 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
     except IntegrityError as exc:
         raise _RaceLost() from exc
     if pending:
-        return _pending_result(req, coupon), {"threshold": rules.approval_threshold}
-    return _issued_result(req, coupon), {}
+        return pending_result(req, coupon), {"threshold": rules.approval_threshold}
+    return issued_result(req, coupon), {}
 
 
 class _SyncSession:
@@ -329,12 +227,12 @@ async def _after_race(store: Any, req: IssueRequest) -> ToolResult | None:
         await begin_write(session, req.actor.player_id)
         mine = await coupon_by_key(session, req.idempotency_key)
         if mine is not None:
-            result, extra = _replayed(req, mine), {"replayed": True, "race": True}
+            result, extra = replayed_result(req, mine), {"replayed": True, "race": True}
         else:
             winner = await live_coupon(session, req.order_id)
             if winner is None:
                 return None
-            result, extra = _already_result(req, winner), {"race": True}
+            result, extra = already_result(req, winner), {"race": True}
         await _audit(store, req, result, session, **extra)
         await session.commit()
     return result
