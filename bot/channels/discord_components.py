@@ -280,6 +280,9 @@ def staff_notice_view(kind: str, payload: dict[str, Any]) -> discord.ui.View | N
         view.add_item(HandoffButton("take", thread_id))
         view.add_item(HandoffButton("back", thread_id))
         return view
+    if kind == "handoff" and thread_id and len(f"arca:ho:back:{thread_id}") <= CUSTOM_ID_LIMIT:
+        view.add_item(HandoffButton("back", thread_id))
+        return view
     return None
 
 

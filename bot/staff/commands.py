@@ -209,6 +209,8 @@ async def cmd_handoff(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     thread = args["channel"]
     await inv.conversations.stop(thread)
     await inv.conversations.set_handoff(thread, True, by=inv.actor.label)
+    # Staff see who took which conversation; in Discord the card carries a Hand back button.
+    await inv.conversations.notify_staff("handoff", {"thread_id": thread, "by": inv.actor.label})
     return StaffReply(
         f"{thread}: 상담원이 이어받았습니다. 봇은 /resume 전까지 답하지 않습니다. / Bot paused."
     )

@@ -214,3 +214,20 @@ async def test_stats_slash_command_answers_staff_ephemerally_with_the_figures(ha
     refused = await fake.slash(9001, SUPPORT, "stats")
     [(text, flags)] = await fake.wait_for(lambda: fake.interaction_texts(refused), what="the refusal")
     assert flags & EPHEMERAL and text.startswith("⛔")
+
+
+async def test_handoff_posts_a_card_whose_hand_back_resumes_the_bot(harness, fake):
+    running = await harness.start(ScriptedLLM([]))
+    conv = running.conversations
+    token = await fake.slash(42, SUPPORT, "handoff")
+    await fake.wait_for(lambda: fake.interaction_texts(token), what="the /handoff reply")
+    assert await conv.is_paused(PLAYER_THREAD)
+    await fake.wait_for(
+        lambda: [m for m in fake.bot_messages(STAFF) if fake.buttons(int(m["id"]))], what="the handoff card"
+    )
+    [card] = [m for m in fake.bot_messages(STAFF) if fake.buttons(int(m["id"]))]
+    assert "handoff" in card["content"] and "staff:42" in card["content"]
+    assert fake.buttons(int(card["id"])) == [f"arca:ho:back:{PLAYER_THREAD}"]
+    back = await fake.press(42, int(card["id"]), f"arca:ho:back:{PLAYER_THREAD}")
+    await fake.wait_for(lambda: fake.interactions[back]["followups"], what="hand back")
+    assert not await conv.is_paused(PLAYER_THREAD)
