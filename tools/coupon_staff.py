@@ -4,6 +4,7 @@ the order's live coupon. Every change is staff-only, serialised per order and au
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,23 +28,31 @@ def staff_denied(actor: Actor, locale: str) -> ToolResult:
     )
 
 
+@dataclass(frozen=True)
+class _Where:
+    """Who changes which order's live coupon, from where, when."""
+
+    actor: Actor
+    order_id: str
+    reason: str | None
+    thread_id: str | None
+    locale: str
+    now: datetime
+    timezone: str
+
+
 async def _change_live(
     store: Any,
-    *,
-    actor: Actor,
-    order_id: str,
+    where: _Where,
     action: str,
     wanted: tuple[str, ...],
     apply: Callable[[Coupon, datetime], None],
     done: Text,
     nothing: Text,
-    reason: str | None,
-    thread_id: str | None,
-    locale: str,
-    now: datetime,
-    timezone: str,
 ) -> ToolResult:
-    oid = normalize_order_id(order_id)
+    actor, reason, thread_id = where.actor, where.reason, where.thread_id
+    locale, now, timezone = where.locale, where.now, where.timezone
+    oid = normalize_order_id(where.order_id)
     if not actor.is_staff:
         result = staff_denied(actor, locale)
         await store.audit(actor=actor.label, action=action, thread_id=thread_id, target=oid, code=result.code)
@@ -101,20 +110,9 @@ async def revoke(
         coupon.status = "rejected" if coupon.status == "pending" else "revoked"
         coupon.revoked_at = at
 
+    where = _Where(actor, order_id, reason, thread_id, locale, now or utcnow(), timezone)
     return await _change_live(
-        store,
-        actor=actor,
-        order_id=order_id,
-        action="coupon.revoke",
-        wanted=LIVE_STATUSES,
-        apply=apply,
-        done=say.REVOKED,
-        nothing=say.NOTHING_TO_REVOKE,
-        reason=reason,
-        thread_id=thread_id,
-        locale=locale,
-        now=now or utcnow(),
-        timezone=timezone,
+        store, where, "coupon.revoke", LIVE_STATUSES, apply, say.REVOKED, say.NOTHING_TO_REVOKE
     )
 
 
@@ -129,27 +127,16 @@ async def reject(
     now: datetime | None = None,
     timezone: str = "Asia/Seoul",
 ) -> ToolResult:
-    """The Reject button (issue 15): `/coupon revoke` limited to a *pending* coupon (→ `rejected`), so a
+    """The Reject button: `/coupon revoke` limited to a *pending* coupon (→ `rejected`), so a
     Reject racing an Approve never revokes the coupon the Approve just activated."""
 
     def apply(coupon: Coupon, at: datetime) -> None:
         coupon.status = "rejected"
         coupon.revoked_at = at
 
+    where = _Where(actor, order_id, reason, thread_id, locale, now or utcnow(), timezone)
     return await _change_live(
-        store,
-        actor=actor,
-        order_id=order_id,
-        action="coupon.revoke",
-        wanted=("pending",),
-        apply=apply,
-        done=say.REVOKED,
-        nothing=say.NOTHING_TO_APPROVE,
-        reason=reason,
-        thread_id=thread_id,
-        locale=locale,
-        now=now or utcnow(),
-        timezone=timezone,
+        store, where, "coupon.revoke", ("pending",), apply, say.REVOKED, say.NOTHING_TO_APPROVE
     )
 
 
@@ -171,20 +158,9 @@ async def approve(
         coupon.status = "active"
         coupon.expires_at = at + validity
 
+    where = _Where(actor, order_id, None, thread_id, locale, now or utcnow(), timezone)
     return await _change_live(
-        store,
-        actor=actor,
-        order_id=order_id,
-        action="coupon.approve",
-        wanted=("pending",),
-        apply=apply,
-        done=say.APPROVED,
-        nothing=say.NOTHING_TO_APPROVE,
-        reason=None,
-        thread_id=thread_id,
-        locale=locale,
-        now=now or utcnow(),
-        timezone=timezone,
+        store, where, "coupon.approve", ("pending",), apply, say.APPROVED, say.NOTHING_TO_APPROVE
     )
 
 
