@@ -206,7 +206,7 @@ def cmd_web_token(args: argparse.Namespace) -> int:
 
 
 def cmd_console_link(args: argparse.Namespace) -> int:
-    """Issue 16: print a one-time staff console sign-in link (stored hashed; 5 minutes, single use)."""
+    """Print a one-time staff console sign-in link (stored hashed; 5 minutes, single use)."""
     from bot.staff.console import console_base_url, mint_link
     from bot.store import Store
 

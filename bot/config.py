@@ -108,7 +108,7 @@ class Settings(BaseSettings):
         default=4_000, ge=100, le=MAX_MESSAGE_CHARS_LIMIT, validation_alias=_env("ARCA_MAX_MESSAGE_CHARS")
     )
     log_level: str = Field(default="INFO", validation_alias=_env("ARCA_LOG_LEVEL"))
-    # ---- support analytics (added for issue 15; see bot/analytics/stats.py) -----------------------
+    # ---- support analytics (see bot/analytics/stats.py) -----------------------
     conversation_idle_minutes: int = Field(
         default=30, ge=1, le=10_080, validation_alias=_env("ARCA_CONVERSATION_IDLE_MINUTES")
     )
@@ -119,7 +119,7 @@ class Settings(BaseSettings):
     """A conversation is resolved by the bot when no escalation or staff action follows its last
     answer within this many minutes."""
 
-    # ---- scale-out and operations (added for issue 10; see bot/sharding.py, bot/observability.py) --
+    # ---- scale-out and operations (see bot/sharding.py, bot/observability.py) --
     shard_count: int | None = Field(default=None, ge=1, le=10_000, validation_alias=_env("ARCA_SHARD_COUNT"))
     """Total Discord shards across every bot process; None lets discord.py pick (one process)."""
     shard_ids: Annotated[list[int], NoDecode] = Field(
@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     log_format: Literal["text", "json"] = Field(default="text", validation_alias=_env("ARCA_LOG_FORMAT"))
     """`json`: one JSON object per log line with thread_id / run_id / tool / code (bot/observability.py)."""
 
-    # ---- the web channel (issue 14; see bot/channels/web) ----------------------------------------
+    # ---- the web channel (see bot/channels/web) ----------------------------------------
     web_host: str = Field(default="127.0.0.1", validation_alias=_env("ARCA_WEB_HOST"))
     """Address the web channel binds; loopback unless the operator opens it."""
     web_port: int | None = Field(default=None, ge=0, le=65_535, validation_alias=_env("ARCA_WEB_PORT"))

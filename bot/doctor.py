@@ -138,7 +138,7 @@ async def check_database(settings: Settings) -> Check:
     except StoreError as exc:
         if "is empty" in str(exc):
             return Check("database", "fail", str(exc), "run `arca-bot seed` (or `make run`) to create it")
-        if settings.database_url.startswith("postgresql"):  # added for issue 10
+        if settings.database_url.startswith("postgresql"):
             return Check(
                 "database",
                 "fail",
@@ -177,7 +177,7 @@ async def _database_facts(session: Any, dialect: str) -> str:
 
 
 async def check_chroma_server(url: str, *, wait: float = 5.0) -> Check:
-    """The Chroma server of ARCA_CHROMA_URL answers its heartbeat (added for issue 10)."""
+    """The Chroma server of ARCA_CHROMA_URL answers its heartbeat."""
     import aiohttp
 
     base = (url if "://" in url else f"http://{url}").rstrip("/")

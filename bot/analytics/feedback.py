@@ -1,4 +1,4 @@
-"""Answer feedback (issue 15): 👍 / 👎 on a delivered answer, one vote per answer per player, changeable.
+"""Answer feedback: 👍 / 👎 on a delivered answer, one vote per answer per player, changeable.
 
 The vote is stored with the run's thread, tools and result codes (read from `run_tool_calls`), so a
 rating can be traced to what the bot did. Discord buttons and the web widget both write through here.

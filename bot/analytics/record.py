@@ -1,4 +1,4 @@
-"""Writing the facts analytics reads (issue 15): one `runs` row per delivered answer, its tool calls
+"""Writing the facts analytics reads: one `runs` row per delivered answer, its tool calls
 with their result codes, and the policy sections its `search_policy` calls returned.
 
 Recording never breaks an answer: a failed write is logged and the player still has the reply.

@@ -1,4 +1,4 @@
-"""Support analytics (issue 15): conversations, resolution, first-answer time, coupons, policy sections,
+"""Support analytics: conversations, resolution, first-answer time, coupons, policy sections,
 tool errors and feedback, computed by queries over the store (SQLite and PostgreSQL alike).
 
 A *conversation* (DESIGN.md §7) is one player's runs in one thread, split after `idle_minutes` without
@@ -39,7 +39,7 @@ STATS_KEYS = (
     "top_policy_sections",
     "tool_errors_by_code",
 )
-"""The keys of `arca-bot stats --json`, in order (issue 15)."""
+"""The keys of `arca-bot stats --json`, in order."""
 
 DEFAULT_DAYS = 7
 DEFAULT_IDLE_MINUTES = 30

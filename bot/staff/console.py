@@ -1,4 +1,4 @@
-"""`/console` (issue 16): an ephemeral one-time link to the staff console in the browser.
+"""`/console`: an ephemeral one-time link to the staff console in the browser.
 
 The link's token is random; only its SHA-256 is stored (`staff_links`), so `arca-bot console-link`
 in another process can mint a link the running web server accepts. It works once, for 5 minutes.

@@ -106,7 +106,7 @@ def inspect_sqlite_file(path: Path, url: str) -> None:
 
 
 def _schema_for(dialect: str) -> MetaData:
-    """The tables to create on `dialect`. PostgreSQL gets its VARCHARs without a length (added for issue 10).
+    """The tables to create on `dialect`. PostgreSQL gets its VARCHARs without a length.
 
     SQLite ignores `String(n)` lengths, PostgreSQL enforces them: an over-long order id that a model
     made up would be ORDER_NOT_FOUND on SQLite but a failed audit insert (tool ERROR) on PostgreSQL.
@@ -185,7 +185,7 @@ class Store:
             kwargs["connect_args"] = {"timeout": 30}
         else:
             kwargs["pool_pre_ping"] = True
-            # Added for issue 10: bursts of concurrent tool calls (100 issuances on one order in the
+            # Bursts of concurrent tool calls (100 issuances on one order in the
             # tests) wait for a pooled connection instead of failing; 30 s is the pool's own default.
             kwargs["pool_size"] = 10
             kwargs["max_overflow"] = 20

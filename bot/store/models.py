@@ -26,8 +26,8 @@ from sqlalchemy.types import TypeDecorator
 SCHEMA_VERSION = 3
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
-Version 2 (issue 15) only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
-version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Version 3 (issue 16)
+Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
+version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Version 3
 only adds the staff console's `staff_links` and `staff_sessions`."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions")
@@ -248,7 +248,7 @@ class OpsDraft(Base):
 
 
 class Run(Base):
-    """One answered run (issue 15): who asked in which thread, when, and when the answer was delivered.
+    """One answered run: who asked in which thread, when, and when the answer was delivered.
 
     Written once when the answer has been delivered; the unit of first-answer time and of conversations
     (DESIGN.md §7: one player's runs in one thread, split after an idle gap)."""
@@ -316,7 +316,7 @@ class Feedback(Base):
 
 
 class StaffLink(Base):
-    """A one-time staff console login link (issue 16): only the SHA-256 of its token is kept."""
+    """A one-time staff console login link: only the SHA-256 of its token is kept."""
 
     __tablename__ = "staff_links"
 

@@ -1,4 +1,4 @@
-"""A seeded support history with hand-computed figures (issue 15).
+"""A seeded support history with hand-computed figures.
 
 Times are relative to `now`; T0 = now - 25 h. Conversations inside the last 7 days:
 

@@ -40,7 +40,7 @@ async def tables_and_version(url: str) -> tuple[set[str], str]:
 
 
 def test_version_2_adds_only_tables() -> None:
-    assert SCHEMA_VERSION == 3  # version 3 (issue 16) adds the staff console's tables
+    assert SCHEMA_VERSION == 3  # version 3 adds the staff console's tables
     assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback", *UPGRADABLE_FROM[2]}
 
 

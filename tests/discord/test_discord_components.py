@@ -1,4 +1,4 @@
-"""Persistent buttons against the loopback Discord with the real discord.py client (issue 15):
+"""Persistent buttons against the loopback Discord with the real discord.py client:
 Approve / Reject on an approval request (staff only, exactly once, after a restart), Take over /
 Hand back on an escalation card, and 👍 / 👎 with the comment modal on an answer."""
 

@@ -1,4 +1,4 @@
-"""Configuration errors (issue 19): one line naming the file or variable, never a secret value."""
+"""Configuration errors: one line naming the file or variable, never a secret value."""
 
 from __future__ import annotations
 

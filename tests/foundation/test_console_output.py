@@ -1,5 +1,5 @@
 """The console prints the model's text, never the terminal's commands; chat keeps INFO logs off the
-conversation (issue 19)."""
+conversation."""
 
 from __future__ import annotations
 

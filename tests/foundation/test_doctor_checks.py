@@ -1,4 +1,4 @@
-"""`arca-bot doctor` hides URL passwords and finds a damaged database (issue 19)."""
+"""`arca-bot doctor` hides URL passwords and finds a damaged database."""
 
 from __future__ import annotations
 

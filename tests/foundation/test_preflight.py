@@ -1,6 +1,6 @@
 """Broken policies and rules stop chat, demo, replay and run with one line and exit 2; doctor names them too.
 
-Before issue 19 these were `CouponRulesError` / `KnowledgeError` tracebacks (exit 1) and `doctor` said nothing.
+Each of these used to be a traceback (exit 1) that `doctor` did not report.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`seed --file` problems are one line naming file and line, exit 2; seeding stays idempotent (issue 19)."""
+"""`seed --file` problems are one line naming file and line, exit 2; seeding stays idempotent."""
 
 from __future__ import annotations
 

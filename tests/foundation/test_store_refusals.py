@@ -1,4 +1,4 @@
-"""A database that is not ours is left byte-identical; unusable storage paths are one clear line (issue 19)."""
+"""A database that is not ours is left byte-identical; unusable storage paths are one clear line."""
 
 from __future__ import annotations
 

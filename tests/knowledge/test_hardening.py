@@ -1,4 +1,4 @@
-"""What trying the knowledge base as a new user and as an attacker found (issue 19), each held here."""
+"""What trying the knowledge base as a new user and as an attacker found, each held here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`arca-bot replay` refuses what cannot be a run (issue 19): exit 2 with one line, before any case runs."""
+"""`arca-bot replay` refuses what cannot be a run: exit 2 with one line, before any case runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The widget's 👍 / 👎 (issue 15): `POST /api/threads/{thread}/feedback` stores a vote through the same
+"""The widget's 👍 / 👎: `POST /api/threads/{thread}/feedback` stores a vote through the same
 table as the Discord buttons; one per answer per player, changeable; only the identity that asked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The staff console in the browser under `/staff` (issue 16): sign-in links, sessions, pages."""
+"""The staff console in the browser under `/staff`: sign-in links, sessions, pages."""
 
 from bot.channels.web.staff.routes import install, staff_router
 

@@ -1,4 +1,4 @@
-"""Staff console sign-in (issue 16): one-time links, server-side sessions and CSRF tokens.
+"""Staff console sign-in: one-time links, server-side sessions and CSRF tokens.
 
 A link token and a session cookie are random 32-byte secrets; the database keeps only their SHA-256,
 so a copy of the database opens nothing. A link works once, for `LINK_TTL`; it opens a session row

@@ -309,7 +309,7 @@
     scrollDown();
   }
 
-  // ---- 👍 / 👎 on a finished answer (issue 15): POST api/threads/<thread>/feedback -------------------
+  // ---- 👍 / 👎 on a finished answer: POST api/threads/<thread>/feedback -------------------
 
   function addFeedback(turn) {
     const row = el("div", "feedback");
