@@ -121,13 +121,14 @@ def chat_router() -> APIRouter:
             content = row.content or ""
             if row.role == "user" and content.startswith(INTERRUPT_PREFIX):
                 content = content[len(INTERRUPT_PREFIX) :].strip()
-            messages.append(
-                {
-                    "role": row.role,
-                    "content": content,
-                    "at": row.created_at.isoformat() if row.created_at else None,
-                }
-            )
+            message = {
+                "role": row.role,
+                "content": content,
+                "at": row.created_at.isoformat() if row.created_at else None,
+            }
+            if row.role == "assistant":
+                message["run"] = row.run_id  # what the widget's 👍 / 👎 on this answer names
+            messages.append(message)
         response = JSONResponse(
             {
                 "thread": thread,

@@ -18,7 +18,7 @@ from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
 from bot.channels.web.callers import resolve_caller, set_visitor_cookie
 from bot.channels.web.chat_routes import check_thread_name
 from bot.channels.web.deps import WebError, deps_of
-from bot.store import Run
+from bot.store import Run, ThreadMessage
 
 VOTES = {"up": 1, "down": -1}
 
@@ -52,9 +52,17 @@ def feedback_router() -> APIRouter:
             async with store.session() as s:
                 run_id = (
                     await s.execute(
+                        # The latest answer as stored (message ids order it even when two runs share
+                        # a timestamp), of a run this caller asked for.
                         select(Run.run_id)
-                        .where(Run.thread_id == thread_id, Run.player == player)
-                        .order_by(Run.answered_at.desc())
+                        .join(ThreadMessage, ThreadMessage.run_id == Run.run_id)
+                        .where(
+                            Run.thread_id == thread_id,
+                            Run.player == player,
+                            ThreadMessage.thread_id == thread_id,
+                            ThreadMessage.role == "assistant",
+                        )
+                        .order_by(ThreadMessage.id.desc())
                         .limit(1)
                     )
                 ).scalar_one_or_none()

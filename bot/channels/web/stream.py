@@ -20,6 +20,7 @@ from bot.channels.web.wire import WireEvent, answer_payload, done_payload, step_
 from bot.conversations.renderer import status_text
 from bot.guards.input import neutralize_mentions
 from bot.guards.output import OutputGuard, redact_pii
+from bot.vocabulary.log_context import current_log_context
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,8 @@ class _Segment:
     shown: str = ""
     """The answer text the browser has (the guarded text the renderer laid out)."""
     finished: bool = False
+    run_id: str | None = None
+    """The run this answer belongs to (what the widget's 👍 / 👎 names); None for a notice."""
 
 
 class WebSurface:
@@ -161,7 +164,9 @@ class WebSurface:
         if seg is None or (seg.loop_done and not (kind == "answer" and channel == "answer")):
             # The first event of a run (the previous run of this stream, if any, is over).
             self._close_segment()
-            seg = self._segment = _Segment(started=self._clock())
+            # Engine events arrive inside the run's log context, which names the run.
+            run_id = current_log_context().get("run_id")
+            seg = self._segment = _Segment(started=self._clock(), run_id=run_id)
         if kind == "thinking" and event.status == "start":
             seg.iterations = max(seg.iterations, event.iteration)
         if kind == "done":
@@ -262,7 +267,7 @@ class WebSurface:
         if seg.answering:
             self.stream.publish("answer", answer_payload("done"))
         elapsed = self._clock() - seg.started
-        self.stream.publish("done", done_payload(seg.shown, seg.iterations, seg.usage, elapsed))
+        self.stream.publish("done", done_payload(seg.shown, seg.iterations, seg.usage, elapsed, seg.run_id))
 
     def close(self) -> None:
         """The stream ends: the last run's `answer` done and `done` go out."""

@@ -13,7 +13,10 @@
 | compact         | `compact` | `{original_messages, kept_messages}`                                     |
 | phase           | `phase`   | `{phase: "selecting_tools", total_tools}`                                |
 | inject          | `inject`  | `{type: "inject", content}`                                              |
-| done            | `done`    | `{answer, iterations, usage, elapsed}`                                   |
+| done            | `done`    | `{answer, iterations, usage, elapsed, run_id}`                           |
+
+`done.run_id` is an addition to seed 000 (its keys stay): the run whose answer the widget's 👍 / 👎 rates
+(null for a reply no run produced, e.g. a refusal).
 
 Answer deltas and `done` are not taken from the engine's events: the browser gets the text the output
 guard released (see `stream.WebSurface`), so they are built here from plain values.
@@ -89,5 +92,13 @@ def answer_payload(status: str, content: str | None = None) -> dict[str, Any]:
     return {"status": status}
 
 
-def done_payload(answer: str, iterations: int, usage: dict[str, int], elapsed: float) -> dict[str, Any]:
-    return {"answer": answer, "iterations": iterations, "usage": dict(usage), "elapsed": round(elapsed, 3)}
+def done_payload(
+    answer: str, iterations: int, usage: dict[str, int], elapsed: float, run_id: str | None = None
+) -> dict[str, Any]:
+    return {
+        "answer": answer,
+        "iterations": iterations,
+        "usage": dict(usage),
+        "elapsed": round(elapsed, 3),
+        "run_id": run_id,
+    }

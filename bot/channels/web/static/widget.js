@@ -302,7 +302,7 @@
         turn.status.textContent = "";
         turn.bubble.setAttribute("aria-busy", "false");
         turn.finished = true;
-        if (!data.error) addFeedback(turn);
+        if (!data.error) addFeedback(turn.li, data.run_id);
         break;
       }
     }
@@ -311,7 +311,9 @@
 
   // ---- 👍 / 👎 on a finished answer: POST api/threads/<thread>/feedback -------------------
 
-  function addFeedback(turn) {
+  // `run` (the `done` event's run_id, or the history's) names the answer, so a vote on an earlier
+  // answer goes to that answer; without it the server takes the thread's latest.
+  function addFeedback(li, run) {
     const row = el("div", "feedback");
     row.append(el("span", "feedback-label", t("helpful")));
     const thread = state.thread;
@@ -321,6 +323,7 @@
       button.setAttribute("aria-label", vote === "up" ? "👍 helpful" : "👎 not helpful");
       button.addEventListener("click", async () => {
         const body = { vote };
+        if (run) body.run = run;
         if (vote === "down") {
           const comment = window.prompt(t("comment_prompt"), "");
           if (comment) body.comment = comment.slice(0, 500);
@@ -338,7 +341,7 @@
       });
       row.append(button);
     }
-    turn.li.append(row);
+    li.append(row);
   }
 
   // ---- HTTP --------------------------------------------------------------------------------------
@@ -469,7 +472,10 @@
     const body = await response.json();
     for (const m of body.messages) {
       if (m.role === "user") addUser(m.content);
-      else addBotText(m.content);
+      else {
+        const li = addBotText(m.content);
+        if (m.run) addFeedback(li, m.run);
+      }
     }
     scrollDown();
     if (body.running) {
