@@ -311,6 +311,18 @@
 
   // ---- 👍 / 👎 on a finished answer: POST api/threads/<thread>/feedback -------------------
 
+  // A drawn thumb, not the 👍 character: a system without an emoji font shows an empty box instead.
+  function thumbIcon() {
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    const path = document.createElementNS(ns, "path");
+    path.setAttribute("d", "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3");
+    svg.append(path);
+    return svg;
+  }
+
   // `run` (the `done` event's run_id, or the history's) names the answer, so a vote on an earlier
   // answer goes to that answer; without it the server takes the thread's latest.
   function addFeedback(li, run) {
@@ -318,7 +330,9 @@
     row.append(el("span", "feedback-label", t("helpful")));
     const thread = state.thread;
     for (const [vote, emoji] of [["up", "👍"], ["down", "👎"]]) {
-      const button = el("button", "feedback-" + vote, emoji);
+      const button = el("button", "feedback-" + vote);
+      button.append(thumbIcon());
+      button.title = emoji;
       button.type = "button";
       button.setAttribute("aria-label", vote === "up" ? "👍 helpful" : "👎 not helpful");
       button.addEventListener("click", async () => {
