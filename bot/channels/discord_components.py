@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from contextvars import ContextVar
 from datetime import UTC
 from typing import Any
 
@@ -24,6 +25,7 @@ from tools.coupon_staff import approve, reject
 log = logging.getLogger(__name__)
 
 CUSTOM_ID_LIMIT = 100
+ON_CARD: ContextVar[bool] = ContextVar("arca_handoff_on_card", default=False)
 NO_MENTIONS = discord.AllowedMentions.none()
 
 
@@ -174,10 +176,32 @@ class HandoffButton(
             await _refuse(interaction, actor, name, self.thread_id)
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reply = await conv.staff.dispatch(
-            f"/{name} {self.thread_id}", actor=actor, channel=self.thread_id, conversations=conv
-        )
+        token = ON_CARD.set(True)  # this card is the handoff's card: no second one is posted
+        try:
+            reply = await conv.staff.dispatch(
+                f"/{name} {self.thread_id}", actor=actor, channel=self.thread_id, conversations=conv
+            )
+        finally:
+            ON_CARD.reset(token)
+        if reply.ok and interaction.message is not None:
+            # The card shows who took (or handed back) the conversation and offers the other step.
+            content = interaction.message.content or ""
+            step = "🙋 이어받음 / Taken over" if self.act == "take" else "🤖 봇에게 넘김 / Handed back"
+            next_act = "back" if self.act == "take" else "take"
+            view = discord.ui.View(timeout=None)
+            view.add_item(HandoffButton(next_act, self.thread_id))
+            await interaction.message.edit(
+                content=f"{content}\n{step} — <@{interaction.user.id}>"[:2000],
+                view=view,
+                allowed_mentions=NO_MENTIONS,
+            )
         await interaction.followup.send(reply.text, ephemeral=True)
+
+
+def pressed_on_card() -> bool:
+    """True while a Take over / Hand back press runs its command: the press edits its own card, so the
+    staff channel gets no second card for the same hand-off."""
+    return ON_CARD.get()
 
 
 # ---- 👍 / 👎 on answers ---------------------------------------------------------------------------

@@ -148,9 +148,19 @@ async def test_escalation_card_takes_over_and_hands_back(harness, fake):
     took = await fake.press(42, mid, f"arca:ho:take:{PLAYER_THREAD}")
     await fake.wait_for(lambda: fake.interactions[took]["followups"], what="take over")
     assert await conv.is_paused(PLAYER_THREAD)
+    # The press edits its own card (who took it, Hand back only); no second card is posted.
+    assert [int(m["id"]) for m in fake.bot_messages(STAFF)] == [mid]
+    assert "Escalation #7" in fake.messages[mid]["content"]
+    assert "이어받음 / Taken over — <@42>" in fake.messages[mid]["content"]
+    assert fake.buttons(mid) == [f"arca:ho:back:{PLAYER_THREAD}"]
+    # The handoff is still recorded for every other listener (the web console's feed).
+    assert [k for k, _ in conv.notifications] == ["escalation", "handoff"]
     back = await fake.press(42, mid, f"arca:ho:back:{PLAYER_THREAD}")
     await fake.wait_for(lambda: fake.interactions[back]["followups"], what="hand back")
     assert not await conv.is_paused(PLAYER_THREAD)
+    assert [int(m["id"]) for m in fake.bot_messages(STAFF)] == [mid]
+    assert "봇에게 넘김 / Handed back — <@42>" in fake.messages[mid]["content"]
+    assert fake.buttons(mid) == [f"arca:ho:take:{PLAYER_THREAD}"]
     actions = [r.action for r in await audit_rows(running, "handoff")] + [
         r.action for r in await audit_rows(running, "resume")
     ]
