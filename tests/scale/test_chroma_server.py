@@ -89,7 +89,9 @@ def test_index_search_and_reindex_on_a_chroma_server(server_index: PolicyIndex, 
 
     # Another process (a second bot, `arca-bot index`) sees the same collection on the server.
     other = PolicyIndex(
-        server_index.embedder, chroma_url=os.environ[CHROMA_ENV], collection_name=server_index.collection_name
+        server_index.embedder,
+        chroma_url=os.environ[CHROMA_ENV],
+        collection_name=server_index.store.collection_name,
     )
     assert other.count() == 2 and other.search_sync("이름 다시 변경", top_k=1)[0].source == "name.md"
 

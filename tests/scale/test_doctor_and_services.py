@@ -11,6 +11,7 @@ import pytest
 from bot.config import load_settings
 from bot.doctor import check_database
 from bot.store import Store
+from bot.store.models import SCHEMA_VERSION
 
 from .conftest import seed_ledger
 
@@ -27,7 +28,9 @@ async def test_doctor_reports_postgres_version_and_schema(pg_url: str, tmp_path:
     check = await check_database(load_settings(ARCA_DATA_DIR=str(tmp_path), ARCA_DB_URL=pg_url))
     assert check.status == "ok", check.detail
     assert (
-        check.detail.startswith("postgresql ") and "schema v1" in check.detail and "2 players" in check.detail
+        check.detail.startswith("postgresql ")
+        and f"schema v{SCHEMA_VERSION}" in check.detail
+        and "2 players" in check.detail
     )
 
 
