@@ -3,76 +3,8 @@
 "use strict";
 
 (function () {
-  const TEXT = {
-    ko: {
-      title: "아르카 온라인 고객지원",
-      subtitle: "무엇이든 물어보세요",
-      subtitle_player: (id) => `플레이어 ${id} 님으로 접속됨`,
-      subtitle_anon: "비회원 상담 (주문·쿠폰은 게임에서 로그인 후 이용)",
-      input_label: "메시지",
-      placeholder: "메시지를 입력하세요 (Enter 전송, Shift+Enter 줄바꿈)",
-      send: "보내기",
-      log: "대화",
-      lang_button: "EN",
-      lang_label: "Switch to English",
-      thinking: "생각 중…",
-      selecting: "필요한 도구를 고르는 중…",
-      writing: "답변 작성 중…",
-      running: "실행 중…",
-      done: "완료",
-      failed: "오류",
-      args: "인자",
-      observation: "결과",
-      reasoning: "판단 근거",
-      joined: "진행 중인 답변에 전달했습니다",
-      injected: (t) => `추가 메시지 반영: ${t}`,
-      compact: (a, b) => `이전 대화를 요약했습니다 (${a} → ${b})`,
-      footer: (i, t, s) => `반복 ${i}회 · 토큰 ${t.toLocaleString("ko-KR")} · ${s}초`,
-      helpful: "도움이 되었나요?",
-      rated: "평가 감사합니다!",
-      comment_prompt: "무엇이 부족했나요? (선택)",
-      no_llm: "지금은 답변할 수 없습니다: 서버에 LLM이 설정되지 않았습니다.",
-      operator: "운영자 안내: ",
-      rate: (s) => `메시지가 너무 많습니다. ${s}초 후에 다시 보내 주세요.`,
-      token: "로그인 정보가 만료되었습니다. 페이지를 새로 고쳐 주세요.",
-      network: "연결이 끊겼습니다. 다시 연결하는 중…",
-      lost: "연결이 끊겼습니다. 답변은 저장되어 있으니 잠시 후 새로 고쳐 주세요.",
-    },
-    en: {
-      title: "Arca Online Support",
-      subtitle: "Ask us anything",
-      subtitle_player: (id) => `Signed in as player ${id}`,
-      subtitle_anon: "Guest chat (sign in through the game for orders and coupons)",
-      input_label: "Message",
-      placeholder: "Type a message (Enter sends, Shift+Enter for a new line)",
-      send: "Send",
-      log: "Conversation",
-      lang_button: "한국어",
-      lang_label: "한국어로 보기",
-      thinking: "Thinking…",
-      selecting: "Choosing the tools it needs…",
-      writing: "Writing the answer…",
-      running: "running…",
-      done: "done",
-      failed: "error",
-      args: "Arguments",
-      observation: "Result",
-      reasoning: "Reasoning",
-      joined: "Added to the answer in progress",
-      injected: (t) => `Follow-up taken into account: ${t}`,
-      compact: (a, b) => `Earlier conversation summarised (${a} → ${b})`,
-      footer: (i, t, s) => `${i} iteration${i === 1 ? "" : "s"} · ${t.toLocaleString("en-US")} tokens · ${s} s`,
-      helpful: "Was this helpful?",
-      rated: "Thanks for the rating!",
-      comment_prompt: "What was missing? (optional)",
-      no_llm: "The bot cannot answer right now: no LLM is configured on the server.",
-      operator: "For the operator: ",
-      rate: (s) => `Too many messages. Please try again in ${s} s.`,
-      token: "Your sign-in has expired. Please reload the page.",
-      network: "Connection lost. Reconnecting…",
-      lost: "Connection lost. Your answer is saved; reload in a moment.",
-    },
-  };
+  const TEXT = window.ArcaWidgetText;
+  const { el, renderRich } = window.ArcaWidgetDom;
 
   const INTERRUPT_PREFIX = "[USER INTERRUPT]";
   const $ = (id) => document.getElementById(id);
@@ -82,21 +14,7 @@
   const notice = $("notice");
 
   const params = new URLSearchParams(location.hash.slice(1));
-  const TOKEN_KEY = "arca-support-token";
-  function storedToken() {
-    try {
-      return sessionStorage.getItem(TOKEN_KEY);
-    } catch (e) {
-      return null; // storage blocked (e.g. a sandboxed frame): the token lives in memory only
-    }
-  }
-  function storeToken(token) {
-    try {
-      sessionStorage.setItem(TOKEN_KEY, token);
-    } catch (e) {
-      /* in memory only */
-    }
-  }
+  const { storedToken, storeToken } = window.ArcaWidgetToken;
   const state = {
     token: params.get("token") || storedToken(),
     thread: /^[A-Za-z0-9_-]{1,64}$/.test(params.get("thread") || "") ? params.get("thread") : "main",
@@ -137,43 +55,6 @@
   function showNotice(text) {
     notice.textContent = text;
     notice.hidden = !text;
-  }
-
-  function el(tag, cls, text) {
-    const node = document.createElement(tag);
-    if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
-
-  // The answers use a little Markdown (bold, code, bullets, headings): drawn as DOM nodes, never as HTML.
-  function inline(node, text) {
-    const re = /(\*\*[^*\n]+\*\*|`[^`\n]+`)/g;
-    let last = 0;
-    let m;
-    while ((m = re.exec(text))) {
-      if (m.index > last) node.appendChild(document.createTextNode(text.slice(last, m.index)));
-      const tok = m[0];
-      node.appendChild(tok.startsWith("**") ? el("strong", null, tok.slice(2, -2)) : el("code", null, tok.slice(1, -1)));
-      last = m.index + tok.length;
-    }
-    if (last < text.length) node.appendChild(document.createTextNode(text.slice(last)));
-  }
-
-  function renderRich(node, text) {
-    node.replaceChildren();
-    text.split("\n").forEach((line, i) => {
-      if (i) node.appendChild(document.createTextNode("\n"));
-      let m;
-      if ((m = /^\s{0,3}#{1,6}\s+(.*)$/.exec(line))) {
-        const strong = el("strong");
-        inline(strong, m[1]);
-        node.appendChild(strong);
-      } else if ((m = /^(\s*)[-*]\s+(.*)$/.exec(line))) {
-        node.appendChild(document.createTextNode(m[1] + "• "));
-        inline(node, m[2]);
-      } else inline(node, line);
-    });
   }
 
   function scrollDown() {
@@ -309,53 +190,8 @@
     scrollDown();
   }
 
-  // ---- 👍 / 👎 on a finished answer: POST api/threads/<thread>/feedback -------------------
-
-  // A drawn thumb, not the 👍 character: a system without an emoji font shows an empty box instead.
-  function thumbIcon() {
-    const ns = "http://www.w3.org/2000/svg";
-    const svg = document.createElementNS(ns, "svg");
-    svg.setAttribute("viewBox", "0 0 24 24");
-    svg.setAttribute("aria-hidden", "true");
-    const path = document.createElementNS(ns, "path");
-    path.setAttribute("d", "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3");
-    svg.append(path);
-    return svg;
-  }
-
-  // `run` (the `done` event's run_id, or the history's) names the answer, so a vote on an earlier
-  // answer goes to that answer; without it the server takes the thread's latest.
   function addFeedback(li, run) {
-    const row = el("div", "feedback");
-    row.append(el("span", "feedback-label", t("helpful")));
-    const thread = state.thread;
-    for (const [vote, emoji] of [["up", "👍"], ["down", "👎"]]) {
-      const button = el("button", "feedback-" + vote);
-      button.append(thumbIcon());
-      button.title = emoji;
-      button.type = "button";
-      button.setAttribute("aria-label", vote === "up" ? "👍 helpful" : "👎 not helpful");
-      button.addEventListener("click", async () => {
-        const body = { vote };
-        if (run) body.run = run;
-        if (vote === "down") {
-          const comment = window.prompt(t("comment_prompt"), "");
-          if (comment) body.comment = comment.slice(0, 500);
-        }
-        const response = await fetch(`api/threads/${thread}/feedback`, {
-          method: "POST",
-          headers: headers({ "Content-Type": "application/json" }),
-          credentials: "same-origin",
-          body: JSON.stringify(body),
-        });
-        if (response.ok) {
-          row.dataset.vote = vote;
-          row.querySelector(".feedback-label").textContent = t("rated");
-        }
-      });
-      row.append(button);
-    }
-    li.append(row);
+    window.ArcaWidgetFeedback.attach(li, run, { thread: state.thread, t, headers });
   }
 
   // ---- HTTP --------------------------------------------------------------------------------------
