@@ -25,6 +25,7 @@ from bot.channels.discord_components import (
     register_components,
     staff_notice_view,
 )
+from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
     ArcaCommandTree,
     format_staff_notice,
@@ -189,6 +190,7 @@ class ArcaDiscordBot(commands.Bot):
         staff_commands: bool = True,
         shard_plan: ShardPlan | None = None,
         feedback_buttons: bool = True,
+        outbox_interval: float = 1.0,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NO_MENTIONS)
@@ -206,6 +208,8 @@ class ArcaDiscordBot(commands.Bot):
         self.feedback_buttons = feedback_buttons
         self._tasks: dict[asyncio.Task[Any], str] = {}
         """In-flight message tasks → their thread id."""
+        self.outbox = discord_outbox(self, interval=outbox_interval)
+        """Posts the staff console's replies into this process's channels."""
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -216,6 +220,7 @@ class ArcaDiscordBot(commands.Bot):
         if self.post_to_staff not in self.conversations.staff_sinks:
             self.conversations.staff_sinks.append(self.post_to_staff)
         register_components(self)  # persistent buttons, also on messages from before a restart
+        self.outbox.start()
 
     async def on_ready(self) -> None:
         log.info(
@@ -227,6 +232,7 @@ class ArcaDiscordBot(commands.Bot):
         )
 
     async def close(self) -> None:
+        await self.outbox.stop()
         pending = [t for t in self._tasks if not t.done()]
         if pending:
             # Let answers in progress finish, then stop what is left (its history stays valid).

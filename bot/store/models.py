@@ -23,17 +23,18 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
 Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
 version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Version 3
-only adds the staff console's `staff_links` and `staff_sessions`."""
+only adds the staff console's `staff_links` and `staff_sessions`; version 4 only adds `staff_outbox`."""
 
-_STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions")
+_STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: ("runs", "run_tool_calls", "run_citations", "feedback", *_STAFF_CONSOLE_TABLES),
     2: _STAFF_CONSOLE_TABLES,
+    3: ("staff_outbox",),
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 
@@ -343,3 +344,19 @@ class StaffSession(Base):
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     user_agent: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+
+class StaffOutbox(Base):
+    """A staff reply typed in the console, waiting for the channel process that owns its thread to post it."""
+
+    __tablename__ = "staff_outbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    thread_id: Mapped[str] = mapped_column(String(100))
+    staff: Mapped[str] = mapped_column(String(100))
+    """The name the reply is signed with in the player's channel."""
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+    __table_args__ = (Index("ix_staff_outbox_pending", "delivered_at", "thread_id"),)

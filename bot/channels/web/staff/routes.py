@@ -38,6 +38,7 @@ from bot.channels.web.staff.pages import (
     zone_of,
 )
 from bot.store import COUPON_STATUSES
+from bot.store.outbox import enqueue_reply
 
 
 def staff_router() -> APIRouter:
@@ -138,6 +139,8 @@ def staff_router() -> APIRouter:
             {"role": "assistant", "content": text, "name": f"staff:{user.staff_id}"},
             kind="answer",  # shown to the player and kept in the history the bot reads
         )
+        # The process that owns the thread's channel posts it there (Discord or the web widget).
+        await enqueue_reply(conv.store, thread_id, user.name, text)
         await conv.store.audit(
             actor=user.actor(conv.staff_role).label,
             action="console.reply",
