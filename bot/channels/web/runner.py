@@ -70,11 +70,17 @@ class WebServer:
                 self._task.result()  # raises the start-up error
                 raise RuntimeError("the web server stopped during start-up")
             await asyncio.sleep(0.01)
+        outbox = getattr(getattr(self.app, "state", None), "outbox", None)
+        if outbox is not None:
+            outbox.start()  # posts the staff console's replies to web threads
         return self
 
     async def stop(self) -> None:
         if self._server is None or self._task is None:
             return
+        outbox = getattr(getattr(self.app, "state", None), "outbox", None)
+        if outbox is not None:
+            await outbox.stop()
         self._server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
             await self._task

@@ -21,6 +21,7 @@ from bot.channels.web.deps import StreamRegistry, WebDeps, WebError, deps_of
 from bot.channels.web.feedback import feedback_router
 from bot.channels.web.limits import SlidingWindowLimiter
 from bot.channels.web.staff import install as install_staff_console
+from bot.channels.web.staff_outbox import web_outbox
 
 __all__ = ["Caller", "WebDeps", "WebError", "create_app", "deps_of", "resolve_caller"]
 
@@ -30,6 +31,7 @@ def create_app(deps: WebDeps) -> FastAPI:
     app = FastAPI(title="Arca support web channel", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.web = deps
     app.state.streams = StreamRegistry(deps.clock)
+    app.state.outbox = web_outbox(app)  # started and stopped with the server (`WebServer`)
     app.state.limits = (
         SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
         SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),

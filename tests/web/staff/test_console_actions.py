@@ -18,8 +18,7 @@ from sqlalchemy import select
 from bot.config import load_settings
 from bot.staff.console import token_hash
 from bot.store import AuditEntry, Coupon, Run
-from bot.store.models import StaffSession
-from bot.store.outbox import pending_replies
+from bot.store.models import StaffOutbox, StaffSession
 from tests.web.conftest import SECRET
 from tests.web.staff.conftest import add_pending, sign_in, token_of
 from tools.base import Actor
@@ -135,7 +134,8 @@ async def test_take_over_reply_and_hand_back(web) -> None:
     )
     rows = await conv.memory.recent(thread)
     assert (rows[-1].role, rows[-1].content) == ("assistant", "지금 확인 중입니다.")
-    [queued] = await pending_replies(conv.store, "web:")  # the outbox row the web process delivers
+    async with conv.store.session() as s:  # the outbox row the web process delivers
+        [queued] = (await s.execute(select(StaffOutbox))).scalars()
     assert (queued.thread_id, queued.staff, queued.text) == (thread, "Mina", "지금 확인 중입니다.")
     await staff.client.post(f"/staff/conversations/{thread}/resume", data={"csrf": staff.csrf})
     assert not await conv.is_paused(thread)

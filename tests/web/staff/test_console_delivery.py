@@ -3,7 +3,11 @@ history, and the bot stays silent while staff hold the thread."""
 
 from __future__ import annotations
 
-from bot.store.outbox import pending_replies
+import asyncio
+
+from sqlalchemy import select
+
+from bot.store.models import StaffOutbox
 from tests.web.staff.conftest import sign_in
 
 
@@ -29,5 +33,14 @@ async def test_a_staff_reply_shows_in_the_players_web_history_and_the_bot_stays_
         ("user", "상담원 연결해 주세요"),
         ("assistant", "담당자 미나입니다."),
     ]
-    [queued] = await pending_replies(web.conversations.store, "web:")
-    assert queued.staff == "Mina" and queued.thread_id == thread
+
+    async def delivered() -> bool:  # the web process's poller claims the row: delivered exactly once
+        async with web.conversations.store.session() as s:
+            rows = (await s.execute(select(StaffOutbox).where(StaffOutbox.thread_id == thread))).scalars()
+            return [(r.staff, r.delivered_at is not None) for r in rows] == [("Mina", True)]
+
+    for _ in range(60):
+        if await delivered():
+            break
+        await asyncio.sleep(0.05)
+    assert await delivered()
