@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 from sqlalchemy import select
 
 from bench.fake_discord import FakeDiscord
+from bot.channels.web.identity import IdentityService
+from bot.channels.web.runner import WebServer
+from bot.channels.web.server import WebDeps, create_app
 from bot.llm.scripted import ScriptedLLM
+from bot.staff.console import mint_link
 from bot.store.models import StaffOutbox
 from bot.store.outbox import OutboxPoller, claim_reply, enqueue_reply, pending_replies
+from tests.web.conftest import SECRET
+from tests.web.staff.conftest import CSRF
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 STAFF = FakeDiscord.STAFF_CHANNEL
@@ -92,3 +99,29 @@ async def test_a_failed_post_gives_the_row_back_for_the_next_poll(harness):
     assert await _delivered_at(store, reply_id) is None
     assert await poller.deliver_pending() == 1
     assert attempts == [reply_id, reply_id] and await _delivered_at(store, reply_id) is not None
+
+
+async def test_a_reply_typed_in_the_web_console_arrives_in_the_loopback_discord_channel(harness, fake):
+    running = await harness.start(ScriptedLLM([]), outbox_interval=0.05)
+    conv = running.conversations
+    deps = WebDeps.from_settings(running.bot.settings, conv, IdentityService(SECRET))
+    server = await WebServer(create_app(deps), "127.0.0.1", 0).start()
+    try:
+        url = await mint_link(conv.store, staff_id="4242", staff_name="Mina", base=server.url)
+        async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
+            r = await client.post("/staff/login", data={"token": url.split("token=", 1)[1]})
+            assert r.status_code == 303, r.text
+            csrf = CSRF.search((await client.get("/staff/conversations")).text).group(1)
+            await client.post(f"/staff/conversations/{THREAD}/handoff", data={"csrf": csrf})
+            assert await conv.is_paused(THREAD)
+            await fake.user_says(SUPPORT, 9001, "환불 문의요")  # paused: stored, the bot says nothing
+            r = await client.post(
+                f"/staff/conversations/{THREAD}/reply", data={"csrf": csrf, "text": "네, 바로 도와드릴게요."}
+            )
+            assert r.status_code == 303
+        posted = await fake.wait_for(lambda: fake.bot_messages(SUPPORT), what="the console reply in Discord")
+        assert [m["content"] for m in posted] == ["**상담원 · Staff Mina**\n네, 바로 도와드릴게요."]
+        await running.idle()
+        assert len(fake.bot_messages(SUPPORT)) == 1, "only the staff reply: the bot stayed silent"
+    finally:
+        await server.stop()
