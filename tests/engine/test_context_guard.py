@@ -8,7 +8,7 @@ from bot.engine import ContextGuard, ReActAgent, estimate_tokens
 from bot.engine.context import SUMMARY_PREFIX, TRUNCATION_NOTE
 from bot.llm import LLMError, ScriptedLLM, validate_history
 from bot.llm.base import LLMResult, ToolCall, Usage, api_message
-from tests.engine.conftest import MODES, QueueLLM, make_ctx
+from tests.engine.conftest import MODES, make_ctx, queued
 
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
 
@@ -125,15 +125,15 @@ async def test_agent_calibrates_its_estimate_against_reported_usage(tools):
 
     history = old_history(3)
     # The endpoint says the prompt is far bigger than our estimate: the guard must believe it and compact.
-    big = QueueLLM(replies(50_000))
+    big = queued(replies(50_000))
     events = []
     await ReActAgent(big, tools, context_window=4_000).run(
         "q", make_ctx(), history=history, on_event=events.append
     )
     assert any(e.type == "compact" for e in events)
-    assert [c["purpose"] for c in big.calls] == ["loop", "compact", "loop"]
+    assert [c.purpose for c in big.requests] == ["loop", "compact", "loop"]
     # Same run with honest usage: no compaction.
-    honest = QueueLLM([*replies(800)[:1], "done"])
+    honest = queued([*replies(800)[:1], "done"])
     events = []
     await ReActAgent(honest, tools, context_window=4_000).run(
         "q", make_ctx(), history=history, on_event=events.append
