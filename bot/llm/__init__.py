@@ -2,7 +2,7 @@
 the registry."""
 
 from bot.llm.base import LLM, PURPOSES, LLMError, LLMResult, ToolCall, Usage, api_message
-from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
+from bot.llm.function import FunctionLLM, ModelRequest, around, forward, forward_stream
 from bot.llm.openai_llm import OpenAILLM
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM, ScriptedRequest, ScriptExhausted, ScriptViolation, validate_history
@@ -23,6 +23,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "api_message",
+    "around",
     "forward",
     "forward_stream",
     "validate_history",

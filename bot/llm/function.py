@@ -101,3 +101,23 @@ async def forward(model: Any, request: ModelRequest) -> LLMResult:
 def forward_stream(model: Any, request: ModelRequest) -> AsyncIterator[str]:
     """Pass a stream `request` on to another model unchanged."""
     return model.stream_chat(request.messages, purpose=request.purpose)
+
+
+def around(model: Any, before: Callable[[ModelRequest], Awaitable[None] | None]) -> FunctionLLM:
+    """A function model that runs `before(request)` (it may wait, move a clock or raise) and then forwards
+    every chat and stream call to `model`, whose abilities it declares."""
+
+    async def answer(request: ModelRequest) -> LLMResult:
+        waited = before(request)
+        if inspect.isawaitable(waited):
+            await waited
+        return await forward(model, request)
+
+    async def stream(request: ModelRequest) -> AsyncIterator[str]:
+        waited = before(request)
+        if inspect.isawaitable(waited):
+            await waited
+        async for piece in forward_stream(model, request):
+            yield piece
+
+    return FunctionLLM(answer, stream_function=stream, abilities=model.abilities)

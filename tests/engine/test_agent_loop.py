@@ -7,7 +7,7 @@ import pytest
 from bot.engine import ReActAgent, event_adapter
 from bot.engine.observations import observation_text
 from bot.engine.prompts import LOOP_REFORMAT_REQUEST
-from bot.llm import LLMError, ScriptedLLM, validate_history
+from bot.llm import LLMError, ModelRequest, ScriptedLLM, around, validate_history
 from bot.llm.base import LLMResult, ToolCall
 from tests.engine.conftest import MODES, make_ctx, queued, run_scripted
 from tools.base import ToolResult
@@ -15,10 +15,9 @@ from tools.base import ToolResult
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
 
 
-class FailingSynthesis(ScriptedLLM):
-    async def stream_chat(self, messages, *, purpose="synthesis"):
+def synthesis_down(request: ModelRequest) -> None:
+    if request.purpose == "synthesis":
         raise LLMError("synthesis endpoint down")
-        yield ""  # pragma: no cover - makes this an async generator
 
 
 # ---- rule 1: two phases ---------------------------------------------------------------------
@@ -49,7 +48,9 @@ async def test_synthesis_prompt_cuts_each_tool_result_to_2000_chars(tools, mode)
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_synthesis_failure_yields_the_loops_last_answer(tools, mode):
-    llm = FailingSynthesis([LOOKUP, {"final": "주문 ORD001은 배송 지연 상태입니다."}], mode=mode)
+    llm = around(
+        ScriptedLLM([LOOKUP, {"final": "주문 ORD001은 배송 지연 상태입니다."}], mode=mode), synthesis_down
+    )
     run = await run_scripted([], tools, llm=llm)
     assert run.answer == "주문 ORD001은 배송 지연 상태입니다."
     statuses = [(e.channel, e.status) for e in run.events if e.type == "answer"]

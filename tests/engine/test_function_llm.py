@@ -7,7 +7,17 @@ import json
 
 import pytest
 
-from bot.llm import LLM, FunctionLLM, LLMError, LLMResult, ModelRequest, ScriptedLLM, forward, forward_stream
+from bot.llm import (
+    LLM,
+    FunctionLLM,
+    LLMError,
+    LLMResult,
+    ModelRequest,
+    ScriptedLLM,
+    around,
+    forward,
+    forward_stream,
+)
 
 MESSAGES = [{"role": "user", "content": "ORD001?"}]
 
@@ -65,3 +75,21 @@ async def test_forwarding_hands_a_request_to_another_model_unchanged() -> None:
     assert json.loads((await llm.chat(MESSAGES)).content or "")["answer"] == "초안"
     assert "".join(await collect(llm.stream_chat(MESSAGES))) == "최종 답변"
     assert script.calls == {"loop": 1, "synthesis": 1}
+
+
+async def test_around_runs_its_hook_before_every_call_and_may_refuse_one() -> None:
+    script = ScriptedLLM([{"final": "초안"}, {"answer": "최종 답변"}], mode="json")
+    seen: list[str] = []
+
+    async def before(request: ModelRequest) -> None:
+        seen.append(request.purpose)
+        if request.purpose == "compact":
+            raise LLMError("summary model down")
+
+    llm = around(script, before)
+    assert llm.abilities == script.abilities
+    with pytest.raises(LLMError):
+        await llm.chat(MESSAGES, purpose="compact")
+    assert json.loads((await llm.chat(MESSAGES)).content or "")["answer"] == "초안"
+    assert "".join(await collect(llm.stream_chat(MESSAGES))) == "최종 답변"
+    assert seen == ["compact", "loop", "synthesis"] and script.calls == {"loop": 1, "synthesis": 1}
