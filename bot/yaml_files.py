@@ -50,6 +50,11 @@ def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
+def load_yaml(text: str) -> Any:
+    """The data of one YAML document, read with the same loader as `parse_yaml` (raises `yaml.YAMLError`)."""
+    return parse_yaml(text)[1]
+
+
 def first_error(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
     """(location, message) of the first error, without pydantic's `Value error, ` prefix."""
     err = exc.errors()[0]

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.store import ORDER_STATUSES
-from bot.yaml_files import first_error
+from bot.yaml_files import first_error, load_yaml
 from tools import coupon_messages as say
 from tools.money import format_krw
 from tools.results import ResultCode
@@ -110,7 +110,7 @@ def load_coupon_rules(path: str | Path | None = None) -> CouponRules:
     file = Path(path) if path is not None else DEFAULT_RULES_PATH
     shown = _display_path(file)
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+        raw = load_yaml(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CouponRulesError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
