@@ -32,6 +32,7 @@ from pydantic_settings import (
 
 from bot.model_config import ModelConfig
 from bot.redaction import redact_urls
+from bot.yaml_files import first_error
 
 __all__ = ["ConfigError", "ModelConfig", "Settings", "config_file", "load_settings"]
 
@@ -374,11 +375,11 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(first.get("loc") or ("?",))
+        loc, msg = first_error(exc)
+        loc = loc or ("?",)
         name = ".".join(str(p) for p in loc) if loc[0] == "models" else _env_name(str(loc[0]))
-        msg = redact_urls(str(first.get("msg", "invalid value")).removeprefix("Value error, "))
-        raise ConfigError(f"{name}: {msg}{_shown_value(loc, first.get('input'))}") from None
+        shown = _shown_value(loc, exc.errors()[0].get("input"))
+        raise ConfigError(f"{name}: {redact_urls(msg)}{shown}") from None
     except SettingsError as exc:
         match = re.search(r'field "(\w+)"', str(exc))
         if match:

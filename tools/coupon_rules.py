@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.store import ORDER_STATUSES
+from bot.yaml_files import first_error, load_yaml
 from tools import coupon_messages as say
 from tools.money import format_krw
 from tools.results import ResultCode
@@ -109,7 +110,7 @@ def load_coupon_rules(path: str | Path | None = None) -> CouponRules:
     file = Path(path) if path is not None else DEFAULT_RULES_PATH
     shown = _display_path(file)
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+        raw = load_yaml(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CouponRulesError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
@@ -127,8 +128,8 @@ def load_coupon_rules(path: str | Path | None = None) -> CouponRules:
         cause = (err.get("ctx") or {}).get("error")
         if isinstance(cause, _RuleError):
             raise CouponRulesError(f"{shown}: {cause.key}: {cause.reason}") from None
-        key = ".".join(str(p) for p in err.get("loc", ())) or "(file)"
-        reason = err.get("msg", "invalid value").removeprefix("Value error, ")
+        loc, reason = first_error(exc)
+        key = ".".join(str(p) for p in loc) or "(file)"
         if err.get("type") == "extra_forbidden":
             reason = f"unknown key; valid keys: {', '.join(CouponRules.model_fields)}"
         raise CouponRulesError(f"{shown}: {key}: {reason} (got {err.get('input')!r})") from None

@@ -156,7 +156,6 @@ class GatewayMixin:
         `channel_options` are channel options whose value is a channel id. `known=False` sends a command
         Discord knows but the bot never synced (a stale client).
         """
-        user = self.users[user_id]
         command = self._synced_command(name) if known else {"id": "1", "name": name, "options": []}
         opts_schema = command.get("options", [])
         if sub is not None:
@@ -178,8 +177,6 @@ class GatewayMixin:
                 values.append({"type": kind, "name": key, "value": value})
         if sub is not None:
             values = [{"type": 1, "name": sub, "options": values}]
-        token = f"itoken-{self.snowflake()}"
-        iid = self.snowflake()
         data: dict[str, Any] = {
             "id": command["id"],
             "name": name,
@@ -189,33 +186,15 @@ class GatewayMixin:
         }
         if resolved:
             data["resolved"] = resolved
-        payload = {
-            "id": str(iid),
-            "application_id": str(self.APP_ID),
-            "type": 2,
-            "token": token,
-            "version": 1,
-            "guild_id": str(self.GUILD_ID),
-            "channel_id": str(channel_id),
-            "channel": {**self.channel_payload(channel_id), "permissions": str((1 << 41) - 1)},
-            "member": {**user.member_payload(), "permissions": str((1 << 41) - 1)},
-            "data": data,
-            "app_permissions": str((1 << 41) - 1),
-            "locale": "ko",
-            "guild_locale": "ko",
-            "entitlements": [],
-            "attachment_size_limit": 8 * 1024 * 1024,
-            "authorizing_integration_owners": {"0": str(self.GUILD_ID)},
-            "context": 0,
-        }
-        self.interactions[token] = {"id": iid, "callback": None, "original": None, "followups": []}
+        token, payload = self._interaction(user_id, channel_id, 2, data)
         await self.dispatch("INTERACTION_CREATE", payload)
         return token
 
     def _interaction(
         self, user_id: int, channel_id: int, kind: int, data: dict[str, Any], **extra: Any
     ) -> tuple[str, dict]:
-        """An INTERACTION_CREATE payload of `kind` (3 component, 5 modal submit) in a guild channel."""
+        """An INTERACTION_CREATE payload of `kind` (2 slash command, 3 component, 5 modal submit) in a guild
+        channel."""
         user = self.users[user_id]
         token = f"itoken-{self.snowflake()}"
         iid = self.snowflake()

@@ -12,12 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from bot.knowledge.documents import policy_files, strip_english_summaries
 from bot.knowledge.fusion import Evidence, FusionParams
 from bot.knowledge.hits import PolicyHit
 from bot.knowledge.index import PolicyIndex
+from bot.yaml_files import load_yaml
 
 OFF_TOPIC = "off_topic"
 
@@ -77,7 +76,7 @@ class EvalReport:
 
 
 def load_eval_cases(path: Path) -> list[EvalCase]:
-    raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    raw = load_yaml(Path(path).read_text(encoding="utf-8"))
     cases = []
     for c in raw["cases"]:
         source = c.get("source")

@@ -1,6 +1,8 @@
-"""The LLM layer: protocol and results, the OpenAI-compatible adapter, the scripted model, the registry."""
+"""The LLM layer: protocol and results, the OpenAI-compatible adapter, the scripted and function models,
+the registry."""
 
 from bot.llm.base import LLM, PURPOSES, LLMError, LLMResult, ToolCall, Usage, api_message
+from bot.llm.function import FunctionLLM, ModelRequest, around, forward, forward_stream
 from bot.llm.openai_llm import OpenAILLM
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM, ScriptedRequest, ScriptExhausted, ScriptViolation, validate_history
@@ -8,9 +10,11 @@ from bot.llm.scripted import ScriptedLLM, ScriptedRequest, ScriptExhausted, Scri
 __all__ = [
     "LLM",
     "PURPOSES",
+    "FunctionLLM",
     "LLMError",
     "LLMResult",
     "ModelRegistry",
+    "ModelRequest",
     "OpenAILLM",
     "ScriptExhausted",
     "ScriptViolation",
@@ -19,5 +23,8 @@ __all__ = [
     "ToolCall",
     "Usage",
     "api_message",
+    "around",
+    "forward",
+    "forward_stream",
     "validate_history",
 ]

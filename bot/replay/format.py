@@ -23,7 +23,8 @@ from pydantic import (
     model_validator,
 )
 
-from bot.store.seed import SeedData, SeedError, line_of, parse_fixture_data, parse_yaml
+from bot.store.seed import SeedData, SeedError, parse_fixture_data
+from bot.yaml_files import first_error, line_of, parse_yaml
 
 STEP_KINDS = ("tool", "tools", "final", "raw", "answer")
 
@@ -211,11 +212,9 @@ def load_transcript(path: Path) -> Transcript:
     try:
         case = Transcript.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err.get("loc", ()) if p not in ("function-after[_one_kind(), Turn]",))
+        loc, msg = first_error(exc)
         loc = tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
         line = line_of(root, loc) or 1
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         where = ".".join(str(p) for p in loc) or "(top)"
         raise TranscriptError(f"{path}:{line}: {where}: {msg}") from None
     fixtures_node = None
@@ -278,10 +277,8 @@ def _coupon_rules(path: Path, root: Any, overrides: Any) -> dict[str, Any] | Non
     try:
         CouponRules.model_validate({**base, **overrides})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err.get("loc", ()))
+        loc, msg = first_error(exc)
         key_line = line_of(root, ("fixtures", "coupon_rules", *loc[:1])) or line
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         where = ".".join(str(p) for p in loc) or "(rules)"
         raise TranscriptError(f"{path}:{key_line}: fixtures.coupon_rules.{where}: {msg}") from None
     return dict(overrides)

@@ -22,6 +22,7 @@ from bot.redaction import redact_url
 from bot.store.coupon_codes import new_coupon_code
 from bot.store.database import Store, StoreError, describe_error
 from bot.store.models import ORDER_STATUSES, Coupon, Order, Player, utcnow
+from bot.yaml_files import line_of, parse_yaml
 
 DEFAULT_SEED = Path(__file__).resolve().parents[2] / "data" / "demo_seed.yaml"
 
@@ -29,25 +30,9 @@ DEFAULT_SEED = Path(__file__).resolve().parents[2] / "data" / "demo_seed.yaml"
 MAX_AMOUNT = 2_147_483_647
 """The largest amount a row can hold on every backend (PostgreSQL INTEGER); SQLite overflows at 2**63."""
 
-_YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 class SeedError(Exception):
     """A seed or fixture file is malformed; the message names the file and line."""
-
-
-def parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
-    """(node tree, data) from ONE parse with libyaml's loader when present: the nodes keep the lines.
-
-    Raises `yaml.YAMLError` (with `problem_mark` for syntax errors) like `yaml.safe_load`.
-    """
-    loader = _YAML_LOADER(text)
-    try:
-        root = loader.get_single_node()
-        data = loader.construct_document(root) if root is not None else None
-    finally:
-        loader.dispose()
-    return root, data
 
 
 def normalize_order_id(value: str) -> str:
@@ -189,29 +174,6 @@ class SeedData(BaseModel):
                     problems.append((("coupons", i, "order_id"), f"second live coupon for {c.order_id}"))
                 live.add(c.order_id)
         return problems
-
-
-def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
-    """Walk the composed YAML node tree along a pydantic error location; 1-based line."""
-    node = root
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            nxt = None
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.value == str(part):
-                    nxt = value
-                    line = key.start_mark.line + 1
-                    break
-            node = nxt
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            break
-        if node is None:
-            break
-    return line
 
 
 def parse_fixture_data(data: Any, *, source: str, root: yaml.Node | None = None) -> SeedData:

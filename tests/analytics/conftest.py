@@ -4,12 +4,12 @@ and a seeded support history whose every figure is computed by hand in `history.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from bot.store import Store
-from tests.scale.conftest import BACKENDS, create_pg_database, drop_pg_database
+from tests.scale.conftest import backend as backend  # the SQLite / PostgreSQL parameter, shared
+from tests.scale.conftest import db_url as db_url  # an empty database of `backend`, shared
 from tests.scale.conftest import pytest_runtest_setup as _needs_services
 
 
@@ -17,25 +17,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _needs_services(item)
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.fixture
-async def db_url(backend: str, tmp_path: Path) -> AsyncIterator[str]:
-    if backend == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path / 'stats.db'}"
-        return
-    url = await create_pg_database()
-    try:
-        yield url
-    finally:
-        await drop_pg_database(url)
-
-
 @pytest.fixture
 async def store(db_url: str) -> AsyncIterator[Store]:
+    """An open store on an empty database (the tests seed their own history)."""
     st = Store(db_url)
     await st.open()
     try:

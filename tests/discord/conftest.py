@@ -32,25 +32,6 @@ def SlowStreamLLM(steps: list[dict[str, Any]], *, delay: float = 0.03, **kwargs:
     return ScriptedLLM(steps, chunk_delay=delay, **kwargs)
 
 
-class HeldLLM(ScriptedLLM):
-    """The scripted model that holds its first `loop` call until `release()`: the run stays active while
-    the test sends more messages."""
-
-    def __init__(self, steps: list[dict[str, Any]], **kwargs: Any) -> None:
-        super().__init__(steps, **kwargs)
-        self.holding = asyncio.Event()
-        self._gate = asyncio.Event()
-
-    def release(self) -> None:
-        self._gate.set()
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        if kwargs.get("purpose", "loop") == "loop" and self.loop_calls == 0:
-            self.holding.set()
-            await self._gate.wait()
-        return await super().chat(messages, **kwargs)
-
-
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "data_dir": data_dir,

@@ -9,7 +9,8 @@ from typing import Any
 from bench.fake_discord import FakeDiscord
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.llm.scripted import ScriptedLLM
-from tests.discord.conftest import EDIT_INTERVAL, HeldLLM, SlowStreamLLM
+from tests.discord.conftest import EDIT_INTERVAL, SlowStreamLLM
+from tests.fakes.held import Held
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 GENERAL = FakeDiscord.GENERAL_CHANNEL
@@ -108,14 +109,16 @@ async def test_a_3000_character_answer_arrives_as_two_messages(harness, fake):
 
 
 async def test_message_during_a_run_gets_eyes_and_reaches_the_model_as_an_interrupt(harness, fake):
-    llm = HeldLLM(
-        [
-            {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
-            {"final": "확인했습니다"},
-            {"answer": "확인했습니다."},
-        ]
+    llm = Held(
+        ScriptedLLM(
+            [
+                {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+                {"final": "확인했습니다"},
+                {"answer": "확인했습니다."},
+            ]
+        )
     )
-    bot = await harness.start(llm)
+    bot = await harness.start(llm.llm)
 
     await fake.user_says(SUPPORT, 9001, "ORD001 어디쯤 왔나요?")
     await fake.wait_for(llm.holding.is_set, what="the run to start")
@@ -126,7 +129,7 @@ async def test_message_during_a_run_gets_eyes_and_reaches_the_model_as_an_interr
     await bot.idle()
 
     assert fake.reactions_on(second) == ["👀"]
-    assert f"{INTERRUPT_PREFIX} 참고로 선물용이에요" in _loop_texts(llm)
+    assert f"{INTERRUPT_PREFIX} 참고로 선물용이에요" in _loop_texts(llm.script)
     assert len(fake.bot_messages(SUPPORT)) == 1, "the interrupt joined the run instead of starting another"
 
 
@@ -242,8 +245,8 @@ async def test_escalation_is_posted_to_the_staff_channel(harness, fake):
 
 
 async def test_closing_the_bot_stops_a_run_in_progress_and_says_so(harness, fake):
-    llm = HeldLLM([{"final": "안 나갈 답"}])
-    bot = await harness.start(llm, shutdown_grace=0.1)
+    llm = Held(ScriptedLLM([{"final": "안 나갈 답"}]))
+    bot = await harness.start(llm.llm, shutdown_grace=0.1)
 
     await fake.user_says(SUPPORT, 9001, "ORD001 확인 부탁해요")
     await fake.wait_for(llm.holding.is_set, what="the run to start")

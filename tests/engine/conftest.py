@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from bot.llm.base import LLMError, LLMResult, merged_abilities
+from bot.llm.base import LLMError, LLMResult
+from bot.llm.function import FunctionLLM, ModelRequest
 from bot.memory import ThreadMemory
 from bot.store import Store
 from tools.base import Actor, ToolContext, ToolRegistry, ToolResult, tool
@@ -176,46 +177,26 @@ def memory(db: Store) -> ThreadMemory:
     return ThreadMemory(db)
 
 
-class QueueLLM:
-    """A protocol implementation that answers each call with the next queued result (or raises it)."""
+def queued(
+    replies: list[LLMResult | Exception | str], *, abilities: dict[str, Any] | None = None
+) -> FunctionLLM:
+    """A function model that answers each chat call with the next queued result (or raises it); its
+    streams yield nothing."""
+    queue = list(replies)
 
-    def __init__(
-        self,
-        replies: list[LLMResult | Exception | str],
-        *,
-        abilities: dict[str, Any] | None = None,
-        stream: list[str] | Exception | None = None,
-    ) -> None:
-        self.abilities = merged_abilities(abilities)
-        self.replies = list(replies)
-        self.calls: list[dict[str, Any]] = []
-        self.stream = stream
+    def reply(request: ModelRequest) -> LLMResult | str:
+        if not queue:
+            raise LLMError("queued model: no reply left")
+        nxt = queue.pop(0)
+        if isinstance(nxt, Exception):
+            raise nxt
+        return nxt
 
-    async def chat(self, messages, *, tools=None, tool_choice=None, response_format=None, purpose="loop"):
-        self.calls.append(
-            {
-                "messages": list(messages),
-                "tools": tools,
-                "tool_choice": tool_choice,
-                "response_format": response_format,
-                "purpose": purpose,
-            }
-        )
-        if not self.replies:
-            raise LLMError("QueueLLM: no reply left")
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        if isinstance(reply, str):
-            return LLMResult(content=reply)
-        return reply
+    async def silent(request: ModelRequest) -> AsyncIterator[str]:
+        return
+        yield ""  # pragma: no cover - makes this an async generator
 
-    async def stream_chat(self, messages, *, purpose="synthesis"):
-        self.calls.append({"messages": list(messages), "purpose": purpose, "stream": True})
-        if isinstance(self.stream, Exception):
-            raise self.stream
-        for piece in self.stream or []:
-            yield piece
+    return FunctionLLM(reply, stream_function=silent, abilities=abilities)
 
 
 @pytest.fixture

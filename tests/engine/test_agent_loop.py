@@ -7,18 +7,17 @@ import pytest
 from bot.engine import ReActAgent, event_adapter
 from bot.engine.observations import observation_text
 from bot.engine.prompts import LOOP_REFORMAT_REQUEST
-from bot.llm import LLMError, ScriptedLLM, validate_history
+from bot.llm import LLMError, ModelRequest, ScriptedLLM, around, validate_history
 from bot.llm.base import LLMResult, ToolCall
-from tests.engine.conftest import MODES, QueueLLM, make_ctx, run_scripted
+from tests.engine.conftest import MODES, make_ctx, queued, run_scripted
 from tools.base import ToolResult
 
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
 
 
-class FailingSynthesis(ScriptedLLM):
-    async def stream_chat(self, messages, *, purpose="synthesis"):
+def synthesis_down(request: ModelRequest) -> None:
+    if request.purpose == "synthesis":
         raise LLMError("synthesis endpoint down")
-        yield ""  # pragma: no cover - makes this an async generator
 
 
 # ---- rule 1: two phases ---------------------------------------------------------------------
@@ -49,7 +48,9 @@ async def test_synthesis_prompt_cuts_each_tool_result_to_2000_chars(tools, mode)
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_synthesis_failure_yields_the_loops_last_answer(tools, mode):
-    llm = FailingSynthesis([LOOKUP, {"final": "주문 ORD001은 배송 지연 상태입니다."}], mode=mode)
+    llm = around(
+        ScriptedLLM([LOOKUP, {"final": "주문 ORD001은 배송 지연 상태입니다."}], mode=mode), synthesis_down
+    )
     run = await run_scripted([], tools, llm=llm)
     assert run.answer == "주문 ORD001은 배송 지연 상태입니다."
     statuses = [(e.channel, e.status) for e in run.events if e.type == "answer"]
@@ -201,7 +202,7 @@ async def test_native_response_without_tool_calls_is_the_final_answer(tools):
 
 async def test_native_mode_rewrites_tool_call_ids_a_server_reuses(tools):
     same = ToolCall("call_0", "lookup_order", '{"order_id": "ORD001"}')
-    llm = QueueLLM([LLMResult(tool_calls=[same]), LLMResult(tool_calls=[same]), "done"])
+    llm = queued([LLMResult(tool_calls=[same]), LLMResult(tool_calls=[same]), "done"])
     result = await ReActAgent(llm, tools).run("q", make_ctx())
     ids = [o.call_id for o in result.tool_outcomes]
     assert ids[0] == "call_0" and ids[1] != "call_0"
@@ -209,7 +210,7 @@ async def test_native_mode_rewrites_tool_call_ids_a_server_reuses(tools):
         validate_history(
             [
                 {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")}
-                for m in llm.calls[-1]["messages"]
+                for m in llm.requests[-1].messages
             ]
         )
         == []

@@ -6,9 +6,9 @@ import pytest
 
 from bot.engine import ContextGuard, ReActAgent, estimate_tokens
 from bot.engine.context import SUMMARY_PREFIX, TRUNCATION_NOTE
-from bot.llm import LLMError, ScriptedLLM, validate_history
+from bot.llm import LLMError, ModelRequest, ScriptedLLM, around, validate_history
 from bot.llm.base import LLMResult, ToolCall, Usage, api_message
-from tests.engine.conftest import MODES, QueueLLM, make_ctx
+from tests.engine.conftest import MODES, make_ctx, queued
 
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
 
@@ -95,16 +95,15 @@ async def test_compaction_summarises_old_messages_keeps_ids_pinned_query_and_emi
     assert result.stopped_reason == "final_answer"
 
 
-class NoSummary(ScriptedLLM):
-    async def chat(self, messages, *, purpose="loop", **kw):
-        if purpose == "compact":
-            raise LLMError("summary model down")
-        return await super().chat(messages, purpose=purpose, **kw)
+def summary_down(request: ModelRequest) -> None:
+    if request.purpose == "compact":
+        raise LLMError("summary model down")
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_failed_summary_falls_back_to_truncation_and_the_run_goes_on(tools, mode):
-    llm = NoSummary([LOOKUP, {"final": "ok"}], mode=mode)
+    script = ScriptedLLM([LOOKUP, {"final": "ok"}], mode=mode)
+    llm = around(script, summary_down)
     events = []
     result = await ReActAgent(llm, tools, context_window=1_500).run(
         "q", make_ctx(), history=old_history(), on_event=events.append
@@ -112,7 +111,7 @@ async def test_failed_summary_falls_back_to_truncation_and_the_run_goes_on(tools
     compact = next(e for e in events if e.type == "compact")
     assert compact.summarized is False
     assert any(m.get("content") == TRUNCATION_NOTE for m in result.messages)
-    assert result.answer == "ok" and llm.violations == []
+    assert result.answer == "ok" and script.violations == []
 
 
 async def test_agent_calibrates_its_estimate_against_reported_usage(tools):
@@ -125,15 +124,15 @@ async def test_agent_calibrates_its_estimate_against_reported_usage(tools):
 
     history = old_history(3)
     # The endpoint says the prompt is far bigger than our estimate: the guard must believe it and compact.
-    big = QueueLLM(replies(50_000))
+    big = queued(replies(50_000))
     events = []
     await ReActAgent(big, tools, context_window=4_000).run(
         "q", make_ctx(), history=history, on_event=events.append
     )
     assert any(e.type == "compact" for e in events)
-    assert [c["purpose"] for c in big.calls] == ["loop", "compact", "loop"]
+    assert [c.purpose for c in big.requests] == ["loop", "compact", "loop"]
     # Same run with honest usage: no compaction.
-    honest = QueueLLM([*replies(800)[:1], "done"])
+    honest = queued([*replies(800)[:1], "done"])
     events = []
     await ReActAgent(honest, tools, context_window=4_000).run(
         "q", make_ctx(), history=history, on_event=events.append

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from bot.config import ConfigError, load_settings
-from bot.llm import ScriptedLLM, validate_history
+from bot.llm import ModelRequest, ScriptedLLM, around, validate_history
 from bot.llm.base import api_message
 from tests.engine.conftest import MODES, make_ctx, run_scripted
 
@@ -87,46 +88,46 @@ class _Clock:
         return self.now
 
 
-class _SlowModel(ScriptedLLM):
+def slow_loop(clock: _Clock) -> Callable[[ModelRequest], None]:
     """Each loop call takes 40 s on the fake clock."""
 
-    def __init__(self, steps, clock: _Clock, **kwargs) -> None:
-        super().__init__(steps, **kwargs)
-        self.clock = clock
+    def before(request: ModelRequest) -> None:
+        if request.purpose == "loop":
+            clock.now += 40
 
-    async def chat(self, messages, **kwargs):
-        if kwargs.get("purpose", "loop") == "loop":
-            self.clock.now += 40
-        return await super().chat(messages, **kwargs)
+    return before
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_run_budget_stops_the_loop_and_the_fallback_names_what_ran(tools, probe, mode):
     clock = _Clock()
-    llm = _SlowModel(
-        [LOOKUP, {"tool": "echo", "args": {"text": "a"}}, LOOKUP, LOOKUP, {"final": "x"}], clock, mode=mode
+    script = ScriptedLLM(
+        [LOOKUP, {"tool": "echo", "args": {"text": "a"}}, LOOKUP, LOOKUP, {"final": "x"}], mode=mode
     )
+    llm = around(script, slow_loop(clock))
     run = await run_scripted([], tools, llm=llm, clock=clock, run_budget_s=90, query=QUERY)
     result = run.result
     assert result.stopped_reason == "budget" and result.iterations == 3  # 0 → 40 → 80 → 120 s
     assert "90초" in result.answer and "lookup_order" in result.answer and "echo" in result.answer
     assert "운영진" in result.answer
-    assert run.llm.calls["synthesis"] == 0 and run.answer == result.answer
+    assert script.calls["synthesis"] == 0 and run.answer == result.answer
     done = next(e for e in run.events if e.type == "done")
     assert done.stopped_reason == "budget" and "budget of 90 s" in (done.error or "")
     assert not validate_history([api_message(m) for m in result.messages])
 
 
-class _HangingModel(ScriptedLLM):
-    async def chat(self, messages, **kwargs):
-        if kwargs.get("purpose", "loop") == "loop" and self.loop_calls >= 1:
+def hang_after_first_loop(script: ScriptedLLM) -> Callable[[ModelRequest], Awaitable[None]]:
+    async def before(request: ModelRequest) -> None:
+        if request.purpose == "loop" and script.loop_calls >= 1:
             await asyncio.sleep(30)
-        return await super().chat(messages, **kwargs)
+
+    return before
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_model_call_that_outlasts_the_budget_is_cut_at_the_budget(tools, mode):
-    llm = _HangingModel([LOOKUP, {"final": "x"}], mode=mode)
+    script = ScriptedLLM([LOOKUP, {"final": "x"}], mode=mode)
+    llm = around(script, hang_after_first_loop(script))
     started = time.perf_counter()
     run = await run_scripted([], tools, llm=llm, run_budget_s=0.3, query="ORD101?", ctx=make_ctx(locale="en"))
     assert time.perf_counter() - started < 5

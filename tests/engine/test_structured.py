@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from bot.engine.structured import REFORMAT_REQUEST, extract_json, structured_llm_call
 from bot.llm.base import LLMError, LLMResult, ToolCall, Usage
-from tests.engine.conftest import QueueLLM
+from tests.engine.conftest import queued
 
 SCHEMA = {
     "type": "object",
@@ -24,34 +24,34 @@ def call(args: str) -> LLMResult:
 
 
 async def test_native_level_forces_the_function_and_succeeds_in_one_call():
-    llm = QueueLLM([call('{"tools": ["a"]}')], abilities=ALL)
+    llm = queued([call('{"tools": ["a"]}')], abilities=ALL)
     result = await structured_llm_call(llm, MSGS, SCHEMA)
     assert (result.value, result.level_used, result.llm_calls) == ({"tools": ["a"]}, "native", 1)
-    assert llm.calls[0]["tool_choice"] == {"type": "function", "function": {"name": "respond"}}
-    assert llm.calls[0]["tools"][0]["function"]["parameters"] == SCHEMA
+    assert llm.requests[0].tool_choice == {"type": "function", "function": {"name": "respond"}}
+    assert llm.requests[0].tools[0]["function"]["parameters"] == SCHEMA
     assert result.usage.prompt_tokens == 5
 
 
 async def test_json_mode_level_is_used_when_native_fails_and_retries_once_with_reformat():
-    llm = QueueLLM([call("not json"), "still not json", '{"tools": ["b"]}'], abilities=ALL)
+    llm = queued([call("not json"), "still not json", '{"tools": ["b"]}'], abilities=ALL)
     result = await structured_llm_call(llm, MSGS, SCHEMA)
     assert (result.value, result.level_used, result.llm_calls) == ({"tools": ["b"]}, "json_mode", 3)
-    assert llm.calls[1]["response_format"] == {"type": "json_object"}
-    assert llm.calls[2]["messages"][-1]["content"] == REFORMAT_REQUEST
+    assert llm.requests[1].response_format == {"type": "json_object"}
+    assert llm.requests[2].messages[-1]["content"] == REFORMAT_REQUEST
 
 
 async def test_plain_text_level_extracts_json_from_prose():
-    llm = QueueLLM(
+    llm = queued(
         ['Sure! Here you go:\n```json\n{"tools": ["c"]}\n```'],
         abilities={"tool_call": False, "json_mode": False},
     )
     result = await structured_llm_call(llm, MSGS, SCHEMA)
     assert (result.value, result.level_used, result.llm_calls) == ({"tools": ["c"]}, "text", 1)
-    assert llm.calls[0]["tools"] is None and llm.calls[0]["response_format"] is None
+    assert llm.requests[0].tools is None and llm.requests[0].response_format is None
 
 
 async def test_regex_fallback_rescues_plain_text():
-    llm = QueueLLM(
+    llm = queued(
         ["I pick lookup_order and escalate_to_staff"], abilities={"tool_call": False, "json_mode": False}
     )
 
@@ -65,17 +65,17 @@ async def test_regex_fallback_rescues_plain_text():
 
 
 async def test_total_failure_returns_default_after_at_most_five_calls():
-    llm = QueueLLM(["x"] * 10, abilities=ALL)
+    llm = queued(["x"] * 10, abilities=ALL)
     result = await structured_llm_call(llm, MSGS, SCHEMA, default_value={"tools": []})
     assert (result.value, result.level_used, result.llm_calls) == ({"tools": []}, "default", 5)
     assert not result.ok
 
 
 async def test_levels_are_skipped_by_abilities():
-    json_only = QueueLLM(["x"] * 10, abilities={"tool_call": False, "json_mode": True})
+    json_only = queued(["x"] * 10, abilities={"tool_call": False, "json_mode": True})
     assert (await structured_llm_call(json_only, MSGS, SCHEMA)).llm_calls == 4
-    assert all(c["tools"] is None for c in json_only.calls)
-    plain = QueueLLM(["x"] * 10, abilities={"tool_call": False, "json_mode": False})
+    assert all(c.tools is None for c in json_only.requests)
+    plain = queued(["x"] * 10, abilities={"tool_call": False, "json_mode": False})
     assert (await structured_llm_call(plain, MSGS, SCHEMA)).llm_calls == 2
 
 
@@ -85,7 +85,7 @@ async def test_parse_fn_rejection_moves_to_the_next_level_and_llm_errors_do_not_
             raise ValueError("unknown")
         return raw["tools"]
 
-    llm = QueueLLM([call('{"tools": ["bad"]}'), LLMError("down"), '{"tools": ["ok"]}'], abilities=ALL)
+    llm = queued([call('{"tools": ["bad"]}'), LLMError("down"), '{"tools": ["ok"]}'], abilities=ALL)
     result = await structured_llm_call(llm, MSGS, SCHEMA, parse_fn=only_known)
     assert (result.value, result.level_used, result.llm_calls) == (["ok"], "text", 3)
 
@@ -94,7 +94,7 @@ async def test_pydantic_schema_is_validated_and_returned_as_model():
     class Pick(BaseModel):
         tools: list[str]
 
-    llm = QueueLLM([call('{"tools": 5}'), '{"tools": ["z"]}'], abilities=ALL)
+    llm = queued([call('{"tools": 5}'), '{"tools": ["z"]}'], abilities=ALL)
     result = await structured_llm_call(llm, MSGS, Pick)
     assert isinstance(result.value, Pick) and result.value.tools == ["z"] and result.level_used == "json_mode"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.engine import ReActAgent
-from bot.llm import LLMError, ScriptedLLM
+from bot.llm import LLMError, ModelRequest, ScriptedLLM, around
 from tests.engine.conftest import MODES, make_ctx, make_many_tools
 
 PICK = {"tool": "tool_07", "args": {"text": "x"}}
@@ -60,16 +60,14 @@ async def test_selection_with_only_invalid_names_falls_back_to_the_full_set(mode
     assert len(offered(llm)) == 15 and result.codes == ["OK"]
 
 
-class SelectionDown(ScriptedLLM):
-    async def chat(self, messages, *, purpose="loop", **kw):
-        if purpose == "select_tools":
-            raise LLMError("selection model timed out")
-        return await super().chat(messages, purpose=purpose, **kw)
+def selection_down(request: ModelRequest) -> None:
+    if request.purpose == "select_tools":
+        raise LLMError("selection model timed out")
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_selection_failure_falls_back_to_the_full_set(mode):
-    llm = SelectionDown([PICK, {"final": "ok"}], mode=mode)
+    llm = around(ScriptedLLM([PICK, {"final": "ok"}], mode=mode), selection_down)
     result, _ = await run(llm, make_many_tools(15))
     assert len(offered(llm)) == 15 and result.stopped_reason == "final_answer"
 

@@ -3,10 +3,9 @@ failing steps, and a step running on its own model."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from bot.llm import ModelRequest, around
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM
 from bot.ops.graph import OpsGraph
@@ -122,17 +121,14 @@ async def test_a_worker_failing_on_the_revision_keeps_the_best_draft(make_env, m
     assert "worker" in state.history[-1].text
 
 
-class _RaisingReviewer(ScriptedLLM):
-    """A model whose structured calls raise something other than LLMError (a broken adapter)."""
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any):  # type: ignore[override]
-        if kwargs.get("purpose") == "structured":
-            raise RuntimeError("adapter bug")
-        return await super().chat(messages, **kwargs)
+def adapter_bug(request: ModelRequest) -> None:
+    """Structured calls raise something other than LLMError (a broken adapter)."""
+    if request.purpose == "structured":
+        raise RuntimeError("adapter bug")
 
 
 async def test_a_reflection_that_raises_keeps_the_draft_and_names_the_step(make_env, models) -> None:
-    models.add(planner(), worker({"final": DRAFT_1}), _RaisingReviewer([]))
+    models.add(planner(), worker({"final": DRAFT_1}), around(ScriptedLLM([]), adapter_bug))
     state = await OpsGraph().run(OpsState(request=REQUEST), make_env())
     assert (state.status, state.failed_step, state.draft) == ("failed", "reflection", DRAFT_1)
     assert state.error == "RuntimeError: adapter bug"

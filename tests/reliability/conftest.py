@@ -17,8 +17,9 @@ from bot.app import PROJECT_ROOT, App, build_app
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
+from bot.llm import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.base import LLMResult
-from bot.llm.scripted import ScriptedLLM
+from bot.llm.scripted import ScriptedLLM, ScriptViolation, validate_history
 from bot.memory import ThreadMemory
 from bot.store import Store
 from tests.fakes.knowledge import EmptyPolicyIndex
@@ -27,22 +28,38 @@ from tools.base import Actor
 PYTHON = sys.executable
 
 
-class EchoLLM(ScriptedLLM):
+def check_history(request: ModelRequest) -> None:
+    """Refuse a history the Chat Completions API would reject, as the scripted model does."""
+    problems = validate_history(request.messages)
+    if problems:
+        raise ScriptViolation(f"{request.purpose} call with an invalid history: " + "; ".join(problems))
+
+
+def loop_by(answer: Callable[[ScriptedLLM, ModelRequest], LLMResult]) -> FunctionLLM:
+    """A function model whose `loop` calls `answer(script, request)` decides (after the history check);
+    every other purpose, the answer stream included, is served by the scripted model `script`."""
+    script = ScriptedLLM([])
+
+    async def reply(request: ModelRequest) -> LLMResult:
+        if request.purpose != "loop":
+            return await forward(script, request)
+        check_history(request)
+        return answer(script, request)
+
+    return FunctionLLM(reply, stream_function=lambda r: forward_stream(script, r), abilities=script.abilities)
+
+
+def _echo(script: ScriptedLLM, request: ModelRequest) -> LLMResult:
+    last = next((m for m in reversed(request.messages) if m.get("role") == "user"), {})
+    quoted = str(last.get("content") or "")[:300]
+    script.answer = f"말씀하신 내용을 확인했습니다: {quoted}"
+    return LLMResult(content=script.answer, finish_reason="stop")
+
+
+def echo_llm() -> FunctionLLM:
     """Answers every turn with a `final` that quotes the player's message, so hostile text also goes
     through synthesis and the output guard. One instance serves any number of runs."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__([], **kwargs)
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
-        if kwargs.get("purpose", "loop") != "loop":
-            return await super().chat(messages, **kwargs)
-        self._check(messages, "loop")
-        self.loop_calls += 1
-        last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-        quoted = str(last.get("content") or "")[:300]
-        self.answer = f"말씀하신 내용을 확인했습니다: {quoted}"
-        return LLMResult(content=self.answer, finish_reason="stop")
+    return loop_by(_echo)
 
 
 def history_for_api(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

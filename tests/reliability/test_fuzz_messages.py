@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,15 +25,17 @@ from bot.app import App
 from bot.engine.agent import ReActAgent
 from bot.guards.input import DEFAULT_MAX_CHARS, check_input
 from bot.guards.output import OutputGuard
+from bot.llm import FunctionLLM, ModelRequest
 from bot.llm.base import LLMResult, ToolCall
 from bot.llm.scripted import ScriptedLLM, validate_history
 from bot.store import Store
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.reliability.conftest import (
-    EchoLLM,
     RecordingSurface,
+    echo_llm,
     history_for_api,
     load_history,
+    loop_by,
     say,
     start_app,
 )
@@ -169,34 +172,34 @@ def batch(strategy: st.SearchStrategy[str]) -> st.SearchStrategy[list[str]]:
     return st.lists(strategy, min_size=BATCH, max_size=BATCH)
 
 
-class ProbeLLM(ScriptedLLM):
+def probe_llm() -> FunctionLLM:
     """For the engine fuzz: one step that feeds the player's text into two tools as arguments, then a
     `final` quoting it. Hostile text thus reaches tool argument parsing, the database and the output guard."""
+    prefix = secrets.token_hex(3)
+    steps = itertools.count(1)
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__([], **kwargs)
-        self._step = 0
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
-        if kwargs.get("purpose", "loop") != "loop":
-            return await super().chat(messages, **kwargs)
-        self._check(messages, "loop")
-        query = next(m for m in messages if m.get("role") == "user").get("content") or ""
-        self._step += 1
-        if self._step == 1:
+    def probe(script: ScriptedLLM, request: ModelRequest) -> LLMResult:
+        query = next(m for m in request.messages if m.get("role") == "user").get("content") or ""
+        if next(steps) == 1:
             return LLMResult(
                 tool_calls=[
                     ToolCall(
-                        id=self._new_id(), name="lookup_order", arguments=json.dumps({"order_id": query[:80]})
+                        id=f"call_{prefix}_1",
+                        name="lookup_order",
+                        arguments=json.dumps({"order_id": query[:80]}),
                     ),
                     ToolCall(
-                        id=self._new_id(), name="search_policy", arguments=json.dumps({"query": query[:200]})
+                        id=f"call_{prefix}_2",
+                        name="search_policy",
+                        arguments=json.dumps({"query": query[:200]}),
                     ),
                 ],
                 finish_reason="tool_calls",
             )
-        self.answer = f"확인 결과를 알려 드립니다: {query[:300]}"
-        return LLMResult(content=self.answer, finish_reason="stop")
+        script.answer = f"확인 결과를 알려 드립니다: {query[:300]}"
+        return LLMResult(content=script.answer, finish_reason="stop")
+
+    return loop_by(probe)
 
 
 @dataclass
@@ -244,7 +247,7 @@ class FuzzRig:
             return verdict.reply or ""
         conv = self.app.conversations
         actor = await conv.resolve_actor(discord_id)
-        agent = ReActAgent(ProbeLLM(), conv.tools.visible_to(actor))
+        agent = ReActAgent(probe_llm(), conv.tools.visible_to(actor))
         ctx = ToolContext(
             actor=actor, thread_id=self.thread(), run_id="fuzz", store=self.store, services=conv.services
         )
@@ -266,7 +269,7 @@ def rig(tmp_path: Path) -> Iterator[FuzzRig]:
         store = Store(f"sqlite+aiosqlite:///{tmp_path / 'fuzz.db'}")
         await store.open()
         await apply_seed(store, load_seed_file(DEFAULT_SEED))
-        return await start_app(store, tmp_path, EchoLLM), store
+        return await start_app(store, tmp_path, echo_llm), store
 
     app, store = runner.run(setup())
     try:

@@ -21,6 +21,7 @@ from bot.channels.web.server import WebDeps, create_app
 from bot.config import load_settings
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Store
+from tests.fakes.held import Held
 
 SECRET = "test-secret-for-the-web-channel-0123456789"
 FIXED_NOW = datetime.fromisoformat("2026-11-30T10:00:00+09:00")
@@ -47,24 +48,6 @@ class EmptyPolicyIndex:
 
     async def search(self, query: str, top_k: int = 3) -> list[Any]:
         return []
-
-
-class HeldLLM(ScriptedLLM):
-    """Holds its first `loop` call until `release()`, so a test can post while the run is active."""
-
-    def __init__(self, steps: list[dict[str, Any]], **kwargs: Any) -> None:
-        super().__init__(steps, **kwargs)
-        self.holding = asyncio.Event()
-        self._gate = asyncio.Event()
-
-    def release(self) -> None:
-        self._gate.set()
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        if kwargs.get("purpose", "loop") == "loop" and self.loop_calls == 0:
-            self.holding.set()
-            await self._gate.wait()
-        return await super().chat(messages, **kwargs)
 
 
 @dataclass
@@ -113,11 +96,17 @@ class WebHarness:
     def conversations(self) -> Any:
         return self.app.conversations
 
-    def script(self, *steps: dict[str, Any], cls: type = ScriptedLLM, **kwargs: Any) -> Any:
+    def script(self, *steps: dict[str, Any], **kwargs: Any) -> ScriptedLLM:
         """Queue the scripted model of the next run."""
-        llm = cls(list(steps), mode=self.mode, **kwargs)
+        llm = ScriptedLLM(list(steps), mode=self.mode, **kwargs)
         self.queue.append(llm)
         return llm
+
+    def held_script(self, *steps: dict[str, Any], **kwargs: Any) -> Held:
+        """Queue a scripted model that holds its first loop call until `release()`."""
+        held = Held(ScriptedLLM(list(steps), mode=self.mode, **kwargs))
+        self.queue.append(held.llm)
+        return held
 
     def token(self, player_id: str, ttl: float = 900) -> str:
         return self.identities.issue_token(player_id, ttl)

@@ -14,8 +14,6 @@ import aiohttp.web
 import pytest
 from playwright.async_api import Browser, Page, async_playwright, expect
 
-from tests.web.conftest import HeldLLM
-
 CHROMIUM = os.environ.get("ARCA_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -143,10 +141,9 @@ async def test_a_follow_up_mid_answer_is_handled(browser, make_web):
 
 async def test_a_follow_up_while_tools_run_is_injected(browser, make_web):
     web = await make_web("json")
-    llm = web.script(
+    llm = web.held_script(
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
         {"final": "ORD001은 배송 지연이고, 취소 요청도 함께 전달했습니다."},
-        cls=HeldLLM,
     )
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}")
     await send(page, "ORD001 확인해 주세요")

@@ -12,7 +12,7 @@ import pytest
 from bot.config import load_settings
 from bot.observability import ArcaMetrics
 from tests.fakes.openai_server import FakeOpenAIServer, reply
-from tests.web.conftest import SECRET, HeldLLM, read_sse
+from tests.web.conftest import SECRET, read_sse
 
 SEED_KEYS = {
     ("step", "thinking", "start"): {"type", "status", "iteration"},
@@ -160,10 +160,9 @@ async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp
 
 async def test_second_post_during_a_run_joins_it_as_an_interrupt(make_web):
     web = await make_web("native")
-    llm = web.script(
+    llm = web.held_script(
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
         {"final": "ORD001 배송 지연이고, ORD004는 배송 중입니다."},
-        cls=HeldLLM,
     )
     client = web.client("P100")
     events = []
@@ -190,7 +189,7 @@ async def test_second_post_during_a_run_joins_it_as_an_interrupt(make_web):
     order = [signature(e) for e in events]
     assert order.index(("inject", "inject", None)) > order.index(("step", "iteration", "done"))
     assert [e.event for e in events].count("done") == 1
-    model_saw = [m["content"] for m in llm.requests[-1].messages if m.get("role") == "user"]
+    model_saw = [m["content"] for m in llm.script.requests[-1].messages if m.get("role") == "user"]
     assert any("ORD004도 같이 봐주세요" in (c or "") for c in model_saw)
 
 

@@ -14,13 +14,16 @@
     if (value) hash.set(key, value);
   }
 
+  // Both the chat window and its button float in the bottom-right corner above the game page.
+  function float(el, style) {
+    Object.assign(el.style, { position: "fixed", right: "16px", zIndex: "2147483000" }, style);
+  }
+
   const frame = document.createElement("iframe");
   frame.src = base + (hash.toString() ? "#" + hash : "");
   frame.title = script.dataset.title || "Arca Online Support";
   frame.setAttribute("allow", "clipboard-write");
-  Object.assign(frame.style, {
-    position: "fixed",
-    right: "16px",
+  float(frame, {
     bottom: "84px",
     width: "min(400px, calc(100vw - 32px))",
     height: "min(640px, calc(100vh - 110px))",
@@ -28,7 +31,6 @@
     borderRadius: "14px",
     boxShadow: "0 12px 32px rgba(20, 24, 40, 0.18)",
     background: "#fff",
-    zIndex: "2147483000",
     display: "none",
   });
 
@@ -47,9 +49,7 @@
   button.appendChild(svg);
   button.setAttribute("aria-label", frame.title);
   button.setAttribute("aria-expanded", "false");
-  Object.assign(button.style, {
-    position: "fixed",
-    right: "16px",
+  float(button, {
     bottom: "16px",
     width: "56px",
     height: "56px",
@@ -60,7 +60,6 @@
     display: "grid",
     placeItems: "center",
     cursor: "pointer",
-    zIndex: "2147483000",
     boxShadow: "0 6px 16px rgba(20, 24, 40, 0.25)",
   });
   button.addEventListener("click", () => {
