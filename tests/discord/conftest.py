@@ -23,6 +23,14 @@ from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import Settings, load_settings
 from bot.llm.scripted import ScriptedLLM
 from tests.fakes.knowledge import EmptyPolicyIndex
+from tests.scale.conftest import backend as backend  # the SQLite / PostgreSQL parameter, shared
+from tests.scale.conftest import db_url as db_url  # an empty database of `backend`, shared
+from tests.scale.conftest import pytest_runtest_setup as _needs_services
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _needs_services(item)
+
 
 EDIT_INTERVAL = 0.2
 

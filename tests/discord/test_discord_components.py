@@ -72,9 +72,10 @@ async def test_the_approval_request_carries_approve_and_reject(harness, fake):
     ]
 
 
-async def test_two_racing_approve_presses_issue_exactly_one_coupon(harness, fake):
+async def test_two_racing_approve_presses_issue_exactly_one_coupon(harness, fake, db_url):
+    # On SQLite and (under the `postgres` marker) on PostgreSQL, where the ledger's row lock decides.
     fake.add_user(FakeUser(43, "staffer2", roles=[FakeDiscord.STAFF_ROLE]))
-    running = await harness.start(ScriptedLLM([]))
+    running = await harness.start(ScriptedLLM([]), settings=harness.settings(db_url=db_url))
     post = await request_approval(running, fake)
     mid = int(post["id"])
     button = f"arca:ap:ok:ORD001:{PLAYER_THREAD}"
