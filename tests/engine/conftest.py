@@ -199,14 +199,6 @@ def queued(
     return FunctionLLM(reply, stream_function=silent, abilities=abilities)
 
 
-@pytest.fixture
-async def fake_openai() -> AsyncIterator[Any]:
-    from tests.fakes.openai_server import FakeOpenAIServer
-
-    async with FakeOpenAIServer() as server:
-        yield server
-
-
 MODES = ["native", "json"]
 
 

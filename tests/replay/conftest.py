@@ -5,7 +5,6 @@ a helper that writes a transcript file.
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import subprocess
@@ -22,18 +21,6 @@ from bot.replay.runner import Replayer
 
 TRANSCRIPTS = PROJECT_ROOT / "tests" / "transcripts"
 DEMO_CASES = PROJECT_ROOT / "data" / "demo"
-
-
-@pytest.fixture(autouse=True)
-def _root_log_handlers_restored():
-    """`main()` installs a stderr log handler bound to the test's captured stream; a later test must
-    not log into that closed stream."""
-    root = logging.getLogger()
-    before, level = list(root.handlers), root.level
-    yield
-    for handler in [h for h in root.handlers if h not in before]:
-        root.removeHandler(handler)
-    root.setLevel(level)
 
 
 MINIMAL_CASE = """\

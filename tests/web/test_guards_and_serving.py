@@ -23,7 +23,7 @@ from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.serve import run_discord_and_web
-from tests.discord.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
+from tests.channels.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
 from tests.fakes.openai_server import FakeOpenAIServer, reply
 from tests.web.conftest import SECRET, read_sse
 from tools.base import Actor
@@ -170,7 +170,7 @@ def test_arca_bot_web_answers_healthz_within_10s_without_an_llm(tmp_path: Path):
 
 
 async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):  # noqa: F811 - fixture
-    from tests.discord.conftest import FakeDiscord, make_settings
+    from tests.channels.conftest import FakeDiscord, make_settings
 
     port = _free_port()
     async with FakeOpenAIServer(

@@ -9,7 +9,7 @@ from typing import Any
 from bench.fake_discord import FakeDiscord
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.llm.scripted import ScriptedLLM
-from tests.discord.conftest import EDIT_INTERVAL, SlowStreamLLM
+from tests.channels.conftest import EDIT_INTERVAL, SlowStreamLLM
 from tests.fakes.held import Held
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL

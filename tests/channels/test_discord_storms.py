@@ -12,7 +12,7 @@ import pytest
 
 from bench.fake_discord import FakeDiscord
 from bot.channels.renderer import Renderer, SurfaceError, split_message
-from tests.discord.conftest import SlowStreamLLM
+from tests.channels.conftest import SlowStreamLLM
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 EDIT = rf"/channels/{SUPPORT}/messages/\d+$"
