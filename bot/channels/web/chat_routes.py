@@ -35,6 +35,9 @@ from bot.guards.output import OutputGuard
 
 log = logging.getLogger(__name__)
 
+MAX_WAIT = 30.0
+"""Seconds `GET /api/threads/{thread}/events?wait=` waits at most for a stream to start."""
+
 
 def chat_router() -> APIRouter:
     router = APIRouter(prefix="/api")
@@ -156,6 +159,10 @@ def chat_router() -> APIRouter:
                 after = stream.seq_of(last)
         if stream is None:
             stream = streams.open_stream(thread_id)
+        wait = request.query_params.get("wait", "")
+        if stream is None and wait.replace(".", "", 1).isdigit():
+            # Between runs, a client may wait for the thread's next stream (a staff reply, another tab).
+            stream = await streams.wait_stream(thread_id, min(float(wait), MAX_WAIT))
         if stream is None:
             return Response(status_code=204)
         return _sse(stream, after)

@@ -3,6 +3,7 @@ chat request body and the registry of open event streams."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable
@@ -94,6 +95,7 @@ class StreamRegistry:
         self.active: dict[str, RunStream] = {}
         self.finished: dict[str, RunStream] = {}
         """By stream id."""
+        self._waiters: dict[str, list[asyncio.Future[RunStream]]] = {}
 
     def open_stream(self, thread_id: str) -> RunStream | None:
         stream = self.active.get(thread_id)
@@ -101,6 +103,28 @@ class StreamRegistry:
 
     def add(self, stream: RunStream) -> None:
         self.active[stream.thread_id] = stream
+        for waiter in self._waiters.pop(stream.thread_id, []):
+            if not waiter.done():
+                waiter.set_result(stream)
+
+    async def wait_stream(self, thread_id: str, within: float) -> RunStream | None:
+        """The thread's open stream, or the next one to start within `within` s (e.g. a staff reply;
+        it may have ended by the time the caller reads it: its events are kept)."""
+        stream = self.open_stream(thread_id)
+        if stream is not None:
+            return stream
+        waiter: asyncio.Future[RunStream] = asyncio.get_running_loop().create_future()
+        waiters = self._waiters.setdefault(thread_id, [])
+        waiters.append(waiter)
+        try:
+            return await asyncio.wait_for(waiter, within)
+        except TimeoutError:
+            return None
+        finally:
+            if waiter in waiters:
+                waiters.remove(waiter)
+            if not waiters and self._waiters.get(thread_id) is waiters:
+                del self._waiters[thread_id]
 
     def close(self, stream: RunStream) -> None:
         if self.active.get(stream.thread_id) is stream:

@@ -1,14 +1,18 @@
 """The web process's side of the staff outbox: it claims the console's replies to `web:` threads.
 
-The reply is already in the thread's history, which is what the widget shows on its next history poll;
-if the player's stream is open at that moment, the reply is also published on it as an answer segment.
+The reply is already in the thread's history. It also goes out live: on the player's open stream if a run
+is going, else as a stream of its own (one answer and its `done`, `run_id` null), which a client waiting
+with `GET /api/threads/{thread}/events?wait=` receives and a `Last-Event-ID` reconnect can resume.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import FastAPI
 
-from bot.channels.web.wire import answer_payload
+from bot.channels.web.stream import RunStream
+from bot.channels.web.wire import answer_payload, done_payload
 from bot.store.outbox import OutboxPoller, OutboxReply
 
 PREFIX = "web:"
@@ -16,10 +20,25 @@ PREFIX = "web:"
 
 def web_outbox(app: FastAPI, *, interval: float = 1.0) -> OutboxPoller:
     async def deliver(reply: OutboxReply) -> None:
-        stream = app.state.streams.open_stream(reply.thread_id)
+        streams = app.state.streams
+        stream = streams.open_stream(reply.thread_id)
         if stream is not None:
-            stream.publish("answer", answer_payload("start"))
-            stream.publish("answer", answer_payload("delta", reply.text))
-            stream.publish("answer", answer_payload("done"))
+            _publish(stream, reply.text)
+            return
+        deps = app.state.web
+        stream = RunStream(deps.new_id(), reply.thread_id, clock=deps.clock)
+
+        async def feed() -> None:
+            _publish(stream, reply.text)
+            stream.publish("done", done_payload(reply.text, 0, {}, 0.0, None))
+
+        streams.add(stream)
+        stream.feed(asyncio.create_task(feed()), lambda: streams.close(stream))
 
     return OutboxPoller(app.state.web.conversations.store, PREFIX, deliver, interval=interval)
+
+
+def _publish(stream: RunStream, text: str) -> None:
+    stream.publish("answer", answer_payload("start"))
+    stream.publish("answer", answer_payload("delta", text))
+    stream.publish("answer", answer_payload("done"))

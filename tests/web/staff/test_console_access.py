@@ -17,6 +17,8 @@ ROUTES = [
     "/staff",
     "/staff/conversations",
     "/staff/conversations/web:x:main",
+    "/staff/conversations/live",
+    "/staff/conversations/web:x:main/live",
     "/staff/approvals",
     "/staff/ledger",
     "/staff/ledger?format=csv",

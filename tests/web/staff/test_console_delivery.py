@@ -8,6 +8,7 @@ import asyncio
 from sqlalchemy import select
 
 from bot.store.models import StaffOutbox
+from tests.web.conftest import read_sse
 from tests.web.staff.conftest import sign_in
 
 
@@ -44,3 +45,40 @@ async def test_a_staff_reply_shows_in_the_players_web_history_and_the_bot_stays_
             break
         await asyncio.sleep(0.05)
     assert await delivered()
+
+
+async def test_a_staff_reply_reaches_the_players_live_stream_while_staff_hold_the_thread(web) -> None:
+    player = web.client("P100")
+    thread = "web:P100:main"
+    staff = await sign_in(web)
+    await staff.client.post(f"/staff/conversations/{thread}/handoff", data={"csrf": staff.csrf})
+    assert await web.chat(player, "상담원 연결해 주세요") == []  # stored; the bot stays silent
+    assert (await player.get("/api/threads/main/events?wait=0.2")).status_code == 204, "nothing to wait for"
+
+    async def listen() -> list:
+        # What the widget does between runs: wait for the thread's next stream.
+        async with player.stream("GET", "/api/threads/main/events?wait=20") as r:
+            assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+            return [e async for e in read_sse(r)]
+
+    listener = asyncio.create_task(listen())
+    await asyncio.sleep(0.2)
+    assert not listener.done()
+    await staff.client.post(
+        f"/staff/conversations/{thread}/reply", data={"csrf": staff.csrf, "text": "담당자 미나입니다."}
+    )
+    events = await asyncio.wait_for(listener, 10)
+    assert [(e.event, e.data) for e in events] == [
+        ("answer", {"status": "start"}),
+        ("answer", {"status": "delta", "content": "담당자 미나입니다."}),
+        ("answer", {"status": "done"}),
+        (
+            "done",
+            {"answer": "담당자 미나입니다.", "iterations": 0, "usage": {}, "elapsed": 0.0, "run_id": None},
+        ),
+    ]
+    # Resumable like any stream; and a second player never sees it (the thread id names the player).
+    resumed = await player.get("/api/threads/main/events", headers={"Last-Event-ID": events[1].id})
+    assert [e for e in resumed.text.splitlines() if e.startswith("event:")] == ["event: answer", "event: done"]
+    other = web.client("P200")
+    assert (await other.get("/api/threads/main/events?wait=0.2")).status_code == 204

@@ -100,6 +100,24 @@ async def session_user(store: Any, cookie: str | None) -> StaffUser | None:
         return StaffUser(row.id, row.staff_id, row.staff_name, row.csrf)
 
 
+async def session_active(store: Any, cookie: str | None) -> bool:
+    """Whether a session still stands (not revoked, not timed out), without counting as activity: a
+    live page left open does not keep its session alive."""
+    if not cookie:
+        return False
+    now = utcnow()
+    async with store.session() as s:
+        row = (
+            await s.execute(select(StaffSession).where(StaffSession.token_hash == token_hash(cookie)))
+        ).scalar_one_or_none()
+    return (
+        row is not None
+        and row.revoked_at is None
+        and now - row.last_seen_at <= IDLE_TIMEOUT
+        and now - row.created_at <= MAX_AGE
+    )
+
+
 def csrf_ok(user: StaffUser, sent: str | None) -> bool:
     return bool(sent) and hmac.compare_digest(user.csrf, sent)
 

@@ -65,7 +65,7 @@ _env = Environment(
 )
 
 
-def _lang(request: Request) -> str:
+def lang_of(request: Request) -> str:
     lang = request.query_params.get("lang") or request.cookies.get("arca_staff_lang") or "ko"
     return lang if lang in LANGS else "ko"
 
@@ -86,29 +86,34 @@ def with_console_headers(response: Response) -> Response:
     return response
 
 
-def render(
-    request: Request, template: str, user: StaffUser | None, status: int = 200, **ctx: Any
-) -> Response:
-    lang = _lang(request)
+def render_html(
+    template: str, *, lang: str, zone: ZoneInfo, user: StaffUser | None, path: str, **ctx: Any
+) -> str:
+    """A console template as HTML (pages and the fragments the live streams push)."""
 
     def t(ko: str, en: str) -> str:
         return ko if lang == "ko" else en
 
-    zone = zone_of(request)
-
     def at(when: datetime | None, fmt: str) -> str:
         return when.astimezone(zone).strftime(fmt) if when is not None else ""
 
-    html = _env.get_template(template).render(
+    return _env.get_template(template).render(
         t=t,
         at=at,
         lang=lang,
         user=user,
         nav=NAV,
         state_labels=STATE_LABELS,
-        path=request.url.path,
+        path=path,
         **ctx,
     )
+
+
+def render(
+    request: Request, template: str, user: StaffUser | None, status: int = 200, **ctx: Any
+) -> Response:
+    lang = lang_of(request)
+    html = render_html(template, lang=lang, zone=zone_of(request), user=user, path=request.url.path, **ctx)
     response = HTMLResponse(html, status_code=status)
     if request.query_params.get("lang") in LANGS:
         response.set_cookie(

@@ -115,6 +115,34 @@ async def history(store: Any, thread_id: str, limit: int = 500) -> list[ThreadMe
         return list(reversed(list(rows)))
 
 
+@dataclass(frozen=True)
+class ThreadSignature:
+    """What changes when a conversation's page must be redrawn: its messages and its state."""
+
+    last_id: int
+    messages: int
+    running: bool
+    handed_off: bool
+
+
+async def thread_signature(conversations: Any, thread_id: str) -> ThreadSignature:
+    async with conversations.store.session() as s:
+        last_id, count = (
+            await s.execute(
+                select(func.max(ThreadMessage.id), func.count(ThreadMessage.id)).where(
+                    ThreadMessage.thread_id == thread_id
+                )
+            )
+        ).one()
+        row = await s.get(ThreadState, thread_id)
+    return ThreadSignature(
+        last_id=int(last_id or 0),
+        messages=int(count),
+        running=conversations.is_running(thread_id),
+        handed_off=bool(row and row.handoff),
+    )
+
+
 async def is_handed_off(store: Any, thread_id: str) -> bool:
     async with store.session() as s:
         row = await s.get(ThreadState, thread_id)

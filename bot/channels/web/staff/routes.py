@@ -17,6 +17,7 @@ from fastapi.responses import Response
 
 from bot.channels.web.staff import auth, charts, queries
 from bot.channels.web.staff.auth import SESSION_COOKIE
+from bot.channels.web.staff.live import add_live_routes
 from bot.channels.web.staff.pages import (
     ORDER_ID,
     THREAD_ID,
@@ -82,6 +83,10 @@ def staff_router() -> APIRouter:
     @router.get("/login/staff.js")
     async def js() -> Response:
         return asset_response("staff.js", "text/javascript; charset=utf-8")
+
+    # ---- live updates (SSE), before the pages whose paths they would otherwise match -----------------
+
+    add_live_routes(router)
 
     # ---- pages -----------------------------------------------------------------------------------
 
