@@ -5,29 +5,51 @@ from __future__ import annotations
 from markupsafe import Markup, escape
 
 BAR_COLOR = "#2f6fdf"
+OVER_COLOR = "#c0392b"
+CAP_COLOR = "#b36b00"
 
 
-def bars(data: dict[str, int | float], *, title: str, unit: str = "", width: int = 560) -> Markup:
-    """A horizontal bar chart of `data` (label → value); an empty chart says so."""
+def bars(
+    data: dict[str, int | float],
+    *,
+    title: str,
+    unit: str = "",
+    width: int = 560,
+    cap: float | None = None,
+    cap_label: str = "",
+) -> Markup:
+    """A horizontal bar chart of `data` (label → value); an empty chart says so. With `cap`, a dashed
+    line marks it (labelled `cap_label`) and bars above it are drawn in red."""
     items = list(data.items())
-    row, label_w, pad = 26, 170, 8
-    height = max(1, len(items)) * row + 2 * pad
+    row, label_w, pad = (26 if len(items) <= 14 else 18), 170, 8  # a month of days stays readable
+    top_pad = pad + (18 if cap is not None else 0)
+    height = max(1, len(items)) * row + top_pad + pad
     parts = [
         f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" width="100%" '
         f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
     ]
     if not items:
-        parts.append(f'<text x="{pad}" y="{pad + 16}" class="empty">—</text>')
-    top = max((float(v) for _, v in items), default=0) or 1.0
+        parts.append(f'<text x="{pad}" y="{top_pad + 16}" class="empty">—</text>')
+    top = max([float(v) for _, v in items] + [float(cap or 0)], default=0) or 1.0
     bar_w = width - label_w - 90
     for i, (label, value) in enumerate(items):
-        y = pad + i * row
+        y = top_pad + i * row
         w = max(1.0, bar_w * float(value) / top) if value else 0
         shown = f"{value:,}" if isinstance(value, int) else f"{value:.3g}"
+        color = OVER_COLOR if cap is not None and float(value) > cap else BAR_COLOR
         parts.append(
-            f'<text x="{label_w - 6}" y="{y + 17}" text-anchor="end">{escape(str(label)[:28])}</text>'
-            f'<rect x="{label_w}" y="{y + 4}" width="{w:.1f}" height="{row - 8}" fill="{BAR_COLOR}" rx="3"/>'
-            f'<text x="{label_w + w + 6:.1f}" y="{y + 17}">{escape(shown)}{escape(unit)}</text>'
+            f'<text x="{label_w - 6}" y="{y + row - 9}" text-anchor="end">{escape(str(label)[:28])}</text>'
+            f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row - 6}" fill="{color}" rx="3"/>'
+            f'<text x="{label_w + w + 6:.1f}" y="{y + row - 9}">{escape(shown)}{escape(unit)}</text>'
+        )
+    if cap is not None:
+        x = label_w + bar_w * float(cap) / top
+        anchor = "end" if x > width / 2 else "start"
+        parts.append(
+            f'<g class="cap"><line x1="{x:.1f}" y1="{pad + 10}" x2="{x:.1f}" y2="{height - pad}" '
+            f'stroke="{CAP_COLOR}" stroke-width="2" stroke-dasharray="5 4"/>'
+            f'<text x="{x:.1f}" y="{pad + 6}" text-anchor="{anchor}" fill="{CAP_COLOR}">'
+            f"{escape(cap_label)}</text></g>"
         )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -8,14 +8,13 @@ with the staff member's `staff:<id>` label.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from bot.channels.web.staff import auth, charts, queries
+from bot.channels.web.staff import auth, charts, dashboard, queries
 from bot.channels.web.staff.auth import SESSION_COOKIE
 from bot.channels.web.staff.live import add_live_routes
 from bot.channels.web.staff.pages import (
@@ -222,36 +221,10 @@ def staff_router() -> APIRouter:
 
     @router.get("/dashboard")
     async def dashboard_page(request: Request) -> Response:
-        from bot.analytics.stats import compute_stats, conversations
-
         user = await require_user(request)
-        conv = conversations_of(request)
-        try:
-            days = max(1, min(int(request.query_params.get("days", "7")), 90))
-        except ValueError:
-            days = 7
-        now = conv.clock()
-        stats = await compute_stats(conv.store, days=days, now=now)
-        top = {row["section"]: row["count"] for row in stats["top_policy_sections"]}
-        # Per day (in the support time zone): conversations and the share the bot resolved alone.
-        zone = zone_of(request)
-        per_day: dict[str, list[int]] = {}
-        for c in await conversations(conv.store, since=now - timedelta(days=days), now=now):
-            day = per_day.setdefault(c.started_at.astimezone(zone).date().isoformat(), [0, 0])
-            day[0] += 1
-            day[1] += c.resolution == "bot_resolved"
-        days_sorted = sorted(per_day.items())
-        return render(
-            request,
-            "dashboard.html",
-            user,
-            stats=stats,
-            days=days,
-            charts=charts,
-            top_sections=top,
-            per_day={d: n for d, (n, _) in days_sorted},
-            resolved_per_day={d: round(100 * r / n) for d, (n, r) in days_sorted},
-        )
+        days = dashboard.window_of(request.query_params.get("days"))
+        context = await dashboard.dashboard_context(conversations_of(request), days, zone_of(request))
+        return render(request, "dashboard.html", user, charts=charts, **context)
 
     @router.get("/policies")
     async def policies_page(request: Request) -> Response:
