@@ -3,6 +3,12 @@
 The console (any process) writes a row; each channel process polls the rows of the threads it owns and
 claims a row with a conditional UPDATE before posting it, so two processes never both post one reply.
 A failed post gives the claim back and the next poll tries again.
+
+A reply nobody posts within `REPLY_TTL` (a `dm:` thread, a channel no running process sees, an owner
+that is down) is given up: the same conditional UPDATE takes it off the queue, so it is never posted
+late, and an audit row `console.reply_expired` (code `EXPIRED`) records it; the console shows it as
+not delivered. `delivered_at` is therefore when a row left the queue; that audit row tells a given-up
+row from a posted one (`reply_statuses`).
 """
 
 from __future__ import annotations
@@ -12,16 +18,19 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import insert, select, update
 
 from bot.store.database import Store
-from bot.store.models import StaffOutbox, utcnow
+from bot.store.models import AuditEntry, StaffOutbox, utcnow
 
 log = logging.getLogger(__name__)
 
 _OUTBOX = StaffOutbox.__table__
+REPLY_TTL = timedelta(minutes=15)
+"""A staff reply not posted within this is given up and shown as not delivered."""
+EXPIRED_ACTION = "console.reply_expired"
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,78 @@ async def release_reply(store: Store, reply_id: int) -> None:
         await session.execute(update(_OUTBOX).where(_OUTBOX.c.id == reply_id).values(delivered_at=None))
 
 
+async def expire_replies(store: Store, older_than: datetime) -> list[OutboxReply]:
+    """Give up on every pending reply (any channel) queued before `older_than`: each leaves the queue
+    exactly once (a conditional UPDATE, as a claim) with its audit row in the same transaction."""
+    async with store.session() as session:
+        rows = await session.execute(
+            select(_OUTBOX)
+            .where(_OUTBOX.c.delivered_at.is_(None), _OUTBOX.c.created_at < older_than)
+            .order_by(_OUTBOX.c.id)
+            .limit(200)
+        )
+        stale = [OutboxReply(r.id, r.thread_id, r.staff, r.text, r.created_at) for r in rows]
+    expired = []
+    for reply in stale:
+        async with store.session() as session, session.begin():
+            taken = await session.execute(
+                update(_OUTBOX)
+                .where(_OUTBOX.c.id == reply.id, _OUTBOX.c.delivered_at.is_(None))
+                .values(delivered_at=utcnow())
+            )
+            if taken.rowcount != 1:
+                continue  # posted (or given up) by another process meanwhile
+            await store.audit(
+                actor="system:staff-outbox",
+                action=EXPIRED_ACTION,
+                thread_id=reply.thread_id,
+                target=f"outbox:{reply.id}",
+                code="EXPIRED",
+                detail={"staff": reply.staff, "chars": len(reply.text), "queued_at": reply.created_at},
+                session=session,
+            )
+        log.warning("staff outbox: reply %s to %s was not delivered in time", reply.id, reply.thread_id)
+        expired.append(reply)
+    return expired
+
+
+@dataclass(frozen=True)
+class ReplyStatus:
+    reply: OutboxReply
+    status: str
+    """`pending`, `delivered` or `expired` (not delivered)."""
+
+
+async def reply_statuses(store: Store, thread_id: str, limit: int = 50) -> list[ReplyStatus]:
+    """The thread's staff replies, oldest first, with where each stands."""
+    async with store.session() as session:
+        rows = list(
+            await session.execute(
+                select(_OUTBOX)
+                .where(_OUTBOX.c.thread_id == thread_id)
+                .order_by(_OUTBOX.c.id.desc())
+                .limit(limit)
+            )
+        )
+        targets = [f"outbox:{r.id}" for r in rows]
+        expired = set(
+            (
+                await session.execute(
+                    select(AuditEntry.target).where(
+                        AuditEntry.action == EXPIRED_ACTION, AuditEntry.target.in_(targets)
+                    )
+                )
+            ).scalars()
+        )
+    out = []
+    for r in reversed(rows):
+        status = (
+            "pending" if r.delivered_at is None else "expired" if f"outbox:{r.id}" in expired else "delivered"
+        )
+        out.append(ReplyStatus(OutboxReply(r.id, r.thread_id, r.staff, r.text, r.created_at), status))
+    return out
+
+
 class OutboxPoller:
     """Posts the outbox rows of the threads one channel process owns, every `interval` seconds."""
 
@@ -82,17 +163,22 @@ class OutboxPoller:
         *,
         owns: Callable[[str], bool] = lambda _thread_id: True,
         interval: float = 1.0,
+        expire_after: timedelta | None = None,
     ) -> None:
         self.store = store
         self.prefix = prefix
         self.deliver = deliver
         self.owns = owns
         self.interval = interval
+        self.expire_after = expire_after
+        """When set, each pass also gives up on every channel's replies older than this."""
         self._task: asyncio.Task[None] | None = None
 
     async def deliver_pending(self) -> int:
         """One pass: claim and post every pending reply this process owns; returns how many it posted."""
         posted = 0
+        if self.expire_after is not None:
+            await expire_replies(self.store, utcnow() - self.expire_after)
         for reply in await pending_replies(self.store, self.prefix):
             if not self.owns(reply.thread_id) or not await claim_reply(self.store, reply.id):
                 continue

@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from bot.channels.web.stream import RunStream
 from bot.channels.web.wire import answer_payload, done_payload
-from bot.store.outbox import OutboxPoller, OutboxReply
+from bot.store.outbox import REPLY_TTL, OutboxPoller, OutboxReply
 
 PREFIX = "web:"
 
@@ -35,7 +35,11 @@ def web_outbox(app: FastAPI, *, interval: float = 1.0) -> OutboxPoller:
         streams.add(stream)
         stream.feed(asyncio.create_task(feed()), lambda: streams.close(stream))
 
-    return OutboxPoller(app.state.web.conversations.store, PREFIX, deliver, interval=interval)
+    # The console's process also gives up on every channel's replies nobody posted in time (`dm:`
+    # threads, channels no running process sees), so none stays pending forever.
+    return OutboxPoller(
+        app.state.web.conversations.store, PREFIX, deliver, interval=interval, expire_after=REPLY_TTL
+    )
 
 
 def _publish(stream: RunStream, text: str) -> None:

@@ -33,6 +33,7 @@ from bot.channels.web.staff.pages import (
     with_console_headers,
     zone_of,
 )
+from bot.store.outbox import reply_statuses
 
 log = logging.getLogger(__name__)
 
@@ -225,6 +226,11 @@ def add_live_routes(router: APIRouter) -> None:
                     "history.html", lang=lang, zone=zone, user=user, path=path, messages=messages
                 )
                 yield ServerSentEvent(data=html, event="history")
+                replies = await reply_statuses(conv.store, thread_id)
+                html = render_html(
+                    "deliveries.html", lang=lang, zone=zone, user=user, path=path, replies=replies
+                )
+                yield ServerSentEvent(data=html, event="deliveries")
                 state = {"running": value.running, "handed_off": value.handed_off}
                 yield ServerSentEvent(data=json.dumps(state), event="state")
 

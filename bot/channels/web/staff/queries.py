@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.store import AuditEntry, Coupon, Escalation, Order, Run, ThreadMessage, ThreadState
+from bot.store.outbox import reply_statuses
 
 PAGE_LIMIT = 200
 
@@ -123,6 +124,8 @@ class ThreadSignature:
     messages: int
     running: bool
     handed_off: bool
+    replies: tuple[tuple[int, str], ...] = ()
+    """(outbox id, `pending` / `delivered` / `expired`) of the thread's staff replies."""
 
 
 async def thread_signature(conversations: Any, thread_id: str) -> ThreadSignature:
@@ -140,6 +143,7 @@ async def thread_signature(conversations: Any, thread_id: str) -> ThreadSignatur
         messages=int(count),
         running=conversations.is_running(thread_id),
         handed_off=bool(row and row.handoff),
+        replies=tuple((r.reply.id, r.status) for r in await reply_statuses(conversations.store, thread_id)),
     )
 
 

@@ -38,7 +38,7 @@ from bot.channels.web.staff.pages import (
     zone_of,
 )
 from bot.store import COUPON_STATUSES
-from bot.store.outbox import enqueue_reply
+from bot.store.outbox import enqueue_reply, reply_statuses
 
 
 def staff_router() -> APIRouter:
@@ -123,6 +123,7 @@ def staff_router() -> APIRouter:
             messages=messages,
             running=conv.is_running(thread_id),
             handed_off=await queries.is_handed_off(conv.store, thread_id),
+            replies=await reply_statuses(conv.store, thread_id),
             **flash_of(request),
         )
 

@@ -120,6 +120,14 @@
     var panel = document.getElementById("live-run");
     listen(history.getAttribute("data-live"), {
       history: swapper(history),
+      deliveries: (function () {
+        var list = document.getElementById("deliveries");
+        var swap = swapper(list);
+        return function (html) {
+          swap(html);
+          list.parentNode.hidden = !html.trim();
+        };
+      })(),
       run: runPanel(panel),
       state: function (data) {
         var state = JSON.parse(data);
