@@ -9,10 +9,11 @@ still decide every race, and the audit row is written in the coupon's own transa
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import bindparam, text
@@ -94,11 +95,33 @@ def _values(names: list[str], prefix: str = "") -> str:
 
 
 _TYPED = [bindparam(n, type_=UTCDateTime()) for n in ("created_at", "expires_at")]
-_INSERT_BOTH_PG = text(
+INSERT_BOTH_PG_SQL = (
     f"WITH c AS (INSERT INTO coupons ({', '.join(INSERTED_COLUMNS)}) VALUES ({_values(INSERTED_COLUMNS)})) "
     f"INSERT INTO audit ({', '.join(AUDIT_COLUMNS)}) VALUES ({_values(AUDIT_COLUMNS, 'a_')})"
-).bindparams(*_TYPED, bindparam("a_at", type_=UTCDateTime()))
+)
 """PostgreSQL: the coupon and its audit row in one statement (one round trip; both or neither)."""
+_INSERT_BOTH_PG = text(INSERT_BOTH_PG_SQL).bindparams(*_TYPED, bindparam("a_at", type_=UTCDateTime()))
+
+
+def _numbered(sql: str) -> tuple[str, list[str]]:
+    """`:name` placeholders as asyncpg's `$1 … $n`, and the names in that order."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    return re.sub(r"(?<![:\w]):(\w+)", number, sql), names
+
+
+_FACTS_PG, _FACTS_PG_ARGS = _numbered(FACTS_SQL)
+_INSERT_BOTH_PG_RAW, _INSERT_BOTH_PG_ARGS = _numbered(INSERT_BOTH_PG_SQL)
+_INSERT_AUDIT_PG, _INSERT_AUDIT_PG_ARGS = _numbered(
+    f"INSERT INTO audit ({', '.join(AUDIT_COLUMNS)}) VALUES ({_values(AUDIT_COLUMNS, 'a_')})"
+)
+LOCK_PLAYER_PG = "SELECT 1 FROM players WHERE id = $1 FOR NO KEY UPDATE"
+"""`tools.coupon_queries.begin_write` on a plain asyncpg connection: issuances of one player take turns."""
 
 
 class _Readers:
@@ -140,6 +163,21 @@ def _readers_for(dialect: Dialect) -> _Readers:
     return readers
 
 
+class _PgReaders(_Readers):
+    """asyncpg hands timestamptz back as aware datetimes already; only normalised to UTC."""
+
+    def __init__(self) -> None:
+        self.date = _utc
+        self.bind = _utc
+
+
+def _utc(value: Any) -> Any:
+    return value.astimezone(UTC) if value is not None else None
+
+
+_PG_READERS = _PgReaders()
+
+
 def _fact_params(order_id: str, key: str | None, day: tuple[datetime, datetime]) -> dict[str, Any]:
     return {"order_id": order_id, "key": key, "day_start": day[0], "day_end": day[1]}
 
@@ -169,6 +207,32 @@ def insert_direct(
             raise RaceLost() from exc
     codec = direct.codec(AuditEntry.__table__, AUDIT_COLUMNS)
     conn.execute(codec.insert_sql, codec.params(audit))
+
+
+# ---- a plain asyncpg connection (`bot.store.direct_pg`) ------------------------------------------------
+
+
+async def read_facts_pg(conn: Any, order_id: str, key: str | None, day: Any) -> IssueFacts:
+    """`FACTS_SQL` on an asyncpg connection, after `LOCK_PLAYER_PG` in the same transaction (READ
+    COMMITTED: this statement's snapshot includes everything the previous lock holder committed)."""
+    params = _fact_params(order_id, key, day)
+    row = await conn.fetchrow(_FACTS_PG, *(params[n] for n in _FACTS_PG_ARGS))
+    return _PG_READERS.facts(row)
+
+
+async def insert_pg(conn: Any, coupon: CouponRow | None, audit: dict[str, Any]) -> None:
+    """The coupon (when one is issued) and its audit row in one statement."""
+    import asyncpg
+
+    values = {f"a_{k}": v for k, v in audit.items()}
+    try:
+        if coupon is None:
+            await conn.execute(_INSERT_AUDIT_PG, *(values[n] for n in _INSERT_AUDIT_PG_ARGS))
+            return
+        values.update({c: getattr(coupon, c) for c in INSERTED_COLUMNS})
+        await conn.execute(_INSERT_BOTH_PG_RAW, *(values[n] for n in _INSERT_BOTH_PG_ARGS))
+    except asyncpg.UniqueViolationError as exc:
+        raise RaceLost() from exc
 
 
 # ---- an async session (PostgreSQL, in-memory SQLite) -------------------------------------------------

@@ -169,7 +169,8 @@ async def _decide_and_audit(
     store: Any, rules: CouponRules, req: IssueRequest
 ) -> tuple[ToolResult, dict[str, Any]]:
     """One issuance transaction: the write lock, one SELECT of the facts, the checks, the coupon and its
-    audit row. On a SQLite file the whole unit runs on the loop thread inside `BEGIN IMMEDIATE`."""
+    audit row. On a SQLite file the whole unit runs on the loop thread inside `BEGIN IMMEDIATE`; on
+    PostgreSQL on a plain asyncpg connection (`Store.direct_pg`): BEGIN, lock, facts, insert, COMMIT."""
     day = day_bounds(req.now, req.timezone)
     direct = getattr(store, "direct", None)
     if direct is not None:
@@ -183,6 +184,15 @@ async def _decide_and_audit(
             return decision
 
         decision = await direct.write(unit)
+        return decision.result, decision.extra
+    direct_pg = getattr(store, "direct_pg", None)
+    if direct_pg is not None:
+        async with direct_pg.transaction() as conn:
+            if req.actor.player_id is not None:  # as `begin_write`: one player's issuances take turns
+                await conn.execute(write.LOCK_PLAYER_PG, req.actor.player_id)
+            facts = await write.read_facts_pg(conn, req.order_id, req.idempotency_key, day)
+            decision = _decide(rules, req, facts)
+            await write.insert_pg(conn, decision.coupon, _audit_row(req, decision.result, decision.extra))
         return decision.result, decision.extra
     async with store.session() as session:
         await begin_write(session, req.actor.player_id)
