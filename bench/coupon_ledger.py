@@ -3,9 +3,10 @@
 Run: `python bench/coupon_ledger.py [--issues N] [--race N]`. Prints a table and the lines
 `guarded_issues_per_second=N` and `race_coupons_issued=N`; `main()` returns the figures.
 
-With `ARCA_TEST_PG_URL` set (`scripts/services.sh start`), the same runs go to a fresh PostgreSQL
-database too (dropped afterwards) and it also prints `guarded_issues_per_second_postgres=N` and
-`race_coupons_issued_postgres=N`.
+When a PostgreSQL server is there, the same runs go to a fresh database on it too (dropped afterwards)
+and it also prints `guarded_issues_per_second_postgres=N` and `race_coupons_issued_postgres=N`: the
+server of `ARCA_TEST_PG_URL`, or else the one `scripts/services.sh start` runs when its port answers
+(`--no-postgres` skips it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import tempfile
 import time
 import uuid
@@ -58,6 +60,21 @@ def _ctx(store: Store, rules: CouponRules, player: int, call: str) -> ToolContex
 async def _run(issues: int, race: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         return await _run_on(f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}", issues, race)
+
+
+def _services_pg_url() -> str | None:
+    """`scripts/services.sh`'s PostgreSQL URL when something listens on its port, else None."""
+    port = int(os.environ.get("ARCA_PG_PORT", "55432"))
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            pass
+    except OSError:
+        return None
+    return f"postgresql+asyncpg://arca@127.0.0.1:{port}/{os.environ.get('ARCA_PG_DB', 'arca_test')}"
+
+
+def _postgres_url() -> str | None:
+    return os.environ.get("ARCA_TEST_PG_URL") or _services_pg_url()
 
 
 def _pg_dsn(url: str) -> str:
@@ -145,9 +162,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--issues", type=int, default=300, help="sequential guarded issues (distinct players)"
     )
     parser.add_argument("--race", type=int, default=100, help="concurrent calls on one order")
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite only, even when a server is up")
     args = parser.parse_args(argv)
     figures = asyncio.run(_run(args.issues, args.race))
-    pg_url = os.environ.get("ARCA_TEST_PG_URL")
+    pg_url = None if args.no_postgres else _postgres_url()
     if pg_url:
         pg = asyncio.run(_run_postgres(pg_url, args.issues, args.race))
         figures["guarded_issues_per_second_postgres"] = pg["guarded_issues_per_second"]

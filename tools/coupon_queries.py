@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, literal, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store import Coupon, Order, Player
-from tools.local_time import day_bounds, local_date
+from tools.local_time import local_date
 
 LIVE_STATUSES = ("active", "pending")
 """Statuses that hold an order's one coupon slot and count against the player's daily caps."""
@@ -68,79 +67,10 @@ async def coupon_by_key(session: AsyncSession, key: str | None) -> Coupon | None
 
 @dataclass(frozen=True)
 class DailyUsage:
+    """Live coupons a player received on one local calendar day: how many, and their total."""
+
     count: int
     amount: int
-
-
-async def daily_usage(session: AsyncSession, player_id: str, now: datetime, timezone: str) -> DailyUsage:
-    """Live coupons the player received on `now`'s calendar day (bot and staff issued alike)."""
-    start, end = day_bounds(now, timezone)
-    row = (
-        await session.execute(
-            select(func.count(Coupon.id), func.coalesce(func.sum(Coupon.amount), 0)).where(
-                Coupon.player_id == player_id,
-                Coupon.status.in_(LIVE_STATUSES),
-                Coupon.created_at >= start,
-                Coupon.created_at < end,
-            )
-        )
-    ).one()
-    return DailyUsage(count=int(row[0]), amount=int(row[1]))
-
-
-@dataclass(frozen=True)
-class IssueFacts:
-    """Everything an issuance checks, read in one statement (see `issue_facts`)."""
-
-    key_coupon_id: int | None
-    order_player_id: str | None
-    order_status: str | None
-    live_coupon_id: int | None
-    day: DailyUsage
-
-
-async def issue_facts(
-    session: AsyncSession, order_id: str, key: str | None, now: datetime, timezone: str
-) -> IssueFacts:
-    """The idempotency key's coupon, the order, its live coupon and the owner's usage today: one SELECT.
-
-    Read inside the issuance's write transaction (after `begin_write`), so nothing changes between
-    this read and the insert; the unique indexes still guard the insert itself.
-    """
-    start, end = day_bounds(now, timezone)
-    owner = select(Order.player_id).where(Order.id == order_id).scalar_subquery()
-    day = (
-        Coupon.player_id == owner,
-        Coupon.status.in_(LIVE_STATUSES),
-        Coupon.created_at >= start,
-        Coupon.created_at < end,
-    )
-    by_key = (
-        select(Coupon.id).where(Coupon.idempotency_key == key).scalar_subquery() if key else literal(None)
-    )
-    row = (
-        await session.execute(
-            select(
-                by_key,
-                owner,
-                select(Order.status).where(Order.id == order_id).scalar_subquery(),
-                select(Coupon.id)
-                .where(Coupon.order_id == order_id, Coupon.status.in_(LIVE_STATUSES))
-                .order_by(Coupon.id.desc())
-                .limit(1)
-                .scalar_subquery(),
-                select(func.count(Coupon.id)).where(*day).scalar_subquery(),
-                select(func.coalesce(func.sum(Coupon.amount), 0)).where(*day).scalar_subquery(),
-            )
-        )
-    ).one()
-    return IssueFacts(
-        key_coupon_id=row[0],
-        order_player_id=row[1],
-        order_status=row[2],
-        live_coupon_id=row[3],
-        day=DailyUsage(count=int(row[4] or 0), amount=int(row[5] or 0)),
-    )
 
 
 @dataclass(frozen=True)

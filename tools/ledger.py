@@ -8,24 +8,22 @@ Rules live in `tools.coupon_rules`, one attempt and its results in `tools.coupon
 
 from __future__ import annotations
 
+import json
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import Coupon
+from bot.store import AuditEntry, utcnow
 from bot.store.coupon_codes import new_coupon_code
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
 from tools import coupon_messages as say
+from tools import coupon_write as write
 from tools.base import Actor, StaffNotifier
-from tools.coupon_queries import (
-    begin_write,
-    coupon_by_key,
-    issue_facts,
-    live_coupon,
-)
+from tools.coupon_queries import begin_write, coupon_by_key, live_coupon
 from tools.coupon_requests import (
     IssueRequest,
     already_result,
@@ -42,6 +40,8 @@ from tools.coupon_rules import (
     load_coupon_rules,
 )
 from tools.coupon_staff import active_coupon_for, approve, list_coupons, revoke, staff_denied
+from tools.coupon_write import CouponRow, IssueFacts
+from tools.local_time import day_bounds
 from tools.order_views import order_not_found_message
 from tools.results import ResultCode, ToolResult
 
@@ -62,13 +62,7 @@ __all__ = [  # names other modules import from here
 ]
 
 
-class _RaceLost(Exception):
-    """The insert hit a unique constraint: another issuance (or the same key) got there first."""
-
-
-async def _audit(
-    store: Any, req: IssueRequest, result: ToolResult, session: AsyncSession | None, **extra: Any
-) -> None:
+def _audit_detail(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) -> str:
     detail = {
         "order_id": req.order_id,
         "amount": req.amount,
@@ -80,28 +74,47 @@ async def _audit(
     coupon = result.data.get("coupon")
     if coupon:
         detail["coupon_code"] = coupon["code"]
-    await store.audit(
-        actor=req.actor.label,
-        action="coupon.staff_issue" if req.staff else "coupon.issue",
-        thread_id=req.thread_id,
-        target=req.order_id,
-        code=str(result.code),
-        detail=detail,
-        session=session,
-    )
+    return json.dumps(detail, ensure_ascii=False, default=str)
 
 
-async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) -> tuple[ToolResult, dict]:
-    """All checks and the insert, inside the caller's write transaction. Returns the result + audit extras.
+def _audit_row(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) -> dict[str, Any]:
+    """The audit row of one attempt, written in the attempt's own transaction."""
+    return {
+        "at": utcnow(),
+        "actor": req.actor.label,
+        "thread_id": req.thread_id,
+        "action": "coupon.staff_issue" if req.staff else "coupon.issue",
+        "target": req.order_id,
+        "code": str(result.code),
+        "detail": _audit_detail(req, result, extra),
+    }
 
-    One SELECT reads every fact the rules need (`issue_facts`); the checks run in DESIGN.md §5's order
-    on it; then the coupon insert (its unique indexes decide a race) and, by the caller, the audit row.
+
+async def _audit(
+    store: Any, req: IssueRequest, result: ToolResult, session: AsyncSession | None, **extra: Any
+) -> None:
+    row = _audit_row(req, result, extra)
+    if session is not None:
+        await session.execute(AuditEntry.__table__.insert(), row)
+        return
+    await store.audit(**{k: v for k, v in row.items() if k != "at"})
+
+
+@dataclass(frozen=True)
+class _Decision:
+    result: ToolResult
+    extra: dict[str, Any]
+    coupon: CouponRow | None = None
+    """The coupon to insert (ISSUED or PENDING_APPROVAL), else None."""
+
+
+def _decide(rules: CouponRules, req: IssueRequest, facts: IssueFacts) -> _Decision:
+    """Every check of DESIGN.md §5, in order, on the facts read inside the write transaction.
+
+    Pure: the caller inserts the decided coupon (its unique indexes decide a race) and the audit row.
     """
-    facts = await issue_facts(session, req.order_id, req.idempotency_key, req.now, req.timezone)
-    if facts.key_coupon_id is not None:
-        existing_by_key = await session.get(Coupon, facts.key_coupon_id)
-        if existing_by_key is not None:
-            return replayed_result(req, existing_by_key), {"replayed": True}
+    if facts.key_coupon is not None:
+        return _Decision(replayed_result(req, facts.key_coupon), {"replayed": True})
 
     owner = facts.order_player_id
     if owner is None or (not req.staff and owner != req.actor.player_id):
@@ -109,7 +122,7 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
         missing = req.result(
             False, ResultCode.ORDER_NOT_FOUND, order_not_found_message(req.order_id, req.locale)
         )
-        return missing, {"why": "missing" if owner is None else "other_player"}
+        return _Decision(missing, {"why": "missing" if owner is None else "other_player"})
 
     status = facts.order_status or ""
     if not req.staff and status not in rules.eligible_statuses:
@@ -117,25 +130,24 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
         res = req.result(
             False, ResultCode.NOT_ELIGIBLE_STATUS, msg, status=status, eligible=rules.eligible_statuses
         )
-        return res, {}
+        return _Decision(res, {})
 
     bad = check_amount(rules, req.amount, locale=req.locale, staff=req.staff)
     if bad is not None:
         code, msg, data = bad
-        return req.result(False, code, msg, **data), {}
+        return _Decision(req.result(False, code, msg, **data), {})
 
-    if facts.live_coupon_id is not None:
-        existing = await session.get(Coupon, facts.live_coupon_id)
-        if existing is not None:
-            return already_result(req, existing), {}
+    if facts.live_coupon is not None:
+        return _Decision(already_result(req, facts.live_coupon), {})
 
     if not req.staff:
         over = daily_caps_result(rules, req, facts.day)
         if over is not None:
-            return over, {}
+            return _Decision(over, {})
 
     pending = not req.staff and rules.approval_threshold is not None and req.amount > rules.approval_threshold
-    coupon = Coupon(
+    coupon = CouponRow(
+        id=None,
         code=new_coupon_code(),
         order_id=req.order_id,
         player_id=owner,
@@ -146,62 +158,49 @@ async def _decide(session: AsyncSession, rules: CouponRules, req: IssueRequest) 
         idempotency_key=req.idempotency_key,
         created_at=req.now,
         expires_at=req.now + timedelta(days=rules.valid_days),
+        revoked_at=None,
     )
-    session.add(coupon)
-    try:
-        await session.flush()
-    except IntegrityError as exc:
-        raise _RaceLost() from exc
     if pending:
-        return pending_result(req, coupon), {"threshold": rules.approval_threshold}
-    return issued_result(req, coupon), {}
-
-
-class _SyncSession:
-    """The few `AsyncSession` calls `_decide` and the audit make, over a synchronous ORM session.
-
-    Used on the loop-thread SQLite connection (`Store.direct`): every await completes at once, so the
-    whole read-check-insert runs as one unit inside `BEGIN IMMEDIATE` without a driver-thread hop.
-    """
-
-    def __init__(self, session: Any) -> None:
-        self._s = session
-
-    async def execute(self, *args: Any, **kwargs: Any) -> Any:
-        return self._s.execute(*args, **kwargs)
-
-    async def get(self, *args: Any, **kwargs: Any) -> Any:
-        return self._s.get(*args, **kwargs)
-
-    def add(self, obj: Any) -> None:
-        self._s.add(obj)
-
-    async def flush(self) -> None:
-        self._s.flush()
+        return _Decision(pending_result(req, coupon), {"threshold": rules.approval_threshold}, coupon)
+    return _Decision(issued_result(req, coupon), {}, coupon)
 
 
 async def _decide_and_audit(
     store: Any, rules: CouponRules, req: IssueRequest
 ) -> tuple[ToolResult, dict[str, Any]]:
-    """One issuance transaction: the write lock, every check, the insert and its audit row."""
+    """One issuance transaction: the write lock, one SELECT of the facts, the checks, the coupon and its
+    audit row. On a SQLite file the whole unit runs on the loop thread inside `BEGIN IMMEDIATE`; on
+    PostgreSQL on a plain asyncpg connection (`Store.direct_pg`): BEGIN, lock, facts, insert, COMMIT."""
+    day = day_bounds(req.now, req.timezone)
     direct = getattr(store, "direct", None)
     if direct is not None:
 
-        async def unit(_conn: Any) -> tuple[ToolResult, dict[str, Any]]:
-            with direct.orm() as sync:
-                session = _SyncSession(sync)
-                result, extra = await _decide(session, rules, req)  # type: ignore[arg-type]
-                await _audit(store, req, result, session, **extra)  # type: ignore[arg-type]
-                sync.commit()
-            return result, extra
+        def unit(conn: Any) -> _Decision:
+            facts = write.read_facts_direct(direct, conn, req.order_id, req.idempotency_key, day)
+            decision = _decide(rules, req, facts)
+            write.insert_direct(
+                direct, conn, decision.coupon, _audit_row(req, decision.result, decision.extra)
+            )
+            return decision
 
-        return await direct.write_async(unit)
+        decision = await direct.write(unit)
+        return decision.result, decision.extra
+    direct_pg = getattr(store, "direct_pg", None)
+    if direct_pg is not None:
+        async with direct_pg.transaction() as conn:
+            if req.actor.player_id is not None:  # as `begin_write`: one player's issuances take turns
+                await conn.execute(write.LOCK_PLAYER_PG, req.actor.player_id)
+            facts = await write.read_facts_pg(conn, req.order_id, req.idempotency_key, day)
+            decision = _decide(rules, req, facts)
+            await write.insert_pg(conn, decision.coupon, _audit_row(req, decision.result, decision.extra))
+        return decision.result, decision.extra
     async with store.session() as session:
         await begin_write(session, req.actor.player_id)
-        result, extra = await _decide(session, rules, req)
-        await _audit(store, req, result, session, **extra)
+        facts = await write.read_facts(session, req.order_id, req.idempotency_key, day)
+        decision = _decide(rules, req, facts)
+        await write.insert(session, decision.coupon, _audit_row(req, decision.result, decision.extra))
         await session.commit()
-    return result, extra
+    return decision.result, decision.extra
 
 
 async def _issue(
@@ -210,7 +209,7 @@ async def _issue(
     for _attempt in range(3):
         try:
             result, _extra = await _decide_and_audit(store, rules, req)
-        except (_RaceLost, IntegrityError):
+        except (write.RaceLost, IntegrityError):
             result = await _after_race(store, req)
             if result is None:
                 continue  # a coupon-code collision, nothing else holds the slot: draw a new code

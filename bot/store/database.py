@@ -23,6 +23,7 @@ from sqlalchemy.pool import StaticPool
 
 from bot.redaction import redact_url
 from bot.store.direct import DirectSQLite, RowCodec
+from bot.store.direct_pg import DirectPostgres
 from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, AuditEntry, Base, SchemaMeta, utcnow
 
 
@@ -158,6 +159,8 @@ class Store:
         self.direct: DirectSQLite | None = None
         """File SQLite only: short transactions on the loop thread (hot paths; see `bot.store.direct`)."""
         self._audit_rows: RowCodec | None = None
+        self.direct_pg: DirectPostgres | None = None
+        """PostgreSQL only: plain asyncpg connections for the ledger's issuance (see `bot.store.direct_pg`)."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -229,6 +232,8 @@ class Store:
             await _settle_driver_threads(before)
             raise StoreError(f"cannot open database {_redact_url(self.url)}: {describe_error(exc)}") from None
         self.direct = self._open_direct()
+        if self.dialect == "postgresql" and not make_url(self.url).query:
+            self.direct_pg = await DirectPostgres.open(self.url)
 
     def _open_direct(self) -> DirectSQLite | None:
         """After the schema check passed (the file is ours): the loop-thread connection of the hot paths."""
@@ -278,6 +283,9 @@ class Store:
         )
 
     async def close(self) -> None:
+        if self.direct_pg is not None:
+            await self.direct_pg.close()
+            self.direct_pg = None
         if self.direct is not None:
             self.direct.close()
             self.direct = None

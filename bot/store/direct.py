@@ -17,14 +17,12 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Table, create_engine
+from sqlalchemy import Table
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import StaticPool
 
 T = TypeVar("T")
 
@@ -54,13 +52,19 @@ class DirectSQLite:
         self._lock = asyncio.Lock()
         self._commits = 0
         self._checkpoint: asyncio.Future[None] | None = None
-        # A synchronous ORM over the same connection, for units that need mapped objects (the ledger).
-        self._sync_engine = create_engine("sqlite://", creator=lambda: self._conn, poolclass=StaticPool)
-        self.orm: sessionmaker[Session] = sessionmaker(self._sync_engine, expire_on_commit=False)
+        self._codecs: dict[tuple[str, tuple[str, ...]], RowCodec] = {}
 
     @property
     def connection(self) -> sqlite3.Connection:
         return self._conn
+
+    def codec(self, table: Table, columns: list[str]) -> RowCodec:
+        """The INSERT and value conversions of `columns` of `table` on this connection (built once)."""
+        key = (table.name, tuple(columns))
+        codec = self._codecs.get(key)
+        if codec is None:
+            codec = self._codecs[key] = RowCodec(table, self.dialect, columns)
+        return codec
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         """Run `unit(conn)` inside `BEGIN IMMEDIATE … COMMIT`; retried whole while the file is locked."""
@@ -69,24 +73,6 @@ class DirectSQLite:
     async def read(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         """Run `unit(conn)` on one consistent snapshot (a deferred read transaction)."""
         return await self._run(unit, "BEGIN")
-
-    async def write_async(self, unit: Callable[[sqlite3.Connection], Awaitable[T]]) -> T:
-        """Like `write` for a coroutine unit (one that never really suspends; if it does, others wait).
-
-        The unit may commit itself (an ORM session's `commit()`); otherwise it is committed here.
-        """
-        async with self._lock:
-            await self._begin_immediate()
-            try:
-                out = await unit(self._conn)
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            if self._conn.in_transaction:
-                self._conn.execute("COMMIT")
-            self._after_commit()
-            return out
 
     def _after_commit(self) -> None:
         self._commits += 1
@@ -104,19 +90,6 @@ class DirectSQLite:
                 con.close()
         except sqlite3.Error:
             pass  # the next one, or any other connection's automatic checkpoint, catches up
-
-    async def _begin_immediate(self) -> None:
-        deadline = time.monotonic() + LOCK_WAIT_S
-        delay = 0.0005
-        while True:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if not _locked(exc) or time.monotonic() >= deadline:
-                    raise
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.02)
 
     async def _run(self, unit: Callable[[sqlite3.Connection], T], begin: str) -> T:
         deadline = time.monotonic() + LOCK_WAIT_S
@@ -145,7 +118,6 @@ class DirectSQLite:
     def close(self) -> None:
         if self._checkpoint is not None and not self._checkpoint.done():
             self._checkpoint.cancel()
-        self._sync_engine.dispose()
         self._conn.close()
 
 
