@@ -50,6 +50,11 @@ HEADLINES: list[tuple[str, str, str]] = [
     ("retrieval_off_topic_abstain_rate", "", "off-topic queries answered with no policy"),
     ("retrieval_p50_ms", "ms", "policy query latency p50"),
     ("retrieval_p95_ms", "ms", "policy query latency p95"),
+    (
+        "policy_search_vs_raw_chroma_ratio",
+        "×",
+        "policy search p50 ÷ raw Chroma query p50 (same index, cached vector)",
+    ),
     ("coupon_issues_per_second", "/s", "guarded coupon issues per second (SQLite)"),
     ("coupon_issues_per_second_postgres", "/s", "guarded coupon issues per second (PostgreSQL, if up)"),
     ("coupon_race_issued", "", "coupons issued by 100 concurrent attempts on one order"),
@@ -73,7 +78,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the suite)")
     args = parser.parse_args(argv)
 
-    from bench import concurrency, coupon_ledger, engine_overhead, memory, retrieval, streaming
+    from bench import (
+        concurrency,
+        coupon_ledger,
+        engine_overhead,
+        memory,
+        retrieval,
+        search_latency,
+        streaming,
+    )
 
     quick = args.quick
     details: dict[str, dict[str, Any]] = {}
@@ -91,6 +104,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ),
             ("streaming", lambda: streaming.main(["--chars", "2500" if quick else "6000"])),
             ("retrieval", lambda: retrieval.main(["--no-st", "--skip-synthetic"])),
+            (
+                "search_latency",
+                lambda: search_latency.main(["--rounds", "5" if quick else "20", "--data-dir", str(shared)]),
+            ),
             (
                 "coupon_ledger",
                 lambda: coupon_ledger.main(["--issues", "50" if quick else "300", "--race", "100"]),
@@ -125,6 +142,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "retrieval_off_topic_abstain_rate": r["retrieval_off_topic_abstain_rate"],
         "retrieval_p50_ms": r["retrieval_p50_ms"],
         "retrieval_p95_ms": r["retrieval_p95_ms"],
+        "policy_search_vs_raw_chroma_ratio": details["search_latency"]["policy_search_vs_raw_chroma_ratio"],
         "coupon_issues_per_second": k["guarded_issues_per_second"],
         "coupon_issues_per_second_postgres": k.get("guarded_issues_per_second_postgres"),
         "coupon_race_issued": k["race_coupons_issued"],

@@ -13,11 +13,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import numpy as np
+
 from bot.knowledge.documents import KnowledgeError
 
 log = logging.getLogger(__name__)
 
 SQLITE_FILE = "chroma.sqlite3"
+
+Nearest = tuple[list[str], list[float]]
+"""A vector's nearest chunks: their ids and cosine distances, nearest first."""
 
 
 class IndexFolderMissing(KnowledgeError):
@@ -117,3 +122,65 @@ class ChromaStore:
 
     def delete(self) -> None:
         self.client().delete_collection(self.collection_name)
+
+
+def nearest(collection: Any, vectors: list[np.ndarray], n_results: int) -> list[Nearest]:
+    """The `n_results` nearest chunks of each vector, in one Chroma query for them all (ids and
+    distances only; the texts come from the `ChunkSnapshot`)."""
+    found = collection.query(query_embeddings=vectors, n_results=n_results, include=["distances"])
+    return [
+        (list(ids), [float(d) for d in dists])
+        for ids, dists in zip(found["ids"], found["distances"], strict=True)
+    ]
+
+
+class ChunkSnapshot:
+    """Every stored chunk's metadata, text and vector, read once per build of the index.
+
+    A search asks Chroma only for the nearest ids and distances and takes the rest from here: fetching
+    documents and metadatas with each query cost more than the HNSW search itself, and a lexical
+    candidate Chroma did not return gets its dense similarity from the stored vector without a call.
+    """
+
+    def __init__(self, got: dict[str, Any]) -> None:
+        self.ids: list[str] = list(got["ids"])
+        self.metadatas: list[dict[str, Any]] = [
+            m or {} for m in (got.get("metadatas") or [{}] * len(self.ids))
+        ]
+        self.documents: list[str] = [d or "" for d in (got.get("documents") or [""] * len(self.ids))]
+        embeddings = got.get("embeddings")
+        self.embeddings = np.asarray(embeddings if embeddings is not None else [], dtype=np.float32)
+        self._position = {cid: i for i, cid in enumerate(self.ids)}
+
+    @classmethod
+    def read(cls, collection: Any) -> ChunkSnapshot:
+        return cls(collection.get(include=["metadatas", "documents", "embeddings"]))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def cover(self, collection: Any, ids: list[str]) -> None:
+        """Read chunks written after the snapshot (another process is mid-update) before they are used."""
+        new = [cid for cid in dict.fromkeys(ids) if cid not in self._position]
+        if not new:
+            return
+        got = collection.get(ids=new, include=["metadatas", "documents", "embeddings"])
+        more = ChunkSnapshot(got)
+        for cid, meta, doc in zip(more.ids, more.metadatas, more.documents, strict=True):
+            self._position[cid] = len(self.ids)
+            self.ids.append(cid)
+            self.metadatas.append(meta)
+            self.documents.append(doc)
+        if len(more):
+            self.embeddings = np.concatenate(
+                [self.embeddings.reshape(-1, more.embeddings.shape[1]), more.embeddings]
+            )
+
+    def row(self, chunk_id: str) -> tuple[dict[str, Any], str]:
+        """(metadata, text) of a chunk."""
+        i = self._position[chunk_id]
+        return self.metadatas[i], self.documents[i]
+
+    def similarity(self, chunk_id: str, vector: np.ndarray) -> float:
+        """Cosine similarity of the stored (unit) vector with `vector` (unit): what Chroma reports as 1 - distance."""
+        return float(self.embeddings[self._position[chunk_id]] @ vector)

@@ -52,6 +52,16 @@ class Embedder(Protocol):
         ...
 
 
+def embed_queries(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """(n, dim) query vectors: in one model batch when the embedder has `embed_queries`, else one by one."""
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    batch = getattr(embedder, "embed_queries", None)
+    if callable(batch):
+        return np.asarray(batch(texts), dtype=np.float32)
+    return np.stack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
+
+
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
@@ -123,6 +133,13 @@ class E5Embedder:
     def embed_query(self, text: str) -> np.ndarray:
         with self._model() as model:
             return _normalise(model.query(self._fit(model, text, is_query=True)))
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """(n, dim): the queries in one native batch (the same vectors as one by one)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._model() as model:
+            return _normalise(model.query([self._fit(model, t, is_query=True) for t in texts]))
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -205,6 +222,18 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return _normalise(vec[0])
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self._load().encode(
+            [self._query_prefix + t for t in texts],
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            batch_size=32,
+        )
+        return _normalise(vecs)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if not texts:

@@ -3,13 +3,13 @@ lexically (BM25 over Korean morphemes and English stems), fused, with an abstain
 
 `PolicyIndex` owns the Chroma store, the embedder and the in-memory BM25 rebuilt from the terms
 stored with each chunk. Searches run on a small pool of worker threads in the async API, so the event
-loop never embeds and one long query does not hold up the others; indexing runs on its own worker.
+loop never embeds and one long query does not hold up the others; searches that arrive together run
+as one batch there (`bot.knowledge.batching`); indexing runs on its own worker.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -22,7 +22,8 @@ import numpy as np
 
 from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query
 from bot.knowledge.background import BACKGROUND
-from bot.knowledge.chroma import ChromaStore, IndexFolderMissing
+from bot.knowledge.batching import QueryVectors, SearchBatcher, outcome_of
+from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing, Nearest, nearest
 from bot.knowledge.documents import Chunk, KnowledgeError, chunk_documents, load_policies
 from bot.knowledge.embedders import Embedder, make_embedder
 from bot.knowledge.fusion import DEFAULT_FUSION, Candidate, Evidence, FusionParams, dense_evidence, fuse
@@ -46,7 +47,7 @@ MAX_QUERY_CHARS = 2000
 embedder caps it further at its own token limit."""
 
 EMBED_BATCH, UPSERT_BATCH = 16, 512
-SEARCH_WORKERS, QUERY_CACHE = 2, 512
+SEARCH_WORKERS, QUERY_CACHE, SEARCH_BATCH = 2, 512, 16
 
 Progress = Callable[[int, int], None]
 """`progress(done, total)`: chunks embedded so far during a (re)index."""
@@ -82,11 +83,20 @@ class PolicyIndex:
         )
         self._collection: Any = None
         self._lexical: LexicalIndex | None = None
+        self._chunks: ChunkSnapshot | None = None
+        self._batch_nearest: dict[bytes, Nearest] = {}
+        """The dense candidates of the vectors of the batch being searched (under `_lock`)."""
         self._built_at: str | None = None
         self._lock = threading.RLock()
         self._executors: dict[str, ThreadPoolExecutor] = {}
-        self._query_vector = functools.lru_cache(maxsize=QUERY_CACHE)(self._embed_query)
+        self._query_vector = QueryVectors(embedder, QUERY_CACHE)
         """The query's vector; a repeated query is not embedded again (`cache_clear()` to empty)."""
+        self._batcher: SearchBatcher[tuple[str, int], list[PolicyHit]] = SearchBatcher(
+            self.search_many_sync,
+            lambda: self._worker("search"),
+            lanes=SEARCH_WORKERS,
+            max_batch=SEARCH_BATCH,
+        )
         self._cache_lock = threading.Lock()
         self._background_vectors: np.ndarray | None = None
 
@@ -252,9 +262,9 @@ class PolicyIndex:
             self._collection = self._lexical = self._built_at = None
             return None
         stamp = (collection.metadata or {}).get("built_at")
-        if stamp != self._built_at or self._lexical is None:
-            got = collection.get(include=["metadatas"])
-            self._lexical = LexicalIndex.from_stored(got["ids"], got["metadatas"] or [])
+        if stamp != self._built_at or self._lexical is None or self._chunks is None:
+            self._chunks = ChunkSnapshot.read(collection)
+            self._lexical = LexicalIndex.from_stored(self._chunks.ids, self._chunks.metadatas)
             self._built_at = stamp
         self._collection = collection
         return collection
@@ -274,47 +284,32 @@ class PolicyIndex:
                 )
             return self._background_vectors
 
-    def _embed_query(self, query: str) -> np.ndarray:
-        return np.asarray(self.embedder.embed_query(query), dtype=np.float32)
-
     def _candidates(
         self, vector: np.ndarray, terms: tuple[str, ...], heading_weight: float
     ) -> tuple[list[Candidate], list[float], LexicalIndex | None]:
         """Dense top candidates ∪ lexical top candidates, each with both raw scores."""
         collection = self._current()
         total = 0 if self._lexical is None else len(self._lexical)
-        if collection is None or total == 0 or self._lexical is None:
+        if collection is None or total == 0 or self._lexical is None or self._chunks is None:
             return [], [], None
-        found = collection.query(
-            query_embeddings=[vector],
-            n_results=min(CANDIDATES, total),
-            include=["metadatas", "documents", "distances"],
-        )
-        rows: dict[str, dict[str, Any]] = {}
-        for cid, meta, doc, dist in zip(
-            found["ids"][0], found["metadatas"][0], found["documents"][0], found["distances"][0], strict=False
-        ):
-            rows[cid] = {"metadata": meta or {}, "text": doc or "", "dense": 1.0 - float(dist)}
-        dense_scores = [r["dense"] for r in rows.values()]
+        found = self._batch_nearest.get(vector.tobytes())
+        ids, distances = found or nearest(collection, [vector], min(CANDIDATES, total))[0]
+        chunks = self._chunks
+        chunks.cover(collection, ids)
+        dense = {cid: 1.0 - float(dist) for cid, dist in zip(ids, distances, strict=True)}
+        dense_scores = list(dense.values())
 
         lexical = self._lexical
         scores = lexical.scores(terms, heading_weight)
         top = [i for i in np.argsort(-scores)[:CANDIDATES] if scores[i] > 0]
-        missing = [lexical.ids[i] for i in top if lexical.ids[i] not in rows]
-        if missing:
-            got = collection.get(ids=missing, include=["metadatas", "documents", "embeddings"])
-            embeddings = np.asarray(got["embeddings"], dtype=np.float32)
-            for i, cid in enumerate(got["ids"]):
-                rows[cid] = {
-                    "metadata": got["metadatas"][i] or {},
-                    "text": got["documents"][i] or "",
-                    "dense": float(embeddings[i] @ vector),
-                }
+        for i in top:
+            if lexical.ids[i] not in dense:
+                dense[lexical.ids[i]] = chunks.similarity(lexical.ids[i], vector)
         candidates = []
-        for cid, row in rows.items():
+        for cid, similarity in dense.items():
             position = lexical.position(cid)
             score = float(scores[position]) if position is not None else 0.0
-            candidates.append(Candidate(cid, row["metadata"], row["text"], row["dense"], score))
+            candidates.append(Candidate(cid, *chunks.row(cid), similarity, score))
         return candidates, dense_scores, lexical
 
     def explain(self, query: str, *, fusion: FusionParams | None = None) -> tuple[list[PolicyHit], Evidence]:
@@ -355,6 +350,23 @@ class PolicyIndex:
             return []
         return hits[: max(1, int(top_k))]
 
+    def search_many_sync(self, requests: list[tuple[str, int]]) -> list[list[PolicyHit] | BaseException]:
+        """`search_sync` for each (query, top_k), the distinct queries embedded in one batch and sent to
+        Chroma in one query; a failing request (an empty query) yields its exception in its place."""
+        queries = list(
+            dict.fromkeys(q for q in ((q or "").strip()[:MAX_QUERY_CHARS] for q, _ in requests) if q)
+        )
+        vectors = self._query_vector.many(queries)
+        with self._lock:
+            collection = self._current()
+            if collection is not None and self._lexical is not None and vectors:
+                found = nearest(collection, vectors, min(CANDIDATES, len(self._lexical)))
+                self._batch_nearest = {v.tobytes(): f for v, f in zip(vectors, found, strict=True)}
+            try:
+                return [outcome_of(self.search_sync, query, top_k) for query, top_k in requests]
+            finally:
+                self._batch_nearest = {}
+
     # ---- async API (the bot) --------------------------------------------------------------
 
     def _worker(self, lane: str) -> ThreadPoolExecutor:
@@ -366,9 +378,9 @@ class PolicyIndex:
         return self._executors[lane]
 
     async def search(self, query: str, top_k: int = 3) -> list[PolicyHit]:
-        """`search_sync` on the index's search workers, so the event loop keeps running."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker("search"), lambda: self.search_sync(query, top_k))
+        """`search_sync` on the index's search workers, so the event loop keeps running; searches that
+        arrive together run as one batch (`search_many_sync`)."""
+        return await self._batcher.submit((query, top_k))
 
     async def areindex(self, policies_dir: Path | None = None) -> ReindexCounts:
         loop = asyncio.get_running_loop()

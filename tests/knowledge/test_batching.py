@@ -1,0 +1,135 @@
+"""Searches that arrive together are served together: one embedding batch, a bounded query-vector cache,
+and one caller's bad query failing that caller alone."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.knowledge.batching import QueryVectors
+from bot.knowledge.embedders import E5Embedder
+from bot.knowledge.index import EmptyQueryError, PolicyIndex
+
+
+class BatchRecordingEmbedder:
+    """The real e5 embedder; records each query batch, and can hold the first `held` batches at a gate."""
+
+    def __init__(self, inner: E5Embedder, held: int = 0) -> None:
+        self.inner = inner
+        self.name, self.dim, self.min_relevance = inner.name, inner.dim, inner.min_relevance
+        self.batches: list[list[str]] = []
+        self.gate = threading.Event()
+        self.all_held = threading.Event()
+        """Set once `held` batches are waiting at the gate (every worker lane is busy)."""
+        self.held = held
+        self._lock = threading.Lock()
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            self.batches.append(list(texts))
+            wait = len(self.batches) <= self.held
+            if len(self.batches) == self.held:
+                self.all_held.set()
+        if wait:
+            assert self.gate.wait(30), "the test never opened the gate"
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return self.inner.embed_passages(texts)
+
+
+def test_batched_e5_query_vectors_are_the_one_by_one_vectors(e5: E5Embedder) -> None:
+    texts = ["쿠폰 한도", "이름 변경 제한", "how do refunds work?"]
+    batch = e5.embed_queries(texts)
+    assert batch.shape == (3, e5.dim)
+    for text, row in zip(texts, batch, strict=True):
+        np.testing.assert_allclose(row, e5.embed_query(text), atol=1e-6)
+
+
+async def test_searches_arriving_while_the_lanes_are_busy_are_embedded_in_one_batch(
+    tmp_path: Path, small_corpus: Path, e5: E5Embedder
+) -> None:
+    embedder = BatchRecordingEmbedder(e5, held=2)
+    index = PolicyIndex(embedder, chroma_dir=tmp_path / "chroma")
+    index.build(small_corpus)
+    try:
+        busy = [asyncio.ensure_future(index.search(q)) for q in ("쿠폰 한도", "이름 변경 제한")]
+        assert await asyncio.to_thread(embedder.all_held.wait, 30)  # both worker lanes are busy now
+        later = ["배송 지연 쿠폰", "이름을 다시 바꾸기", "배송 지연 쿠폰", "이름을 다시 바꾸기", "쿠폰 한도"]
+        waiting = [asyncio.ensure_future(index.search(q)) for q in later]
+        await asyncio.sleep(0.05)
+        assert len(embedder.batches) == 2, "a search started while both lanes were busy"
+        embedder.gate.set()
+        results = await asyncio.gather(*busy, *waiting)
+    finally:
+        index.close()
+    # The five waiting searches ran as one batch: their two new distinct queries in ONE model call
+    # ("쿠폰 한도" was cached by the first lane by then, or is embedded in the same call).
+    assert len(embedder.batches) == 3
+    assert set(embedder.batches[2]) - {"쿠폰 한도"} == {"배송 지연 쿠폰", "이름을 다시 바꾸기"}
+    assert len(embedder.batches[2]) == len(set(embedder.batches[2]))
+    for query, hits in zip(["쿠폰 한도", "이름 변경 제한", *later], results, strict=True):
+        assert hits == index.search_sync(query), query
+    assert results[0][0].source == "coupons.md" and results[1][0].source == "name.md"
+
+
+async def test_an_empty_query_in_a_batch_fails_only_its_own_search(
+    tmp_path: Path, small_corpus: Path, e5: E5Embedder
+) -> None:
+    index = PolicyIndex(e5, chroma_dir=tmp_path / "chroma")
+    index.build(small_corpus)
+    try:
+        out = index.search_many_sync([("   ", 3), ("쿠폰 한도", 3)])
+        assert isinstance(out[0], EmptyQueryError)
+        assert out[1] == index.search_sync("쿠폰 한도")
+        empty, hits = await asyncio.gather(
+            index.search(""), index.search("쿠폰 한도"), return_exceptions=True
+        )
+    finally:
+        index.close()
+    assert isinstance(empty, EmptyQueryError)
+    assert isinstance(hits, list) and hits[0].source == "coupons.md"
+
+
+def test_the_query_vector_cache_is_bounded_and_embeds_each_miss_once(e5: E5Embedder) -> None:
+    embedder = BatchRecordingEmbedder(e5)
+    vectors = QueryVectors(embedder, maxsize=2)
+    first = vectors.many(["a", "b", "a", "c"])
+    assert embedder.batches == [["a", "b", "c"]]  # distinct misses, one call
+    np.testing.assert_array_equal(first[0], first[2])
+    assert len(vectors) == 2  # "a" was evicted (least recently used)
+    vectors("c")
+    assert len(embedder.batches) == 1
+    vectors("a")
+    assert embedder.batches[-1] == ["a"]
+    vectors.cache_clear()
+    assert len(vectors) == 0
+
+
+@pytest.mark.parametrize("cancel_first", [True, False])
+async def test_a_cancelled_search_does_not_break_the_others(
+    tmp_path: Path, small_corpus: Path, e5: E5Embedder, cancel_first: bool
+) -> None:
+    embedder = BatchRecordingEmbedder(e5, held=2)
+    index = PolicyIndex(embedder, chroma_dir=tmp_path / "chroma")
+    index.build(small_corpus)
+    try:
+        busy = [asyncio.ensure_future(index.search(q)) for q in ("쿠폰 한도", "이름 변경 제한")]
+        assert await asyncio.to_thread(embedder.all_held.wait, 30)
+        waiting = [asyncio.ensure_future(index.search(q)) for q in ("배송 지연 쿠폰", "이름을 다시 바꾸기")]
+        await asyncio.sleep(0)
+        (busy[0] if cancel_first else waiting[0]).cancel()
+        embedder.gate.set()
+        done = await asyncio.gather(*busy, *waiting, return_exceptions=True)
+    finally:
+        index.close()
+    cancelled = 0 if cancel_first else 2
+    assert isinstance(done[cancelled], asyncio.CancelledError)
+    assert all(isinstance(r, list) for i, r in enumerate(done) if i != cancelled)
