@@ -18,7 +18,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ if __package__ in (None, ""):
 from bot.app import build_app, make_policy_index
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
-from bot.llm.base import LLMResult
+from bot.llm.function import FunctionLLM, around
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Order, Player, Store
 
@@ -46,23 +45,9 @@ QUERIES = [
 ]
 
 
-class LatencyLLM(ScriptedLLM):
-    """The scripted model with a network-like latency on every call (loop, synthesis)."""
-
-    def __init__(self, steps: list[dict[str, Any]], *, latency: float, **kwargs: Any) -> None:
-        super().__init__(steps, **kwargs)
-        self.latency = latency
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> LLMResult:
-        await asyncio.sleep(self.latency)
-        return await super().chat(messages, **kwargs)
-
-    async def stream_chat(
-        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
-    ) -> AsyncIterator[str]:
-        await asyncio.sleep(self.latency)  # time to first token
-        async for piece in super().stream_chat(messages, purpose=purpose):
-            yield piece
+def latency_llm(steps: list[dict[str, Any]], *, latency: float) -> FunctionLLM:
+    """The scripted model with a network-like latency before every call (loop; synthesis: first token)."""
+    return around(ScriptedLLM(steps), lambda _request: asyncio.sleep(latency))
 
 
 class NullSurface:
@@ -159,8 +144,8 @@ async def run(n: int, latency: float, data_dir: Path) -> dict[str, Any]:
     index = await asyncio.to_thread(make_policy_index, settings)
     pending: list[int] = []
 
-    def factory() -> LatencyLLM:
-        return LatencyLLM(scripts[f"{pending.pop(0)}"], latency=latency)
+    def factory() -> FunctionLLM:
+        return latency_llm(scripts[f"{pending.pop(0)}"], latency=latency)
 
     app = await build_app(settings, llm_factory=factory, store=store, policy_index=index)
     try:

@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,29 +36,35 @@ from bot.app import build_app
 from bot.channels.discord_bot import ArcaDiscordBot
 from bot.channels.renderer import split_message
 from bot.config import load_settings
+from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
 
 CHANNEL = FakeDiscord.SUPPORT_CHANNEL
 
 
-class TimedStreamLLM(ScriptedLLM):
-    """Streams the scripted answer at a steady token rate and records when the last token left."""
+@dataclass
+class TokenTimes:
+    """When the model's first and last streamed token left."""
 
-    def __init__(self, steps: list[dict[str, Any]], *, delay: float, **kwargs: Any) -> None:
-        super().__init__(steps, **kwargs)
-        self.delay = delay
-        self.first_token_at = 0.0
-        self.last_token_at = 0.0
+    first: float = 0.0
+    last: float = 0.0
 
-    async def stream_chat(
-        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
-    ) -> AsyncIterator[str]:
-        async for piece in super().stream_chat(messages, purpose=purpose):
-            await asyncio.sleep(self.delay)
+
+def timed_stream_llm(
+    steps: list[dict[str, Any]], *, delay: float, times: TokenTimes, **kwargs: Any
+) -> FunctionLLM:
+    """The scripted model streaming its answer at a steady token rate, noting the token times in `times`."""
+    scripted = ScriptedLLM(steps, **kwargs)
+
+    async def stream(request: ModelRequest) -> AsyncIterator[str]:
+        async for piece in forward_stream(scripted, request):
+            await asyncio.sleep(delay)
             now = time.monotonic()
-            self.first_token_at = self.first_token_at or now
-            self.last_token_at = now
+            times.first = times.first or now
+            times.last = now
             yield piece
+
+    return FunctionLLM(partial(forward, scripted), stream_function=stream, abilities=scripted.abilities)
 
 
 class NoPolicies:
@@ -89,9 +97,11 @@ def max_per_window(times: list[float], window: float = 1.0) -> int:
 async def run(chars: int, edit_interval: float, tokens_per_s: float, data_dir: Path) -> dict[str, Any]:
     answer = long_answer(chars)
     chunk = 4  # characters per streamed delta, roughly a token of Korean text
-    llm = TimedStreamLLM(
+    times = TokenTimes()
+    llm = timed_stream_llm(
         [{"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "안내"}, {"answer": answer}],
         delay=1 / tokens_per_s,
+        times=times,
         chunk_size=chunk,
     )
     async with FakeDiscord() as fake:
@@ -133,7 +143,7 @@ async def run(chars: int, edit_interval: float, tokens_per_s: float, data_dir: P
     final_visible = max(c.at for c in writes)
     per_message = [max_per_window(m.get("edits", [])) for m in messages]
     edits = sum(len(m.get("edits", [])) for m in messages)
-    stream_s = llm.last_token_at - llm.first_token_at
+    stream_s = times.last - times.first
     first_text = min(
         (c.at for c in writes if not str((c.body or {}).get("content", "")).startswith("⏳")), default=0.0
     )
@@ -147,7 +157,7 @@ async def run(chars: int, edit_interval: float, tokens_per_s: float, data_dir: P
         "stream_edits_per_second_max": max(per_message, default=0),
         "stream_edits_per_message_per_s_mean": round(edits / len(messages) / max(stream_s, 1e-9), 2),
         "stream_first_text_ms": round((first_text - asked) * 1000),
-        "stream_final_delay_ms": round((final_visible - llm.last_token_at) * 1000),
+        "stream_final_delay_ms": round((final_visible - times.last) * 1000),
         "surface": "fake Discord (discord.py client over loopback)",
     }
 

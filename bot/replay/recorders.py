@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from bot.llm.scripted import ScriptedLLM
+from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
+
+LoopInputs = list[tuple[int | None, list[dict[str, Any]]]]
 
 
-class RecordingScriptedLLM(ScriptedLLM):
-    """The scripted model, also noting which script step each loop call served and what it was sent."""
+def recording(model: Any, loop_inputs: LoopInputs, step_of: Callable[[int], int | None]) -> FunctionLLM:
+    """`model`, with every loop call's messages noted in `loop_inputs` beside its step: `step_of(n)` for
+    the n-th loop call (the script step that served it, or n itself for a live model)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.loop_inputs: list[tuple[int | None, list[dict[str, Any]]]] = []
+    async def answer(request: ModelRequest) -> Any:
+        if request.purpose != "loop":
+            return await forward(model, request)
+        n = len(loop_inputs)
+        try:
+            return await forward(model, request)
+        finally:
+            loop_inputs.append((step_of(n), list(request.messages)))
 
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        result = await super().chat(messages, **kwargs)
-        if kwargs.get("purpose", "loop") == "loop":
-            self.loop_inputs.append((self.current_step, list(messages)))
-        return result
-
-
-class RecordingLLM:
-    """A live model with the loop calls' inputs noted (`--live`: the n-th loop call is "step" n)."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.loop_inputs: list[tuple[int | None, list[dict[str, Any]]]] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        if kwargs.get("purpose", "loop") == "loop":
-            self.loop_inputs.append((len(self.loop_inputs), list(messages)))
-        return await self._inner.chat(messages, **kwargs)
-
-    def stream_chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        return self._inner.stream_chat(messages, **kwargs)
+    return FunctionLLM(answer, stream_function=partial(forward_stream, model), abilities=model.abilities)

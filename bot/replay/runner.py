@@ -35,7 +35,7 @@ from bot.replay.format import (
     collect_transcripts,
     load_transcript,
 )
-from bot.replay.recorders import RecordingLLM, RecordingScriptedLLM
+from bot.replay.recorders import LoopInputs, recording
 from bot.store import Store
 from bot.store.seed import apply_seed
 from bot.vocabulary.language import HANGUL_RANGE
@@ -164,12 +164,13 @@ class Replayer:
         staff_role = self.settings.staff_role
         roles = {staff_role if r == "staff" else r for r in turn.roles}
         actor = await conv.resolve_actor(turn.as_ or first_player, roles)
-        live = self.live_llm_factory is not None
-        if live:
-            llm: Any = RecordingLLM(self.live_llm_factory())
+        loop_inputs: LoopInputs = []
+        scripted: ScriptedLLM | None = None
+        if self.live_llm_factory is not None:
+            current["llm"] = recording(self.live_llm_factory(), loop_inputs, lambda n: n)
         else:
-            llm = RecordingScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
-        current["llm"] = llm
+            scripted = ScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
+            current["llm"] = recording(scripted, loop_inputs, lambda _n: scripted.current_step)
         rec = TurnRecord()
         surface = self.surface_factory() if self.surface_factory is not None else RecordingSurface()
         if self.announce is not None:
@@ -203,19 +204,19 @@ class Replayer:
                 rec.observations.append(str(getattr(event, "observation", "") or ""))
             if not pending:
                 return
-            if live:
+            if scripted is None:
                 if kind == "thinking" and status == "done":
                     loop_responses["n"] += 1
                 if (kind == "iteration" and status == "done") or (kind == "thinking" and status == "done"):
                     await deliver(loop_responses["n"])
                 return
-            step = llm.current_step
+            step = scripted.current_step
             if step is None:
                 return
-            spec = llm.steps[step]
+            spec = scripted.steps[step]
             no_tools = "final" in spec or "raw" in spec
             if kind == "iteration" and status == "done" and not no_tools:
-                if llm.pending_calls_in_step == 0:
+                if scripted.pending_calls_in_step == 0:
                     await deliver(step)
             elif kind == "thinking" and status == "done" and no_tools:
                 await deliver(step)
@@ -236,18 +237,18 @@ class Replayer:
             rec.reply = getattr(surface, "text", None)
         elif outcome.kind == "stopped" and rec.answer is None:
             rec.answer = getattr(surface, "text", None)
-        rec.model_inputs = [(step, sent_text(msgs)) for step, msgs in llm.loop_inputs]
+        rec.model_inputs = [(step, sent_text(msgs)) for step, msgs in loop_inputs]
         problems: list[str] = []
         if pending:
             problems.append(f"interrupts never delivered (after_step {[i.after_step for i in pending]})")
-        if not live and isinstance(llm, ScriptedLLM):
-            for v in llm.violations:
+        if scripted is not None:
+            for v in scripted.violations:
                 problems.append(f"script: {v}")
-            unused = llm.unused_steps
-            if unused and not llm.violations:
+            unused = scripted.unused_steps
+            if unused and not scripted.violations:
                 problems.append(f"script: steps {unused} were never used (the run ended earlier)")
-            if turn.script == [] and sum(llm.calls.values()):
-                problems.append(f"script: [] but the model was called {dict(llm.calls)}")
+            if turn.script == [] and sum(scripted.calls.values()):
+                problems.append(f"script: [] but the model was called {dict(scripted.calls)}")
         problems += check_expectations(turn, rec, await active_coupons(store))
         return problems
 
