@@ -1,6 +1,7 @@
 """YAML files read with their line numbers, and pydantic errors as one line: the one place for both.
 
-Seed files, transcripts and the coupon rules all report a problem as `file:line: where: what`.
+Seed files, transcripts, the coupon rules and the policy front matter all report a problem with its
+file and line (`file:line: where: what`); the web API reports a field the same way.
 """
 
 from __future__ import annotations
@@ -50,12 +51,35 @@ def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
+def yaml_error_at(exc: yaml.YAMLError, text: str) -> tuple[int | None, str]:
+    """(1-based line or None, what is wrong) of a YAML syntax error in `text`.
+
+    At the end of the text ("unexpected end of stream") the line where the unclosed construct starts
+    is the useful one.
+    """
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    start = getattr(exc, "context_mark", None)
+    if start is not None and mark is not None and mark.index >= len(text.rstrip()):
+        mark = start
+    what = "; ".join(x for x in (getattr(exc, "context", None), getattr(exc, "problem", None)) if x)
+    return (mark.line + 1 if mark is not None else None), what or str(exc)
+
+
+def located(source: str, root: yaml.Node | None, loc: tuple[Any, ...], *, line: int | None = None) -> str:
+    """`source:line: a.0.b` for the value at `loc` (its line from the node tree, else `line`; no line
+    when neither is known): the start of every one-line file error."""
+    at = line_of(root, loc) or line
+    return f"{source}{f':{at}' if at else ''}: {'.'.join(str(p) for p in loc) or '(top)'}"
+
+
 def load_yaml(text: str) -> Any:
     """The data of one YAML document, read with the same loader as `parse_yaml` (raises `yaml.YAMLError`)."""
     return parse_yaml(text)[1]
 
 
 def first_error(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
-    """(location, message) of the first error, without pydantic's `Value error, ` prefix."""
+    """(location, message) of the first error: the location without pydantic's validator parts
+    (`function-after[...]`), the message without its `Value error, ` prefix."""
     err = exc.errors()[0]
-    return tuple(err.get("loc") or ()), str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    loc = tuple(p for p in err.get("loc") or () if not (isinstance(p, str) and p.startswith("function-")))
+    return loc, str(err.get("msg", "invalid value")).removeprefix("Value error, ")

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.store import ORDER_STATUSES
-from bot.yaml_files import first_error, load_yaml
+from bot.yaml_files import first_error, load_yaml, yaml_error_at
 from tools import coupon_messages as say
 from tools.money import format_krw
 from tools.results import ResultCode
@@ -110,12 +110,13 @@ def load_coupon_rules(path: str | Path | None = None) -> CouponRules:
     file = Path(path) if path is not None else DEFAULT_RULES_PATH
     shown = _display_path(file)
     try:
-        raw = load_yaml(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
+        raw = load_yaml(text)
     except OSError as exc:
         raise CouponRulesError(f"{shown}: cannot read the file ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
+        line = yaml_error_at(exc, text)[0]
+        where = f" at line {line}" if line else ""
         raise CouponRulesError(f"{shown}: not valid YAML{where}") from None
     if raw is None:
         raw = {}

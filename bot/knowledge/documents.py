@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from bot.yaml_files import load_yaml, yaml_error_at
+
 REQUIRED_KEYS = ("id", "title", "lang", "version", "effective")
 
 MAX_CHUNK_CHARS = 600
@@ -116,13 +118,12 @@ def _front_matter(path: Path, lines: list[str]) -> tuple[dict[str, object], int]
             break
     else:
         raise PolicyFormatError(path, 1, "front matter is not closed by a '---' line")
+    front = "\n".join(lines[1:end])
     try:
-        data = yaml.safe_load("\n".join(lines[1:end]))
+        data = load_yaml(front)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 2  # +1 for 1-based, +1 for the opening '---'
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise PolicyFormatError(path, line, f"invalid YAML in front matter: {problem}") from None
+        line, problem = yaml_error_at(exc, front)  # +1 below: the opening '---'
+        raise PolicyFormatError(path, (line or 1) + 1, f"invalid YAML in front matter: {problem}") from None
     if not isinstance(data, dict):
         raise PolicyFormatError(path, 2, "front matter must be a mapping of keys to values")
     for key in REQUIRED_KEYS:

@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from bot.store.seed import SeedData, SeedError, parse_fixture_data
-from bot.yaml_files import first_error, line_of, parse_yaml
+from bot.yaml_files import first_error, line_of, located, parse_yaml, yaml_error_at
 
 STEP_KINDS = ("tool", "tools", "final", "raw", "answer")
 
@@ -197,26 +197,16 @@ def load_transcript(path: Path) -> Transcript:
         raise TranscriptError(f"{path}:1: cannot read: {exc}") from None
     try:
         root, data = parse_yaml(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
-            # "unexpected end of stream": where the unclosed construct starts is the useful line.
-            mark = exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        what = "; ".join(x for x in (exc.context, exc.problem) if x)
-        raise TranscriptError(f"{path}:{line}: invalid YAML: {what}") from None
     except yaml.YAMLError as exc:
-        raise TranscriptError(f"{path}:1: invalid YAML: {exc}") from None
+        line, what = yaml_error_at(exc, text)
+        raise TranscriptError(f"{path}:{line or 1}: invalid YAML: {what}") from None
     if not isinstance(data, dict):
         raise TranscriptError(f"{path}:1: a transcript is a mapping with `name` and `turns`")
     try:
         case = Transcript.model_validate(data)
     except ValidationError as exc:
         loc, msg = first_error(exc)
-        loc = tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
-        line = line_of(root, loc) or 1
-        where = ".".join(str(p) for p in loc) or "(top)"
-        raise TranscriptError(f"{path}:{line}: {where}: {msg}") from None
+        raise TranscriptError(f"{located(str(path), root, loc, line=1)}: {msg}") from None
     fixtures_node = None
     if isinstance(root, yaml.MappingNode):
         for key, value in root.value:
@@ -242,17 +232,14 @@ def load_transcript(path: Path) -> Transcript:
     case.coupon_rules = _coupon_rules(path, root, case.fixtures.get("coupon_rules"))
     for t_index, turn in enumerate(case.turns):
         if turn.user is not None and turn.as_ is None and not case.seed.players:
-            line = line_of(root, ("turns", t_index)) or 1
-            raise TranscriptError(
-                f"{path}:{line}: turns.{t_index}: `as` is required when there are no players"
-            )
+            where = located(str(path), root, ("turns", t_index), line=1)
+            raise TranscriptError(f"{where}: `as` is required when there are no players")
         for i_index, intr in enumerate(turn.interrupts):
             steps = turn.script or []
             if intr.after_step >= max(len(steps), 1) and turn.script is not None:
-                line = line_of(root, ("turns", t_index, "interrupts", i_index)) or 1
+                where = located(str(path), root, ("turns", t_index, "interrupts", i_index), line=1)
                 raise TranscriptError(
-                    f"{path}:{line}: turns.{t_index}.interrupts.{i_index}: after_step {intr.after_step} "
-                    f"is past the script's {len(steps)} step(s)"
+                    f"{where}: after_step {intr.after_step} is past the script's {len(steps)} step(s)"
                 )
     case.path = str(path)
     case._turn_lines = [line_of(root, ("turns", i)) or 1 for i in range(len(case.turns))]

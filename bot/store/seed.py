@@ -22,7 +22,7 @@ from bot.redaction import redact_url
 from bot.store.coupon_codes import new_coupon_code
 from bot.store.database import Store, StoreError, describe_error
 from bot.store.models import ORDER_STATUSES, Coupon, Order, Player, utcnow
-from bot.yaml_files import line_of, parse_yaml
+from bot.yaml_files import first_error, located, parse_yaml, yaml_error_at
 
 DEFAULT_SEED = Path(__file__).resolve().parents[2] / "data" / "demo_seed.yaml"
 
@@ -132,8 +132,7 @@ class SeedData(BaseModel):
 
     def where(self, loc: tuple[Any, ...]) -> str:
         """`file:line: players.1.discord_id` for a row's field, for one-line error messages."""
-        line = line_of(self._root, loc)
-        return f"{self._source}{f':{line}' if line else ''}: {'.'.join(str(p) for p in loc)}"
+        return located(self._source, self._root, loc)
 
     def check_coupon_amounts(self, staff_max_amount: int) -> None:
         """No seeded coupon is larger than staff may issue (`staff_max_amount` of the coupon rules)."""
@@ -186,18 +185,12 @@ def parse_fixture_data(data: Any, *, source: str, root: yaml.Node | None = None)
         seed = SeedData.model_validate(data)
         seed._source, seed._root = source, root
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err.get("loc", ()))
-        line = line_of(root, loc)
-        where = f"{source}:{line}" if line else source
-        path = ".".join(str(p) for p in loc)
-        raise SeedError(f"{where}: {path}: {err.get('msg')}") from None
+        loc, msg = first_error(exc)
+        raise SeedError(f"{located(source, root, loc)}: {msg}") from None
     problems = seed.check_references()
     if problems:
         loc, msg = problems[0]
-        line = line_of(root, loc)
-        where = f"{source}:{line}" if line else source
-        raise SeedError(f"{where}: {'.'.join(str(p) for p in loc)}: {msg}")
+        raise SeedError(f"{located(source, root, loc)}: {msg}")
     return seed
 
 
@@ -211,12 +204,9 @@ def load_seed_file(path: Path) -> SeedData:
         raise SeedError(f"{path}: not UTF-8 text") from None
     try:
         root, data = parse_yaml(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise SeedError(f"{path}{line}: invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
-        raise SeedError(f"{path}: invalid YAML: {exc}") from None
+        line, what = yaml_error_at(exc, text)
+        raise SeedError(f"{path}{f':{line}' if line else ''}: invalid YAML: {what}") from None
     return parse_fixture_data(data, source=str(path), root=root)
 
 

@@ -74,7 +74,7 @@ async def test_empty_database_is_seeded_automatically_once(store: Store) -> None
             4,
             "unknown player",
         ),
-        ("players:\n  - {id: P1, name: a\n", 3, "invalid YAML"),
+        ("players:\n  - {id: P1, name: a\n", 2, "invalid YAML"),  # where the unclosed { opens
         ("players:\n  - {id: P1, name: a}\n  - {id: P1, name: b}\n", 3, "duplicate player"),
         ("players:\n  - {id: P1, name: a, age: 3}\n", 2, "age"),
         (

@@ -32,6 +32,7 @@ from bot.conversations import Incoming, detect_locale
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.guards.input import check_input
 from bot.guards.output import OutputGuard
+from bot.yaml_files import first_error
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +205,9 @@ async def _read_chat_request(request: Request, deps: WebDeps) -> ChatRequest:
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-        hint = "1-64 letters, digits, _ or -" if where == "thread" else first.get("msg", "invalid")
+        loc, msg = first_error(exc)
+        where = ".".join(str(p) for p in loc) or "body"
+        hint = "1-64 letters, digits, _ or -" if where == "thread" else msg
         raise WebError(400, "invalid_request", f"{where}: {hint}.", field=where) from None
 
 
