@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -82,15 +83,12 @@ def make_policy_index_safely(settings: Settings) -> Any:
 
 
 def make_llm_factory(settings: Settings, metrics: Any = None) -> Callable[[], Any]:
-    """One `OpenAILLM` for the main role per run (a new agent is built per run; the LLM is shared)."""
-    from bot.llm.registry import ModelRegistry
+    """One `OpenAILLM` for the main role per run (a new agent is built per run; the LLM is shared); it
+    reports each call to `metrics`."""
+    from bot.llm.registry import ModelRegistry, openai_factory
 
-    registry = ModelRegistry.from_settings(settings)
+    registry = ModelRegistry.from_settings(settings, factory=partial(openai_factory, observer=metrics))
     main = registry.for_role("main")
-    if metrics is not None:
-        from bot.observability import MeteredLLM
-
-        main = MeteredLLM(main, metrics)
     return lambda: main
 
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.conversations.surface import Surface, SurfaceError
+from bot.conversations.surface import Surface, SurfaceError, SurfaceObserver
 from bot.vocabulary.catalogue import WORKING
 from tools.base import ToolRegistry
 
@@ -107,6 +107,8 @@ class Renderer:
     """Where the status line of each tool comes from."""
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    observer: SurfaceObserver | None = None
+    """Told the latency of every send and edit (metrics)."""
     _messages: list[_Message] = field(default_factory=list)
     _frozen_at: int = 0
     _frozen_count: int = 0
@@ -224,7 +226,7 @@ class Renderer:
             if delete is not None:
                 await delete(msg.handle)
             elif msg.shown != "…":
-                await self.surface.edit(msg.handle, "…")
+                await self._timed("edit", self.surface.edit(msg.handle, "…"))
                 msg.shown = "…"
         except SurfaceError:
             log.warning("could not clear a stale message")
@@ -242,8 +244,21 @@ class Renderer:
         else:
             await self._edit_throttled(index, text)
 
+    async def _timed(self, op: str, call: Awaitable[Any]) -> Any:
+        """Await one surface call, telling the observer how long it took and whether it failed."""
+        if self.observer is None:
+            return await call
+        start = time.perf_counter()
+        try:
+            result = await call
+        except Exception:
+            self.observer.record_edit_latency(time.perf_counter() - start, op=op, ok=False)
+            raise
+        self.observer.record_edit_latency(time.perf_counter() - start, op=op)
+        return result
+
     async def _send_new(self, text: str) -> None:
-        handle = await self.surface.send(text)
+        handle = await self._timed("send", self.surface.send(text))
         self.sends += 1
         self._messages.append(_Message(handle=handle, shown=text, last_edit=self.clock()))
 
@@ -280,7 +295,7 @@ class Renderer:
             if delay > 0:
                 await self.sleep(delay)
         try:
-            await self.surface.edit(msg.handle, text)
+            await self._timed("edit", self.surface.edit(msg.handle, text))
         except SurfaceError as exc:
             log.warning("edit failed: %s", exc)
             return False

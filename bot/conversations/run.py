@@ -15,7 +15,7 @@ from bot.conversations.surface import Surface
 from bot.engine.agent import AgentResult, ReActAgent
 from bot.engine.interrupts import InterruptQueue
 from bot.guards.output import OutputGuard
-from bot.observability import MeteredSurface, log_context
+from bot.observability import log_context
 from tools.base import Actor, ToolContext
 
 if TYPE_CHECKING:
@@ -50,14 +50,13 @@ async def _answer(
 ) -> AgentResult:
     actor = state.actor
     started_at = conv.clock()
-    # A surface may set its own edit pace (the web streams every delta) and watch its run's events;
-    # read from the channel's own surface (the metering wrapper forwards only the Surface protocol).
+    # A surface may set its own edit pace (the web streams every delta) and watch its run's events.
     edit_interval = getattr(surface, "edit_interval", conv.edit_interval)
     surface_hook = getattr(surface, "on_event", None)
-    if conv.metrics is not None:
-        surface = MeteredSurface(surface, conv.metrics)
     locale = detect_locale(query)
-    renderer = Renderer(surface, edit_interval=edit_interval, locale=locale, tools=conv.tools)
+    renderer = Renderer(
+        surface, edit_interval=edit_interval, locale=locale, tools=conv.tools, observer=conv.metrics
+    )
 
     async def on_event(event: Any) -> None:
         await renderer.on_event(event)

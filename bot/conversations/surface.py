@@ -10,6 +10,12 @@ class SurfaceError(Exception):
     """A send or edit failed in a way worth retrying (HTTP 5xx, timeout)."""
 
 
+class SurfaceObserver(Protocol):
+    """Told how long every send and edit of a reply took, and whether it failed (the `Renderer` calls it)."""
+
+    def record_edit_latency(self, seconds: float, *, op: str = "edit", ok: bool = True) -> None: ...
+
+
 class Surface(Protocol):
     """Where a conversation's replies appear (a Discord channel, the console, a replay log)."""
 

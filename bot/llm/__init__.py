@@ -3,6 +3,7 @@ the registry."""
 
 from bot.llm.base import LLM, PURPOSES, LLMError, LLMResult, ToolCall, Usage, api_message
 from bot.llm.function import FunctionLLM, ModelRequest, around, forward, forward_stream
+from bot.llm.hooks import LLMObserver
 from bot.llm.openai_llm import OpenAILLM
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM, ScriptedRequest, ScriptExhausted, ScriptViolation, validate_history
@@ -12,6 +13,7 @@ __all__ = [
     "PURPOSES",
     "FunctionLLM",
     "LLMError",
+    "LLMObserver",
     "LLMResult",
     "ModelRegistry",
     "ModelRequest",

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.llm.base import LLMResult, merged_abilities
+from bot.llm.hooks import LLMObserver, observed, observed_stream
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,11 @@ class FunctionLLM:
         *,
         stream_function: StreamFunction | None = None,
         abilities: dict[str, Any] | None = None,
+        observer: LLMObserver | None = None,
     ) -> None:
         self.function = function
+        self.observer = observer
+        """Told about every finished call (`bot.llm.hooks`)."""
         self.stream_function = stream_function
         self.abilities = merged_abilities(abilities)
         self.requests: list[ModelRequest] = []
@@ -71,12 +75,15 @@ class FunctionLLM:
     ) -> LLMResult:
         request = ModelRequest(list(messages), purpose, tools, tool_choice, response_format)
         self.requests.append(request)
-        return await self._reply(request)
+        return await observed(self.observer, purpose, self._reply(request))
 
-    async def stream_chat(
+    def stream_chat(
         self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
     ) -> AsyncIterator[str]:
         request = ModelRequest(list(messages), purpose, stream=True)
+        return observed_stream(self.observer, purpose, self._stream(request))
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[str]:
         self.requests.append(request)
         if self.stream_function is not None:
             async for piece in self.stream_function(request):

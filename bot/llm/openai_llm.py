@@ -17,6 +17,7 @@ import openai
 from openai import AsyncOpenAI
 
 from bot.llm.base import LLMError, LLMResult, ToolCall, Usage, api_message, merged_abilities
+from bot.llm.hooks import LLMObserver, observed, observed_stream
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,11 @@ class OpenAILLM:
         timeout: float = 60.0,
         max_retries: int = 2,
         stream_usage: bool = True,
+        observer: LLMObserver | None = None,
     ) -> None:
         self.model = model
+        self.observer = observer
+        """Told about every finished call (`bot.llm.hooks`)."""
         self.abilities = merged_abilities(abilities)
         self._api_key = api_key or _PLACEHOLDER_KEY
         self._stream_usage = stream_usage
@@ -94,6 +98,23 @@ class OpenAILLM:
         response_format: dict[str, Any] | None = None,
         purpose: str = "loop",
     ) -> LLMResult:
+        call = self._chat(messages, tools, tool_choice, response_format, purpose)
+        return await observed(self.observer, purpose, call)
+
+    def stream_chat(
+        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
+    ) -> AsyncIterator[str]:
+        usage = Usage()
+        return observed_stream(self.observer, purpose, self._stream(messages, purpose, usage), usage)
+
+    async def _chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: Any,
+        response_format: dict[str, Any] | None,
+        purpose: str,
+    ) -> LLMResult:
         kwargs: dict[str, Any] = {"model": self.model, "messages": [api_message(m) for m in messages]}
         if tools:
             kwargs["tools"] = tools
@@ -133,11 +154,11 @@ class OpenAILLM:
         log.debug("llm %s purpose=%s usage=%s", self.model, purpose, result.usage)
         return result
 
-    async def stream_chat(
-        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
-    ) -> AsyncIterator[str]:
+    async def _stream(self, messages: list[dict[str, Any]], purpose: str, usage: Usage) -> AsyncIterator[str]:
+        """The stream; the tokens the endpoint reports for it are added to `usage` and `self.usage`."""
         if not self.abilities.get("streaming", True):
-            result = await self.chat(messages, purpose=purpose)
+            result = await self._chat(messages, None, None, None, purpose)
+            usage.add(result.usage)
             if result.content:
                 yield result.content
             return
@@ -153,7 +174,9 @@ class OpenAILLM:
             stream = await self._client.chat.completions.create(**kwargs)
             async for chunk in stream:
                 if getattr(chunk, "usage", None):
-                    self.usage.add(Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0))
+                    used = Usage(chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0)
+                    self.usage.add(used)
+                    usage.add(used)
                 if not chunk.choices:
                     continue
                 delta = chunk.choices[0].delta

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.config import ModelConfig, Settings
 from bot.llm.base import LLM
+from bot.llm.hooks import LLMObserver
 from bot.llm.openai_llm import OpenAILLM
 
 log = logging.getLogger(__name__)
@@ -21,7 +22,10 @@ LLMFactory = Callable[[str, ModelConfig, Settings], LLM]
 """Builds the LLM for one named config; the default makes an `OpenAILLM`."""
 
 
-def openai_factory(name: str, config: ModelConfig, settings: Settings) -> LLM:
+def openai_factory(
+    name: str, config: ModelConfig, settings: Settings, *, observer: LLMObserver | None = None
+) -> LLM:
+    """An `OpenAILLM` for one named config; `observer` is told about each of its calls (metrics)."""
     api_key = config.api_key or settings.openai_api_key
     return OpenAILLM(
         config.model,
@@ -30,6 +34,7 @@ def openai_factory(name: str, config: ModelConfig, settings: Settings) -> LLM:
         abilities=config.abilities(),
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
+        observer=observer,
     )
 
 

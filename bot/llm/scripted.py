@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.llm.base import API_MESSAGE_KEYS, LLMError, LLMResult, ToolCall, merged_abilities
+from bot.llm.hooks import LLMObserver, observed, observed_stream
 
 STEP_KINDS = ("tool", "tools", "final", "raw", "answer", "error")
 """`error` (raise `LLMError` with the given text) is an extension for engine tests; the rest are §9's."""
@@ -133,6 +134,7 @@ class ScriptedLLM:
         structured: dict[str, Any] | None = None,
         chunk_size: int = 8,
         chunk_delay: float = 0.0,
+        observer: LLMObserver | None = None,
     ) -> None:
         if mode not in ("native", "json"):
             raise ValueError(f"mode must be 'native' or 'json', got {mode!r}")
@@ -168,6 +170,8 @@ class ScriptedLLM:
         self.violations: list[str] = []
         """Every violation raised, so a runner can fail the case even if something swallowed the error."""
         self.exhausted = False
+        self.observer = observer
+        """Told about every finished call (`bot.llm.hooks`)."""
 
     @classmethod
     def from_steps(cls, steps: list[dict[str, Any]], **kwargs: Any) -> ScriptedLLM:
@@ -215,6 +219,23 @@ class ScriptedLLM:
         response_format: dict[str, Any] | None = None,
         purpose: str = "loop",
     ) -> LLMResult:
+        return await observed(
+            self.observer, purpose, self._chat(messages, tools, tool_choice, response_format, purpose)
+        )
+
+    def stream_chat(
+        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
+    ) -> AsyncIterator[str]:
+        return observed_stream(self.observer, purpose, self._stream(messages, purpose))
+
+    async def _chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: Any,
+        response_format: dict[str, Any] | None,
+        purpose: str,
+    ) -> LLMResult:
         self.calls[purpose] += 1
         self.requests.append(ScriptedRequest(purpose, list(messages), tools, tool_choice, response_format))
         self._check(messages, purpose)
@@ -228,9 +249,7 @@ class ScriptedLLM:
             return LLMResult(content=self._synthesis_text())
         return self._structured_reply(self._structured, tool_choice, response_format)
 
-    async def stream_chat(
-        self, messages: list[dict[str, Any]], *, purpose: str = "synthesis"
-    ) -> AsyncIterator[str]:
+    async def _stream(self, messages: list[dict[str, Any]], purpose: str) -> AsyncIterator[str]:
         self.calls[purpose] += 1
         self.requests.append(ScriptedRequest(purpose, list(messages), stream=True))
         self._check(messages, purpose)

@@ -3,9 +3,9 @@ redaction, and Prometheus metrics (own registry, optional `/metrics` endpoint) f
 
 The parts: the log context fields live in the shared vocabulary (`bot.vocabulary.log_context`, so
 every layer can set them); `logging_setup` (handler, formatters, redaction); `metrics` (`ArcaMetrics`,
-whose `observe_event` is a `Conversations` event hook, and the endpoint); `metering` (LLM and surface
-adapters that report each call to an observer). Nothing here imports the engine, conversations or
-channels.
+whose `observe_event` is a `Conversations` event hook and whose `on_llm_call` / `record_edit_latency`
+are the hooks the models (`bot.llm.hooks`) and the `Renderer` call, and the endpoint). Nothing here
+imports the engine, conversations or channels.
 """
 
 from bot.observability.logging_setup import (
@@ -17,7 +17,6 @@ from bot.observability.logging_setup import (
     configure_logging,
     secret_values,
 )
-from bot.observability.metering import LLMObserver, MeteredLLM, MeteredSurface, SurfaceObserver
 from bot.observability.metrics import (
     RESULT_CODES,
     ArcaMetrics,
@@ -36,12 +35,8 @@ __all__ = [
     "ContextFilter",
     "ErrorCountingHandler",
     "JsonFormatter",
-    "LLMObserver",
-    "MeteredLLM",
-    "MeteredSurface",
     "MetricsServer",
     "SecretRedactor",
-    "SurfaceObserver",
     "TextFormatter",
     "configure_logging",
     "current_log_context",

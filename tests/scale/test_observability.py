@@ -19,6 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.app import build_app
 from bot.config import load_settings
 from bot.conversations import Incoming
+from bot.conversations.renderer import Renderer
+from bot.conversations.surface import SurfaceError
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import PolicyIndex
 from bot.llm.openai_llm import OpenAILLM
@@ -27,8 +29,6 @@ from bot.observability import (
     LOG_FIELDS,
     ArcaMetrics,
     ErrorCountingHandler,
-    MeteredLLM,
-    MeteredSurface,
     configure_logging,
     current_log_context,
     log_context,
@@ -137,7 +137,8 @@ async def test_concurrent_runs_keep_their_own_context(log_stream: io.StringIO) -
                 await asyncio.sleep(0)
 
     await asyncio.gather(run("discord:1"), run("discord:2"))
-    lines = json_lines(log_stream)
+    # Only this test's lines: a client another test left open may log when it is garbage-collected.
+    lines = [line for line in json_lines(log_stream) if line["logger"] == "bot.test"]
     assert len(lines) == 10
     assert all(line["message"].endswith(line["thread_id"]) for line in lines)
     assert all(line["run_id"] == f"run-{line['thread_id']}" for line in lines)
@@ -229,14 +230,16 @@ async def test_metrics_endpoint_shows_a_scripted_run(
                 {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
                 {"tool": "issue_coupon", "args": {"order_id": "ORD001", "amount": 5000}},
                 {"final": "ORD001에 5,000원 쿠폰을 발급했습니다."},
-            ]
+            ],
+            observer=metrics,
         )
         settings = load_settings(ARCA_DATA_DIR=str(tmp_path))
-        # The app's own wiring: `build_app(metrics=...)` observes every event and times the surface;
-        # each run logs inside log_context(thread_id, run_id), each tool call inside (tool, code).
+        # The app's own wiring: `build_app(metrics=...)` observes every event and the renderer times
+        # the surface; the model reports its own calls (as the app's OpenAILLM does); each run logs
+        # inside log_context(thread_id, run_id), each tool call inside (tool, code).
         app = await build_app(
             settings,
-            llm_factory=lambda: MeteredLLM(script, metrics),
+            llm_factory=lambda: script,
             store=ledger,
             policy_index=tiny_index,
             clock=lambda: NOW,
@@ -290,16 +293,16 @@ async def test_llm_tokens_latency_and_errors_from_a_real_openai_client() -> None
         reply("스트림 답변입니다"),
     ]
     async with FakeOpenAIServer(replies) as fake:
-        inner = OpenAILLM("fake-model", base_url=fake.base_url, api_key="sk-test", max_retries=0)
-        llm = MeteredLLM(inner, metrics)
-        assert llm.abilities == inner.abilities and llm.model == "fake-model"
+        llm = OpenAILLM(
+            "fake-model", base_url=fake.base_url, api_key="sk-test", max_retries=0, observer=metrics
+        )
         await llm.chat([{"role": "user", "content": "hi"}], purpose="loop")
         streamed = "".join([d async for d in llm.stream_chat([{"role": "user", "content": "hi"}])])
         assert streamed == "스트림 답변입니다"
         fake.enqueue(fault("500"))
         with pytest.raises(Exception, match="HTTP 500"):
             await llm.chat([{"role": "user", "content": "hi"}], purpose="loop")
-        await inner.close()
+        await llm.close()
     samples = {
         (s.name, frozenset(s.labels.items())): s.value
         for family in text_string_to_metric_families(metrics.exposition().decode())
@@ -307,7 +310,7 @@ async def test_llm_tokens_latency_and_errors_from_a_real_openai_client() -> None
     }
     assert value(samples, "arca_llm_tokens_total", purpose="loop", kind="prompt") == 11
     assert value(samples, "arca_llm_tokens_total", purpose="loop", kind="completion") == 4
-    streamed_tokens = inner.usage.total_tokens - 15
+    streamed_tokens = llm.usage.total_tokens - 15
     assert streamed_tokens > 0
     assert (
         value(samples, "arca_llm_tokens_total", purpose="synthesis", kind="prompt")
@@ -368,23 +371,25 @@ def test_metrics_live_in_their_own_registry_and_error_logs_are_counted() -> None
     assert b"arca_errors_total{" not in second.exposition()
 
 
-async def test_metered_surface_times_sends_and_edits_and_counts_failures() -> None:
+async def test_the_renderer_times_sends_and_edits_and_counts_failures() -> None:
     class Flaky(Surface):
         async def edit(self, handle: Any, text: str) -> None:
-            raise OSError("discord 503")
+            raise SurfaceError("discord 503")
 
     metrics = ArcaMetrics()
-    surface = MeteredSurface(Flaky(), metrics)
-    handle = await surface.send("첫 줄")
-    with pytest.raises(OSError):
-        await surface.edit(handle, "둘째 줄")
-    metrics.record_edit_latency(0.2, op="edit")
+    surface = Flaky()
+    renderer = Renderer(surface, edit_interval=0.0, observer=metrics)
+    await renderer.status("⏳ 주문 확인 중")
+    # The edit to the answer fails, so the answer lands as a new message; blanking the status
+    # message (this surface cannot delete) fails too.
+    await renderer.finish("ORD001은 배송 지연 상태입니다.")
+    assert surface.messages == {0: "⏳ 주문 확인 중", 1: "ORD001은 배송 지연 상태입니다."}
     samples = {
         (s.name, frozenset(s.labels.items())): s.value for f in metrics.registry.collect() for s in f.samples
     }
-    assert value(samples, "arca_message_edit_duration_seconds_count", op="send") == 1
+    assert value(samples, "arca_message_edit_duration_seconds_count", op="send") == 2
     assert value(samples, "arca_message_edit_duration_seconds_count", op="edit") == 2
-    assert value(samples, "arca_errors_total", where="edit", kind="edit") == 1
+    assert value(samples, "arca_errors_total", where="edit", kind="edit") == 2
 
 
 def test_observability_and_the_tools_import_nothing_from_the_layers_above_them() -> None:
