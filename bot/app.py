@@ -143,10 +143,12 @@ async def build_app(
     event_hook: Any = None,
     metrics: Any = None,
     coupon_rules: Any = None,
+    models: Any = None,
 ) -> App:
     """Everything a channel needs. `llm_factory` defaults to the configured model (metered when
     `metrics`, a `bot.observability.ArcaMetrics`, is given); `coupon_rules` replaces the configured
-    `coupon_rules.yaml` (a transcript's own rules)."""
+    `coupon_rules.yaml` (a transcript's own rules); `models` (a `ModelRegistry`) picks the model of
+    each `/ops draft` step, by default the configured ones when no `llm_factory` is given."""
     from bot.conversations import Conversations
     from bot.conversations.notifications import StaffNotifications
     from bot.staff import StaffRegistry
@@ -166,8 +168,7 @@ async def build_app(
         timezone=settings.timezone,
         notify_staff=notifications.notify,
     )
-    models = None
-    if llm_factory is None and settings.llm_configured:
+    if models is None and llm_factory is None and settings.llm_configured:
         from bot.llm.registry import ModelRegistry
 
         # Per-step models for `/ops draft` (planner on `fast`, worker and review on `main`).

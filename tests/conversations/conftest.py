@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +21,19 @@ class Harness:
     app: App
     llms: list[ScriptedLLM]
     mode: str
+    used: list[ScriptedLLM] = field(default_factory=list)
+    """The scripts the bot's runs took, in order."""
+    hooks: list[Callable[[Any], Any]] = field(default_factory=list)
+    """The event hooks in force (see `hooked`); the app's own `event_hook` calls them."""
+
+    @contextmanager
+    def hooked(self, hook: Callable[[Any], Any]) -> Iterator[None]:
+        """Every engine event of the runs inside the block also goes to `hook`."""
+        self.hooks.append(hook)
+        try:
+            yield
+        finally:
+            self.hooks.remove(hook)
 
     @property
     def conv(self) -> Any:
@@ -39,6 +53,7 @@ async def harness(
     settings = load_settings(ARCA_DATA_DIR=str(tmp_path), edit_interval=0.0)
     queue: list[ScriptedLLM] = []
     used: list[ScriptedLLM] = []
+    hooks: list[Callable[[Any], Any]] = []
 
     def next_llm() -> ScriptedLLM:
         if not queue:
@@ -47,12 +62,19 @@ async def harness(
         used.append(llm)
         return llm
 
+    async def on_event(event: Any) -> None:
+        for hook in list(hooks):
+            await hook(event)
+
     app = await build_app(
-        settings, llm_factory=next_llm, store=seeded_store, policy_index=policy_index, clock=lambda: FIXED_NOW
+        settings,
+        llm_factory=next_llm,
+        store=seeded_store,
+        policy_index=policy_index,
+        clock=lambda: FIXED_NOW,
+        event_hook=on_event,
     )
-    h = Harness(app=app, llms=queue, mode=request.param)
-    h.used = used  # type: ignore[attr-defined]
-    return h
+    return Harness(app=app, llms=queue, mode=request.param, used=used, hooks=hooks)
 
 
 ActorFactory = Callable[..., Any]

@@ -67,9 +67,8 @@ async def test_message_during_a_run_is_acknowledged_and_injected(harness: Harnes
         if event.type == "iteration" and event.status == "done":
             await _say(harness, "빨리 부탁해요", surface)
 
-    harness.conv.event_hook = hook
-    outcome = await _say(harness, "ORD001 확인해 주세요", surface)
-    harness.conv.event_hook = None
+    with harness.hooked(hook):
+        outcome = await _say(harness, "ORD001 확인해 주세요", surface)
     assert ("빨리 부탁해요", "👀") in surface.reactions
     assert any(
         "[USER INTERRUPT]" in str(m.get("content")) and "빨리 부탁해요" in str(m.get("content"))
@@ -90,9 +89,8 @@ async def test_a_message_after_the_last_drain_starts_the_next_run(harness: Harne
             sent["done"] = True
             await _say(harness, "하나 더 물어볼게요", surface)
 
-    harness.conv.event_hook = hook
-    outcome = await _say(harness, "안녕하세요", surface)
-    harness.conv.event_hook = None
+    with harness.hooked(hook):
+        outcome = await _say(harness, "안녕하세요", surface)
     assert len(outcome.runs) == 2
     assert "하나 더 물어볼게요" in str(second.requests[0].messages)
     assert "두 번째 답변입니다." in surface.text
@@ -107,9 +105,8 @@ async def test_another_players_message_is_not_injected_into_this_run(harness: Ha
         if event.type == "iteration" and event.status == "done":
             await _say(harness, "ORD001에 쿠폰 주세요", surface, as_id="9002")
 
-    harness.conv.event_hook = hook
-    outcome = await _say(harness, "ORD001 확인", surface)
-    harness.conv.event_hook = None
+    with harness.hooked(hook):
+        outcome = await _say(harness, "ORD001 확인", surface)
     assert "ORD001에 쿠폰 주세요" not in str([r.messages for r in first.requests])
     assert "ORD001에 쿠폰 주세요" in str(second.requests[0].messages)
     assert [r.tool_outcomes for r in outcome.runs][1] == []
@@ -142,7 +139,7 @@ async def test_oversized_message_is_refused_and_nothing_is_stored(harness: Harne
     assert outcome.kind == "refused"
     assert "너무 깁니다" in surface.text
     assert await _history(harness) == []
-    assert harness.used == []  # type: ignore[attr-defined]
+    assert harness.used == []
 
 
 async def test_non_staff_typing_a_staff_command_is_denied_and_audited(harness: Harness) -> None:
@@ -186,9 +183,8 @@ async def test_stop_cancels_the_run_and_leaves_a_valid_history(harness: Harness)
             )
             await asyncio.sleep(0.05)
 
-    harness.conv.event_hook = hook
-    outcome = await _say(harness, "ORD001 확인", surface)
-    harness.conv.event_hook = None
+    with harness.hooked(hook):
+        outcome = await _say(harness, "ORD001 확인", surface)
     await asyncio.gather(*stopper)
     assert outcome.kind == "stopped"
     assert "중단" in staff.replies[0]

@@ -119,11 +119,28 @@ class OpsHarness:
             actor = await self.conv.resolve_actor("9001", set())
         return await self.conv.handle(Incoming(CHANNEL, actor, text), surface or RecordingSurface())
 
+    async def with_registry(self, registry: Any) -> OpsHarness:
+        """An app on the same store and queue whose `/ops draft` steps take their models from `registry`."""
+        app = await _ops_build(
+            self.app.settings, self.app.store, self.app.policy_index, self.models, registry
+        )
+        return OpsHarness(app=app, models=self.models)
+
+
+async def _ops_build(
+    settings: Any, store: Store, policy_index: Any, models: ModelQueue, registry: Any
+) -> App:
+    return await build_app(
+        settings,
+        llm_factory=models,
+        store=store,
+        policy_index=policy_index,
+        clock=lambda: FIXED_NOW,
+        models=registry,
+    )
+
 
 @pytest.fixture
 async def ops_app(seeded_store: Store, policy_index: Any, models: ModelQueue, tmp_path: Any) -> OpsHarness:
     settings = load_settings(ARCA_DATA_DIR=str(tmp_path))
-    app = await build_app(
-        settings, llm_factory=models, store=seeded_store, policy_index=policy_index, clock=lambda: FIXED_NOW
-    )
-    return OpsHarness(app=app, models=models)
+    return OpsHarness(app=await _ops_build(settings, seeded_store, policy_index, models, None), models=models)

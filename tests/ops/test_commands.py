@@ -179,7 +179,7 @@ async def test_an_attached_model_registry_picks_each_steps_model(ops_app) -> Non
     registry = ModelRegistry()
     registry.register("main-model", main, roles=["main"])
     registry.register("fast-model", fast, roles=["fast"])
-    ops_app.conv.models = registry
+    ops_app = await ops_app.with_registry(registry)
     reply = (await ops_app.say(f"/ops draft {REQUEST}")).reply
     assert reply.ok and DRAFT_2 in reply.text
     assert fast.calls == {"loop": 1} and main.calls == {"loop": 1, "structured": 1}

@@ -86,10 +86,13 @@ async def test_every_staff_command_is_refused_for_non_staff_and_audited(
     assert not [a for a in await _audit(seeded_store) if a.action.startswith("staff./")]
 
 
-async def _observe(app: Any, tool: str, args: dict[str, Any], thread: str) -> tuple[str, str]:
-    """Run one scripted tool call as P100; return (the observation the model read, the result code)."""
-    llm = ScriptedLLM([{"tool": tool, "args": args}, {"final": "확인했습니다."}])
-    app.conversations.llm_factory = lambda: llm
+def _probe(tool: str, args: dict[str, Any]) -> ScriptedLLM:
+    return ScriptedLLM([{"tool": tool, "args": args}, {"final": "확인했습니다."}])
+
+
+async def _observe(app: Any, llm: ScriptedLLM, args: dict[str, Any], thread: str) -> tuple[str, str]:
+    """Run `llm`'s one tool call (with `args`) as P100 (the app's next run takes `llm`); return (the
+    observation the model read, the result code)."""
     outcome, surface = await say(app, f"{args} 확인해 주세요", thread=thread)
     tool_messages = [m for m in llm.requests[-2].messages if m.get("role") == "tool"]
     assert len(tool_messages) == 1 and outcome.runs
@@ -118,11 +121,11 @@ def test_the_probe_table_covers_every_registered_tool():
 async def test_a_tool_asked_about_another_players_order_answers_as_if_it_did_not_exist(
     app_factory, seeded_store, tool
 ):
-    app = await app_factory(lambda: ScriptedLLM([]))
-    theirs, theirs_code = await _observe(app, tool, _args(TOOL_PROBES[tool], VICTIM_ORDER), "console:probe-a")
-    missing, missing_code = await _observe(
-        app, tool, _args(TOOL_PROBES[tool], MISSING_ORDER), "console:probe-b"
-    )
+    their_args, missing_args = _args(TOOL_PROBES[tool], VICTIM_ORDER), _args(TOOL_PROBES[tool], MISSING_ORDER)
+    probes = [_probe(tool, their_args), _probe(tool, missing_args)]
+    app = await app_factory(iter(probes).__next__)
+    theirs, theirs_code = await _observe(app, probes[0], their_args, "console:probe-a")
+    missing, missing_code = await _observe(app, probes[1], missing_args, "console:probe-b")
 
     for secret in SECRETS_OF_P200:
         assert secret not in theirs, f"{tool} revealed {secret!r}: {theirs}"

@@ -233,7 +233,7 @@ async def test_metrics_endpoint_shows_a_scripted_run(
             ],
             observer=metrics,
         )
-        settings = load_settings(ARCA_DATA_DIR=str(tmp_path))
+        settings = load_settings(ARCA_DATA_DIR=str(tmp_path), edit_interval=0.0)
         # The app's own wiring: `build_app(metrics=...)` observes every event and the renderer times
         # the surface; the model reports its own calls (as the app's OpenAILLM does); each run logs
         # inside log_context(thread_id, run_id), each tool call inside (tool, code).
@@ -246,7 +246,6 @@ async def test_metrics_endpoint_shows_a_scripted_run(
             metrics=metrics,
         )
         conv = app.conversations
-        conv.edit_interval = 0.0
         surface = Surface()
         actor = await conv.resolve_actor("9001")
         outcome = await conv.handle(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -162,10 +162,10 @@ async def make_web(seeded_store: Store, tmp_path: Path) -> AsyncIterator[WebFact
             metrics=metrics,
         )
         identities = IdentityService(SECRET)
-        deps = WebDeps.from_settings(settings, app.conversations, identities)
-        deps.llm_ready = deps_fields.pop("llm_ready", True)
-        for name, value in deps_fields.items():
-            setattr(deps, name, value)
+        deps = replace(
+            WebDeps.from_settings(settings, app.conversations, identities),
+            **{"llm_ready": True, **deps_fields},
+        )
         server = await WebServer(create_app(deps), "127.0.0.1", 0).start()
         harness = WebHarness(app, server, deps, identities, mode, queue)
         harnesses.append(harness)

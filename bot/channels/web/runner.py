@@ -14,6 +14,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import uvicorn
@@ -164,7 +165,7 @@ async def start_web(
     """Build the web app on `conversations` and serve it; returns the running server."""
     deps = WebDeps.from_settings(settings, conversations, identity_service(settings))
     if index_state is not None:
-        deps.index_state = index_state
+        deps = replace(deps, index_state=index_state)
     app = create_app(deps)
     port = DEFAULT_PORT if port is None else port
     server = await WebServer(app, host or settings.web_host, port).start()
