@@ -106,18 +106,16 @@ def staff_router() -> APIRouter:
     async def conversations_page(request: Request) -> Response:
         user = await require_user(request)
         rows = await queries.conversation_rows(conversations_of(request))
-        template = "conversation_rows.html" if request.query_params.get("fragment") else "conversations.html"
-        return render(request, template, user, rows=rows, **flash_of(request))
+        return render(request, "conversations.html", user, rows=rows, **flash_of(request))
 
     @router.get("/conversations/{thread_id}")
     async def conversation_page(thread_id: str, request: Request) -> Response:
         user = await require_user(request)
         conv = conversations_of(request)
         messages = await queries.history(conv.store, thread_id)
-        template = "history.html" if request.query_params.get("fragment") else "conversation.html"
         return render(
             request,
-            template,
+            "conversation.html",
             user,
             thread_id=thread_id,
             messages=messages,
