@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from bot.engine.agent import ReActAgent
 
 log = logging.getLogger(__name__)
+JSON_OBJECT: dict[str, Any] = {"type": "json_object"}
 
 Stop = tuple[str, StopReason, str | None]
 """How the loop ended: the answer, why, and an error text for the logs."""
@@ -71,6 +72,11 @@ class AgentRun:
         self.native = agent.native_mode
         self.registry = agent.tools
         self.schemas: list[dict[str, Any]] | None = None
+        self.response_format = (
+            JSON_OBJECT if not self.native and self.llm.abilities.get("json_mode") else None
+        )
+        """JSON mode asks an endpoint that declares `json_mode` for a JSON object: a grammar-constrained
+        server (llama.cpp, vLLM, Ollama) can then not answer with a code fence or prose at all."""
         self.guard = ContextGuard(agent.context_window)
         self.messages: list[dict[str, Any]] = []
         self.usage = Usage()
@@ -212,7 +218,10 @@ class AgentRun:
             try:
                 async with timeout:
                     response = await self.llm.chat(
-                        [api_message(m) for m in self.messages], tools=self.schemas, purpose="loop"
+                        [api_message(m) for m in self.messages],
+                        tools=self.schemas,
+                        response_format=self.response_format,
+                        purpose="loop",
                     )
             except AssertionError:
                 raise
