@@ -81,6 +81,8 @@ class AgentRun:
         self.messages: list[dict[str, Any]] = []
         self.usage = Usage()
         self.injected: list[str] = []
+        self.unread_injection = False
+        """JSON mode: a message was injected after the reply whose tool call is about to run."""
         self.iterations = 0
         self.parse_failures = 0
         self.selected: list[str] | None = None
@@ -99,6 +101,7 @@ class AgentRun:
             self.clock,
             lambda: [self.query, *self.injected],
             json_mode=not self.native,
+            unread=lambda: bool(self.queue) or self.unread_injection,
         )
 
     # ---- persistence -----------------------------------------------------------------------
