@@ -79,9 +79,6 @@ async def test_a_staff_reply_reaches_the_players_live_stream_while_staff_hold_th
     ]
     # Resumable like any stream; and a second player never sees it (the thread id names the player).
     resumed = await player.get("/api/threads/main/events", headers={"Last-Event-ID": events[1].id})
-    assert [e for e in resumed.text.splitlines() if e.startswith("event:")] == [
-        "event: answer",
-        "event: done",
-    ]
+    assert [e for e in resumed.text.splitlines() if e.startswith("event:")] == ["event: answer", "event: done"]
     other = web.client("P200")
     assert (await other.get("/api/threads/main/events?wait=0.2")).status_code == 204
