@@ -84,6 +84,16 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass
+class RequestTrust:
+    """Whether what the player wrote in this run tries to instruct the bot or claims authority (the input
+    guard's `untrusted`). One per run, shared by all its calls, so a message that arrives mid-run taints
+    the calls after it. A coupon asked for in an untrusted run is never issued automatically: every check
+    runs as usual, and one that would be issued waits for staff approval (PENDING_APPROVAL) instead."""
+
+    untrusted: bool = False
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Everything a tool may touch for one call. Built per run; `for_call` binds the call id."""
@@ -99,6 +109,7 @@ class ToolContext:
     services: ToolServices = field(default_factory=ToolServices)
     tool_call_id: str = ""
     """Unique within the thread; set by the engine through `for_call`."""
+    trust: RequestTrust = field(default_factory=RequestTrust)
 
     @property
     def idempotency_key(self) -> str:

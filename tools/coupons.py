@@ -45,4 +45,5 @@ async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:
         now=ctx.clock(),
         timezone=ctx.services.timezone,
         notify=ctx.services.notify_staff,
+        review=ctx.trust.untrusted,
     )

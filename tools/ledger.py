@@ -145,7 +145,8 @@ def _decide(rules: CouponRules, req: IssueRequest, facts: IssueFacts) -> _Decisi
         if over is not None:
             return _Decision(over, {})
 
-    pending = not req.staff and rules.approval_threshold is not None and req.amount > rules.approval_threshold
+    over_threshold = rules.approval_threshold is not None and req.amount > rules.approval_threshold
+    pending = not req.staff and (req.review or over_threshold)
     coupon = CouponRow(
         id=None,
         code=new_coupon_code(),
@@ -161,7 +162,8 @@ def _decide(rules: CouponRules, req: IssueRequest, facts: IssueFacts) -> _Decisi
         revoked_at=None,
     )
     if pending:
-        return _Decision(pending_result(req, coupon), {"threshold": rules.approval_threshold}, coupon)
+        why = {"review": "untrusted_request"} if req.review else {"threshold": rules.approval_threshold}
+        return _Decision(pending_result(req, coupon), why, coupon)
     return _Decision(issued_result(req, coupon), {}, coupon)
 
 
@@ -247,6 +249,7 @@ def _approval_payload(req: IssueRequest, result: ToolResult) -> dict[str, Any]:
         "thread_id": req.thread_id,
         "requested_by": req.actor.label,
         "coupon_code": coupon.get("code"),
+        "flagged": req.review,
     }
 
 
@@ -279,8 +282,11 @@ async def issue_for_player(
     now: datetime | None = None,
     timezone: str = "Asia/Seoul",
     notify: StaffNotifier | None = None,
+    review: bool = False,
 ) -> ToolResult:
-    """The guarded issuance behind `issue_coupon`: every check of DESIGN.md §5, in order, exactly once."""
+    """The guarded issuance behind `issue_coupon`: every check of DESIGN.md §5, in order, exactly once.
+    `review`: the request came from a message the input guard marked untrusted, so a coupon that passes
+    every check waits for staff approval instead of being issued."""
     req = IssueRequest.build(
         actor,
         order_id,
@@ -292,6 +298,7 @@ async def issue_for_player(
         now=now,
         timezone=timezone,
         staff=False,
+        review=review,
     )
     if not actor.player_id:
         hint = say.STAFF_USE_COUPON_COMMAND(locale) if actor.is_staff else ""

@@ -238,6 +238,7 @@ class Conversations:
         state = self._runs.get(incoming.thread_id)
         if state is not None:
             if incoming.actor == state.actor:
+                state.trust.untrusted = state.trust.untrusted or verdict.untrusted
                 state.queue.put(text)
             else:
                 state.later.append((incoming, surface))

@@ -14,9 +14,10 @@ from bot.conversations.renderer import Renderer
 from bot.conversations.surface import Surface
 from bot.engine.agent import AgentResult, ReActAgent
 from bot.engine.interrupts import InterruptQueue
+from bot.guards.input import scan_untrusted
 from bot.guards.output import OutputGuard
 from bot.observability import log_context
-from tools.base import Actor, ToolContext
+from tools.base import Actor, RequestTrust, ToolContext
 
 if TYPE_CHECKING:
     from bot.conversations.routing import Conversations
@@ -35,6 +36,8 @@ class RunState:
     later: list[tuple[Incoming, Surface]] = field(default_factory=list)
     """Messages from other people in the channel: they get their own run, with their own identity."""
     stopped: bool = False
+    trust: RequestTrust = field(default_factory=RequestTrust)
+    """The running answer's trust: set from its query, tainted by an untrusted interrupt."""
 
 
 async def answer(
@@ -79,6 +82,7 @@ async def _answer(
             run_budget_s=conv.run_budget_s,
             system_prompt=conv.system_prompt,
         )
+        state.trust = RequestTrust(untrusted=bool(scan_untrusted(query)[0]))
         ctx = ToolContext(
             actor=actor,
             thread_id=thread_id,
@@ -87,6 +91,7 @@ async def _answer(
             locale=locale,
             clock=conv.clock,
             services=conv.services,
+            trust=state.trust,
         )
         result = await agent.run(query, ctx, memory=conv.memory, interrupts=state.queue, on_event=on_event)
         output_guard = await OutputGuard.for_actor(

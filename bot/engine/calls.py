@@ -1,6 +1,7 @@
 """Running the model's tool calls: repairs of unambiguous mistakes, the repetition guard, the
 `iteration` events, and the concurrency rule (calls of one response run together, calls with side
-effects one at a time, in order)."""
+effects one at a time, in order). A call with side effects is held, not run, when the player wrote
+something the model had not read when it decided on the call ("cancel, do not issue")."""
 
 from __future__ import annotations
 
@@ -24,7 +25,12 @@ from bot.engine.repetition import (
 from bot.engine.results import ToolOutcome
 from bot.engine.tool_prompt import example_call
 from bot.llm.base import ToolCall
-from tools.base import ResultCode, ToolContext, ToolRegistry
+from tools.base import ResultCode, ToolContext, ToolRegistry, ToolResult
+
+HELD_FOR_NEW_MESSAGE = (
+    "Not run: the player sent a new message before this call could run. Read it and decide "
+    "again; call '{name}' again only if the player still wants it."
+)
 
 
 class ToolCalls:
@@ -39,8 +45,11 @@ class ToolCalls:
         player_texts: Callable[[], list[str]],
         *,
         json_mode: bool,
+        unread: Callable[[], bool] = lambda: False,
     ) -> None:
         self.registry = registry
+        self.unread = unread
+        """True when the player wrote something the model has not read yet: side effects wait."""
         self.ctx = ctx
         self.emit = emit
         self.clock = clock
@@ -88,11 +97,14 @@ class ToolCalls:
         side_effect = self.registry.is_side_effect(name)
         earlier = None if side_effect or fixed.refusal else self.guard.earlier_read(key)
         started = self.clock()
+        held = side_effect and fixed.refusal is None and self.unread()
         if earlier is not None:
             result, observation = earlier.result, earlier.observation + REUSED_NOTE
         else:
             if fixed.refusal is not None:
                 result = fixed.refusal
+            elif held:
+                result = ToolResult.error(HELD_FOR_NEW_MESSAGE.format(name=name), reason="new_message")
             else:
                 result = await self.registry.execute(name, fixed.args, self.ctx.for_call(call.id))
             observation = observation_text(name, result)
@@ -100,7 +112,7 @@ class ToolCalls:
         outcome = ToolOutcome(
             call.id, name, args, result, observation, elapsed, iteration, earlier is not None
         )
-        if earlier is None:
+        if earlier is None and not held:
             failures = self.guard.record(key, outcome, side_effect=side_effect)
             if failures == REPEAT_LIMIT - 1:
                 outcome.observation += REPEATED_FAILURE_NOTE.format(example=self._example(name))

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from bot.engine.agent import ReActAgent
 
 log = logging.getLogger(__name__)
+JSON_OBJECT: dict[str, Any] = {"type": "json_object"}
 
 Stop = tuple[str, StopReason, str | None]
 """How the loop ended: the answer, why, and an error text for the logs."""
@@ -71,10 +72,17 @@ class AgentRun:
         self.native = agent.native_mode
         self.registry = agent.tools
         self.schemas: list[dict[str, Any]] | None = None
+        self.response_format = (
+            JSON_OBJECT if not self.native and self.llm.abilities.get("json_mode") else None
+        )
+        """JSON mode asks an endpoint that declares `json_mode` for a JSON object: a grammar-constrained
+        server (llama.cpp, vLLM, Ollama) can then not answer with a code fence or prose at all."""
         self.guard = ContextGuard(agent.context_window)
         self.messages: list[dict[str, Any]] = []
         self.usage = Usage()
         self.injected: list[str] = []
+        self.unread_injection = False
+        """JSON mode: a message was injected after the reply whose tool call is about to run."""
         self.iterations = 0
         self.parse_failures = 0
         self.selected: list[str] | None = None
@@ -93,6 +101,7 @@ class AgentRun:
             self.clock,
             lambda: [self.query, *self.injected],
             json_mode=not self.native,
+            unread=lambda: bool(self.queue) or self.unread_injection,
         )
 
     # ---- persistence -----------------------------------------------------------------------
@@ -212,7 +221,10 @@ class AgentRun:
             try:
                 async with timeout:
                     response = await self.llm.chat(
-                        [api_message(m) for m in self.messages], tools=self.schemas, purpose="loop"
+                        [api_message(m) for m in self.messages],
+                        tools=self.schemas,
+                        response_format=self.response_format,
+                        purpose="loop",
                     )
             except AssertionError:
                 raise

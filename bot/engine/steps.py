@@ -80,7 +80,11 @@ async def json_step(run: AgentRun, response: LLMResult, iteration: int) -> Stop 
         await run.inject(injected)
     arguments = action.args if isinstance(action.args, str) else json.dumps(action.args, ensure_ascii=False)
     call = ToolCall(id=run.ids.new(), name=action.tool, arguments=arguments)
-    [outcome] = await run.calls.run_batch([call], iteration)
+    run.unread_injection = bool(injected)
+    try:
+        [outcome] = await run.calls.run_batch([call], iteration)
+    finally:
+        run.unread_injection = False
     await run.add(
         {"role": "user", "content": observation_message(outcome.name, outcome.observation)},
         kind="observation",

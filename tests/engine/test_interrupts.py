@@ -139,3 +139,35 @@ async def test_injected_interrupts_are_persisted_pinned(tools, mode, memory, db)
             ).scalars()
         )
     assert len(rows) == 1 and rows[0].pinned and rows[0].meta == {"kind": "interrupt"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_coupon_is_held_when_the_player_wrote_while_the_model_decided_on_it(tools, probe, mode):
+    """ "Cancel, do not issue" typed while the model composes its issue_coupon call: the call is not run,
+    the model reads the message first and decides again."""
+    issue = {"tool": "issue_coupon", "args": {"order_id": "ORD001", "amount": 1000}}
+    steps = [LOOKUP, issue, {"final": "발급하지 않았습니다"}]
+
+    def deliver(event, queue):
+        if event.type == "thinking" and event.status == "start" and event.iteration == 2:
+            queue.put("취소할게요, 쿠폰 발급하지 마세요")
+
+    result, _events, llm = await run_with(steps, tools, mode, deliver)
+    assert not [c for c in probe.calls if c.startswith("issue_coupon")]  # the coupon tool never ran
+    assert result.answer == "발급하지 않았습니다" and llm.unused_steps == [] and llm.violations == []
+    held = result.tool_outcomes[-1]
+    assert held.name == "issue_coupon" and held.result.code == "ERROR"
+    assert held.observation.count("Not run: the player sent a new message") == 1
+    last_loop = [r for r in llm.requests if r.purpose == "loop"][-1].messages
+    sent = "\n".join(str(m.get("content")) for m in last_loop)
+    assert "[USER INTERRUPT] 취소할게요, 쿠폰 발급하지 마세요" in sent and "Not run" in sent
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_read_call_still_runs_while_a_message_waits(tools, probe, mode):
+    def deliver(event, queue):
+        if event.type == "thinking" and event.status == "start" and event.iteration == 1:
+            queue.put("빨리 부탁해요")
+
+    result, _events, _llm = await run_with([LOOKUP, {"final": "ok"}], tools, mode, deliver)
+    assert result.tool_outcomes[0].result.code == "OK" and result.answer == "ok"

@@ -145,3 +145,19 @@ def test_run_budget_is_configured_by_arca_run_budget_s(monkeypatch):
     assert str(info.value).startswith("ARCA_RUN_BUDGET_S:")
     monkeypatch.delenv("ARCA_RUN_BUDGET_S")
     assert load_settings().run_budget_s == 90
+
+
+@pytest.mark.parametrize(
+    ("mode", "json_mode", "expected"),
+    [("json", True, {"type": "json_object"}), ("json", False, None), ("native", True, None)],
+)
+async def test_json_mode_asks_an_endpoint_that_can_for_a_json_object(tools, mode, json_mode, expected):
+    """A grammar-constrained server (llama.cpp) then cannot answer with a code fence or prose."""
+    llm = ScriptedLLM(
+        [LOOKUP, {"final": "ORD101 확인했습니다"}], mode=mode, abilities={"json_mode": json_mode}
+    )
+    run = await run_scripted([], tools, mode=mode, query=QUERY, llm=llm)
+    assert run.result.stopped_reason == "final_answer" and run.result.codes == ["OK"]
+    loop_requests = [r for r in llm.requests if r.purpose == "loop"]
+    assert len(loop_requests) == 2
+    assert [r.response_format for r in loop_requests] == [expected, expected]
