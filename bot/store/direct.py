@@ -97,8 +97,10 @@ class DirectSQLite:
         async with self._lock:
             while True:
                 try:
-                    self._conn.execute(begin)
                     try:
+                        # BEGIN inside the rollback guard: an exception raised right after it (a signal,
+                        # a timeout) must not leave this shared connection inside a transaction.
+                        self._conn.execute(begin)
                         out = unit(self._conn)
                         if self._conn.in_transaction:
                             self._conn.execute("COMMIT")

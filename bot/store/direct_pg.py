@@ -11,6 +11,7 @@ nothing was written).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,6 +22,7 @@ POOL_SIZE = 10
 """At most this many connections (the engine's own pool_size); opened on demand, closed after idling."""
 
 IDLE_CLOSE_S = 300.0
+CLOSE_WAIT_S = 10.0
 
 
 async def _no_reset(_conn: Any) -> None:
@@ -58,4 +60,8 @@ class DirectPostgres:
             yield conn
 
     async def close(self) -> None:
-        await self._pool.close()
+        """Wait briefly for connections in use to come back, then drop whatever is still out."""
+        try:
+            await asyncio.wait_for(self._pool.close(), CLOSE_WAIT_S)
+        except TimeoutError:
+            self._pool.terminate()
