@@ -115,7 +115,15 @@ class Conversations:
     ) -> Actor:
         """Authority comes from Discord roles and the account link only, never from message text."""
         player_id = None
-        if discord_id is not None:
+        direct = self.store.direct
+        if discord_id is not None and direct is not None:  # file SQLite: one read on the loop thread
+            row = await direct.read(
+                lambda c: c.execute(
+                    "SELECT id FROM players WHERE discord_id = ?", (str(discord_id),)
+                ).fetchone()
+            )
+            player_id = row[0] if row else None
+        elif discord_id is not None:
             async with self.store.session() as s:
                 player_id = (
                     await s.execute(select(Player.id).where(Player.discord_id == str(discord_id)))
@@ -156,6 +164,14 @@ class Conversations:
         return thread_id in self._runs
 
     async def is_paused(self, thread_id: str) -> bool:
+        direct = self.store.direct
+        if direct is not None:  # file SQLite: one read on the loop thread, no driver-thread hop
+            row = await direct.read(
+                lambda c: c.execute(
+                    "SELECT handoff FROM thread_state WHERE thread_id = ?", (thread_id,)
+                ).fetchone()
+            )
+            return bool(row and row[0])
         async with self.store.session() as s:
             state = await s.get(ThreadState, thread_id)
             return bool(state and state.handoff)
