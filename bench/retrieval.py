@@ -54,8 +54,9 @@ OTHER_GAME = REPO / "tests" / "knowledge" / "other_game"
 OTHER_GAME_FILE = REPO / "tests" / "retrieval_other_game.yaml"
 
 TUNING_GRID: dict[str, Sequence[float]] = {
-    "lexical_weight": (0.0, 0.01, 0.02, 0.03, 0.04, 0.06),
+    "lexical_weight": (0.0, 0.15, 0.2, 0.25, 0.3, 0.4),
     "heading_weight": (0.5, 1.0, 2.0),
+    "head_weight": (0.0, 1.0, 2.0),
 }
 """Searched by `--tune` on tests/retrieval_eval.yaml over the shipped corpus and its Korean-only copy."""
 

@@ -21,8 +21,15 @@ ANALYZER_VERSION = 2
 MAX_ANALYZED_CHARS = 4000
 """A query is analysed up to this many characters; policy text is analysed whole."""
 
+MAX_KEYWORD_QUERY_CHARS = 80
+"""A longer query is not a keyword query (`keyword_head` does not tokenize it a second time)."""
+
 _CONTENT_TAGS = frozenset({"NNG", "NNP", "XR", "SH", "VV", "VA", "VV-R", "VA-R", "VV-I", "VA-I"})
 _NUMBER_TAGS = frozenset({"SN", "NR"})
+_KEYWORD_TAGS = frozenset(
+    {"NNG", "NNP", "NNB", "NR", "SN", "SL", "SH", "XR", "XSN", "SF", "SP", "SS", "SO", "SW"}
+)
+"""Tags of a keyword query: nouns, numbers, foreign words and punctuation, no predicate or ending."""
 _UNITS = {
     "원": "원",
     "일": "일",
@@ -176,3 +183,23 @@ def analyze(text: str) -> list[str]:
 def analyze_query(query: str) -> tuple[str, ...]:
     """`analyze` for a search query, capped at `MAX_ANALYZED_CHARS`; cached (players repeat questions)."""
     return tuple(analyze(query[:MAX_ANALYZED_CHARS]))
+
+
+@lru_cache(maxsize=1024)
+def keyword_head(query: str) -> str | None:
+    """The head noun of a Korean keyword query, or None for anything else.
+
+    Korean noun phrases are head-final: in "배송 지연 보상 쿠폰 한도" (delivery-delay compensation coupon
+    *limit*) the nouns before the last one only narrow it down, so the last noun is what is asked
+    about. Only a bare string of nouns (no verb, adjective or ending, e.g. not "쿠폰 한도가 얼마예요?")
+    that ends in a Korean noun has a head; a sentence's last noun is often not its topic.
+    """
+    if len(query) > MAX_KEYWORD_QUERY_CHARS:
+        return None
+    text = unicodedata.normalize("NFKC", query).lower()
+    kiwi, _ = _analyzers()
+    tokens = [t for t in kiwi.tokenize(text) if t.tag not in ("SF", "SP", "SS", "SO", "SW")]
+    if len(tokens) < 2 or any(t.tag not in _KEYWORD_TAGS for t in tokens):
+        return None
+    last = tokens[-1]
+    return last.form if last.tag in ("NNG", "NNP") else None

@@ -33,6 +33,19 @@ class PolicyHit:
     text: str
     lang: str
 
+    @classmethod
+    def from_metadata(cls, metadata: dict[str, Any], text: str, score: float) -> PolicyHit:
+        """The hit of a stored chunk (its Chroma metadata and text) with its fused score."""
+        return cls(
+            source=str(metadata.get("source", "")),
+            doc_id=str(metadata.get("doc_id", "")),
+            title=str(metadata.get("title", "")),
+            section=str(metadata.get("section", "")),
+            score=round(score, 4),
+            text=text,
+            lang=str(metadata.get("lang", "")),
+        )
+
     @property
     def citation(self) -> str:
         """`[보상 정책 §2 발급 한도]`: the label an answer quotes."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query
+from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query, keyword_head
 from bot.knowledge.background import BACKGROUND
 from bot.knowledge.batching import QueryVectors, SearchBatcher, outcome_of
 from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing, Nearest, nearest
@@ -285,13 +285,20 @@ class PolicyIndex:
             return self._background_vectors
 
     def _candidates(
-        self, vector: np.ndarray, terms: tuple[str, ...], heading_weight: float
-    ) -> tuple[list[Candidate], list[float], LexicalIndex | None]:
-        """Dense top candidates ∪ lexical top candidates, each with both raw scores."""
+        self,
+        vector: np.ndarray,
+        terms: tuple[str, ...],
+        heading_weight: float,
+        *,
+        head: str | None = None,
+        head_weight: float = 0.0,
+    ) -> tuple[list[Candidate], list[float], LexicalIndex | None, np.ndarray]:
+        """Dense top candidates ∪ lexical top candidates, each with both raw scores; the dense scores
+        of the dense top list and the BM25 of every chunk."""
         collection = self._current()
         total = 0 if self._lexical is None else len(self._lexical)
         if collection is None or total == 0 or self._lexical is None or self._chunks is None:
-            return [], [], None
+            return [], [], None, np.zeros(0, dtype=np.float32)
         found = self._batch_nearest.get(vector.tobytes())
         ids, distances = found or nearest(collection, [vector], min(CANDIDATES, total))[0]
         chunks = self._chunks
@@ -300,7 +307,7 @@ class PolicyIndex:
         dense_scores = list(dense.values())
 
         lexical = self._lexical
-        scores = lexical.scores(terms, heading_weight)
+        scores = lexical.scores(terms, heading_weight, head=head, head_weight=head_weight)
         top = [i for i in np.argsort(-scores)[:CANDIDATES] if scores[i] > 0]
         for i in top:
             if lexical.ids[i] not in dense:
@@ -310,7 +317,7 @@ class PolicyIndex:
             position = lexical.position(cid)
             score = float(scores[position]) if position is not None else 0.0
             candidates.append(Candidate(cid, *chunks.row(cid), similarity, score))
-        return candidates, dense_scores, lexical
+        return candidates, dense_scores, lexical, scores
 
     def explain(self, query: str, *, fusion: FusionParams | None = None) -> tuple[list[PolicyHit], Evidence]:
         """Every fused candidate above the dense floor, best first, and the abstain evidence (no cut)."""
@@ -321,23 +328,15 @@ class PolicyIndex:
         vector = self._query_vector(query)
         terms = analyze_query(query)
         with self._lock:
-            candidates, dense_scores, lexical = self._candidates(vector, terms, params.heading_weight)
-        ranked = [r for r in fuse(candidates, params) if r.candidate.dense >= self.min_score]
+            candidates, dense_scores, lexical, bm25 = self._candidates(
+                vector, terms, params.heading_weight, head=keyword_head(query), head_weight=params.head_weight
+            )
+        fused = fuse(candidates, params, dense_pool=dense_scores, lexical_pool=bm25)
+        ranked = [r for r in fused if r.candidate.dense >= self.min_score]
         top, margin = dense_evidence(dense_scores)
         coverage = lexical.coverage(terms, ranked[0].candidate.chunk_id) if ranked and lexical else 0.0
-        background = float(np.max(self._background() @ vector))
-        hits = [
-            PolicyHit(
-                source=str(r.candidate.metadata.get("source", "")),
-                doc_id=str(r.candidate.metadata.get("doc_id", "")),
-                title=str(r.candidate.metadata.get("title", "")),
-                section=str(r.candidate.metadata.get("section", "")),
-                score=round(r.score, 4),
-                text=r.candidate.text,
-                lang=str(r.candidate.metadata.get("lang", "")),
-            )
-            for r in ranked
-        ]
+        background = Evidence.background_of(self._background() @ vector, params.background_k)
+        hits = [PolicyHit.from_metadata(r.candidate.metadata, r.candidate.text, r.score) for r in ranked]
         return hits, Evidence(top, margin, coverage, background)
 
     def search_sync(

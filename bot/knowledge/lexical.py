@@ -87,10 +87,25 @@ class LexicalIndex:
     def position(self, chunk_id: str) -> int | None:
         return self._position.get(chunk_id)
 
-    def scores(self, query_terms: Sequence[str], heading_weight: float) -> np.ndarray:
-        """Body BM25 + `heading_weight` × heading BM25 for every chunk (zeros when nothing matches)."""
+    def scores(
+        self,
+        query_terms: Sequence[str],
+        heading_weight: float,
+        *,
+        head: str | None = None,
+        head_weight: float = 0.0,
+    ) -> np.ndarray:
+        """Body BM25 + `heading_weight` × heading BM25 for every chunk (zeros when nothing matches).
+
+        `head` (a keyword query's head noun, `analysis.keyword_head`) counts `1 + head_weight` times."""
         if not self._n or not query_terms:
             return np.zeros(self._n, dtype=np.float32)
+        total = self._fields(query_terms, heading_weight)
+        if head and head_weight:
+            total = total + head_weight * self._fields([head], heading_weight)
+        return total
+
+    def _fields(self, query_terms: Sequence[str], heading_weight: float) -> np.ndarray:
         assert self._body is not None and self._heading is not None
         body_ids = [self._body.vocab[t] for t in query_terms if t and t in self._body.vocab]
         head_ids = [self._heading.vocab[t] for t in query_terms if t and t in self._heading.vocab]

@@ -10,15 +10,32 @@ def _candidate(cid: str, dense: float, lexical: float) -> Candidate:
     return Candidate(cid, {"source": f"{cid}.md", "section": "1. s"}, "text", dense, lexical)
 
 
+def _others() -> list[Candidate]:
+    """The rest of a query's candidates: dense 0.80–0.87, little lexical evidence."""
+    return [_candidate(f"o{i}", 0.80 + 0.01 * i, 0.5 * (i % 3)) for i in range(8)]
+
+
 def test_a_strong_lexical_match_breaks_a_near_tie_of_the_dense_ranking() -> None:
-    near_tie = [_candidate("a", 0.901, 0.0), _candidate("b", 0.900, 9.0)]
-    assert [r.candidate.chunk_id for r in fuse(near_tie, DEFAULT_FUSION)] == ["b", "a"]
-    far = [_candidate("a", 0.95, 0.0), _candidate("b", 0.85, 9.0)]
-    assert [r.candidate.chunk_id for r in fuse(far, DEFAULT_FUSION)] == ["a", "b"]
-    assert [r.candidate.chunk_id for r in fuse(far, DEFAULT_FUSION.with_(method="rrf", rrf_k=1.0))] == [
-        "a",
-        "b",
-    ]
+    near_tie = [_candidate("a", 0.901, 0.0), _candidate("b", 0.900, 9.0), *_others()]
+    linear = DEFAULT_FUSION.with_(method="linear", lexical_weight=0.02)
+    for params in (DEFAULT_FUSION, linear):
+        assert [r.candidate.chunk_id for r in fuse(near_tie, params)][:2] == ["b", "a"], params
+    far = [_candidate("a", 0.95, 0.0), _candidate("b", 0.85, 9.0), *_others()]
+    for params in (DEFAULT_FUSION, linear, DEFAULT_FUSION.with_(method="rrf", rrf_k=1.0)):
+        order = [r.candidate.chunk_id for r in fuse(far, params)]
+        assert order[0] == "a" and order.index("b") > 0, params
+
+
+def test_zscore_fusion_does_not_depend_on_either_score_scale() -> None:
+    candidates = [_candidate("a", 0.91, 2.0), _candidate("b", 0.90, 9.0), *_others()]
+    scaled = [_candidate(c.chunk_id, c.dense * 0.5, c.lexical * 40) for c in candidates]
+    order = [r.candidate.chunk_id for r in fuse(candidates, DEFAULT_FUSION)]
+    assert [r.candidate.chunk_id for r in fuse(scaled, DEFAULT_FUSION)] == order
+    assert DEFAULT_FUSION.method == "zscore"
+    # no lexical evidence at all: the dense order stands
+    dense_only = [_candidate(c.chunk_id, c.dense, 0.0) for c in candidates]
+    fused = [r.candidate.chunk_id for r in fuse(dense_only, DEFAULT_FUSION)]
+    assert fused == [c.chunk_id for c in sorted(dense_only, key=lambda c: -c.dense)]
 
 
 def test_evidence_is_the_policy_similarity_over_the_background() -> None:

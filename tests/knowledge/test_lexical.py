@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.knowledge.analysis import analyze, korean_number
+from bot.knowledge.analysis import analyze, keyword_head, korean_number
 from bot.knowledge.lexical import LexicalIndex
 
 
@@ -43,3 +43,25 @@ def test_coverage_counts_terms_the_corpus_never_uses_as_rare() -> None:
     index = LexicalIndex(["hours"], [analyze("평일 10시부터 7시까지, 점심시간 제외")], [analyze("운영 시간")])
     assert index.coverage(analyze("오늘 점심 뭐 먹을까요"), "hours") < 0.5
     assert index.coverage(analyze("운영 시간"), "hours") == 1.0
+
+
+def test_a_korean_keyword_query_has_its_last_noun_as_head() -> None:
+    assert keyword_head("배송 지연 보상 쿠폰 한도") == "한도"
+    assert keyword_head("보상쿠폰한도") == "한도"
+    # a sentence, a single word or English has no head: its last noun is often not what it asks
+    assert keyword_head("쿠폰 한도가 얼마예요?") is None
+    assert keyword_head("한도") is None
+    assert keyword_head("coupon limit") is None
+
+
+def test_the_head_noun_counts_more_in_bm25() -> None:
+    index = LexicalIndex(
+        ["delay", "limit"],
+        [analyze("배송 지연 보상 쿠폰 배송 지연"), analyze("보상 쿠폰 한도")],
+        [analyze("배송 지연 기준"), analyze("발급 한도")],
+    )
+    query = analyze("배송 지연 보상 쿠폰 한도")
+    plain = index.scores(query, 1.0)
+    headed = index.scores(query, 1.0, head="한도", head_weight=2.0)
+    assert plain[0] > plain[1]
+    assert headed[1] > headed[0]

