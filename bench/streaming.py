@@ -140,7 +140,9 @@ async def run(chars: int, edit_interval: float, tokens_per_s: float, data_dir: P
         for c in fake.calls
         if c.method in ("POST", "PATCH") and c.status == 200 and f"/channels/{CHANNEL}/messages" in c.path
     ]
-    final_visible = max(c.at for c in writes)
+    # The 👍/👎 edit that follows an answer repeats its text with buttons: it shows nothing new.
+    texts = [c for c in writes if not (c.body or {}).get("components")]
+    final_visible = max(c.at for c in texts)
     per_message = [max_per_window(m.get("edits", [])) for m in messages]
     edits = sum(len(m.get("edits", [])) for m in messages)
     stream_s = times.last - times.first
@@ -158,6 +160,7 @@ async def run(chars: int, edit_interval: float, tokens_per_s: float, data_dir: P
         "stream_edits_per_message_per_s_mean": round(edits / len(messages) / max(stream_s, 1e-9), 2),
         "stream_first_text_ms": round((first_text - asked) * 1000),
         "stream_final_delay_ms": round((final_visible - times.last) * 1000),
+        "stream_buttons_delay_ms": round((max(c.at for c in writes) - times.last) * 1000),
         "surface": "fake Discord (discord.py client over loopback)",
     }
 
