@@ -254,9 +254,15 @@ def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
         amount = payload.get("amount")
         shown = f"{amount:,}원" if isinstance(amount, int) else str(amount)
         reason = f" · 사유 / reason: {payload['reason']}" if payload.get("reason") else ""
+        flagged = (
+            "\n⚠️ 봇에게 지시하거나 권한을 주장한 메시지의 요청입니다 / asked in a message that tried to instruct "
+            "the bot or claimed authority"
+            if payload.get("flagged")
+            else ""
+        )
         return (
             f"🧾 **쿠폰 승인 요청 / Coupon approval** · {payload.get('order_id')} · {shown} · "
-            f"player {payload.get('player_id') or '-'} · {where}{reason}\n"
+            f"player {payload.get('player_id') or '-'} · {where}{reason}{flagged}\n"
             f"승인 / approve: `/coupon approve {payload.get('order_id')}`"
         )
     details = ", ".join(f"{k}={v}" for k, v in payload.items())
