@@ -29,13 +29,12 @@ def chunk_terms(title: str, section: str, text: str) -> dict[str, str]:
     }
 
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
-
-
 class _Field:
     def __init__(self, docs: Sequence[list[str]], k1: float, b: float) -> None:
         import bm25s
 
+        # bm25s sets its own logger to DEBUG when imported and logs every index build there
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         self.model = bm25s.BM25(k1=k1, b=b)
         # an empty document still needs a row: bm25s indexes a placeholder term for it
         self.model.index([d or [""] for d in docs], show_progress=False)
