@@ -70,8 +70,10 @@ def loop_system_prompt(
     json_tools: str | None = None,
     now: datetime | None = None,
     locale: str | None = None,
+    values: str | None = None,
 ) -> str:
-    """The loop's system prompt; in JSON mode `json_tools` (tool descriptions) is embedded."""
+    """The loop's system prompt; in JSON mode `json_tools` (tool descriptions) is embedded, and `values`
+    (what the player's message names) follows them."""
     parts = [base or DEFAULT_SYSTEM_PROMPT]
     if now is not None:
         parts.append(f"Current time: {now.isoformat(timespec='minutes')}")
@@ -79,6 +81,8 @@ def loop_system_prompt(
         parts.append(f"Conversation language: {'Korean' if locale == 'ko' else 'English'}.")
     if json_tools is not None:
         parts.append(JSON_MODE_INSTRUCTIONS.format(tools=json_tools or "(no tools)"))
+    if values:
+        parts.append(values)
     return "\n\n".join(parts)
 
 

@@ -31,7 +31,7 @@ from bot.engine.prompts import loop_system_prompt
 from bot.engine.results import AgentResult, StopReason
 from bot.engine.selection import select_tools
 from bot.engine.steps import json_step, native_step
-from bot.engine.tool_prompt import describe_tools
+from bot.engine.tool_prompt import describe_tools, player_values
 from bot.llm.base import LLMError, Usage, api_message
 from bot.memory import ThreadMemory
 from tools.base import ToolContext
@@ -145,7 +145,11 @@ class AgentRun:
             await self.choose_tools()
             json_tools = None if self.native else describe_tools(self.registry)
             system = loop_system_prompt(
-                self.agent.system_prompt, json_tools=json_tools, now=_now(self.ctx), locale=self.ctx.locale
+                self.agent.system_prompt,
+                json_tools=json_tools,
+                now=_now(self.ctx),
+                locale=self.ctx.locale,
+                values=None if self.native else player_values(self.query),
             )
             self.messages = [{"role": "system", "content": system}, *prior]
             await self.add({"role": "user", "content": self.query, "pinned": True}, kind="query")

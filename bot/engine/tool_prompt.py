@@ -96,6 +96,24 @@ def describe_tools(registry: ToolRegistry) -> str:
     return "\n".join(describe_tool(t) for t in registry)
 
 
+_ORDER_ID = re.compile(r"\b[A-Za-z]{2,5}\d{2,}\b")
+
+
+def player_values(query: str) -> str | None:
+    """The ids and the KRW amount the player's message names, read the way the example calls are filled
+    ("만원" → 10000), for JSON mode's prompt: small models misread amounts written in words."""
+    found: list[str] = []
+    ids = list(dict.fromkeys(m.group(0).upper() for m in _ORDER_ID.finditer(query)))
+    if ids:
+        found.append("ids " + ", ".join(ids))
+    amount = _amount(query)
+    if amount is not None:
+        found.append(f"amount {amount} (KRW, as a whole number)")
+    if not found:
+        return None
+    return "The player's message names: " + "; ".join(found) + ". Use exactly these values in tool arguments."
+
+
 def _json_type(info: FieldInfo) -> str:
     annotation = info.annotation
     args = getattr(annotation, "__args__", None)
