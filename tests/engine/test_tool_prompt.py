@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bot.engine.prompts import loop_system_prompt
-from bot.engine.tool_prompt import describe_tools, example_args, example_call
+from bot.engine.tool_prompt import describe_tools, example_args, example_call, player_values
 from bot.llm import ScriptedLLM
 from tests.engine.conftest import run_scripted
 from tools.registry import build_registry
@@ -53,3 +55,29 @@ async def test_json_mode_system_prompt_uses_the_example_shaped_descriptions(tool
     run = await run_scripted([], tools, llm=ScriptedLLM([{"final": "ok"}], mode="json"), synthesize=False)
     system = run.llm.requests[0].messages[0]["content"]
     assert 'args example: {"order_id": "ORD001"}' in system and '"properties"' not in system
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있을까요?", "ids ORD101; amount 10000"),
+        ("ORD101 2만원 보상 쿠폰 발급해 주세요", "ids ORD101; amount 20000"),
+        ("My order ord301 is late, can I get 5,000 won?", "ids ORD301; amount 5000"),
+    ],
+)
+def test_json_mode_names_the_values_of_the_players_message(query, expected):
+    assert expected in (player_values(query) or "")
+
+
+def test_a_message_without_ids_or_amounts_adds_nothing():
+    assert player_values("How many compensation coupons can I get per day?") is None
+    assert player_values("오늘 점심 뭐 먹을까요?") is None
+
+
+@pytest.mark.parametrize("mode", ["native", "json"])
+async def test_the_values_reach_the_json_mode_prompt_only(tools, mode):
+    run = await run_scripted(
+        [{"final": "확인했습니다"}], tools, mode=mode, query="ORD101 보상 쿠폰 만원 받을 수 있을까요?"
+    )
+    system = next(r for r in run.llm.requests if r.purpose == "loop").messages[0]["content"]
+    assert ("amount 10000" in system) is (mode == "json")
