@@ -108,6 +108,7 @@ class ReActAgent:
             question=query if query is not None else result.query,
             result_chars=self.synthesis_result_chars,
             emit=Emitter(on_event),
+            time_limit=self.run_budget_s,
         )
 
     def format_trace(self, messages: list[dict[str, Any]]) -> str:

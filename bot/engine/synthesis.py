@@ -3,6 +3,7 @@ the loop's own answer as the fallback when synthesis is skipped, fails or yields
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -16,15 +17,22 @@ log = logging.getLogger(__name__)
 
 
 async def stream_answer(
-    llm: LLM, result: AgentResult, *, question: str, result_chars: int, emit: Emitter
+    llm: LLM,
+    result: AgentResult,
+    *,
+    question: str,
+    result_chars: int,
+    emit: Emitter,
+    time_limit: float | None = None,
 ) -> AsyncIterator[str]:
-    """Stream the answer; falls back to `result.answer` if synthesis is skipped or yields nothing."""
+    """Stream the answer; falls back to `result.answer` if synthesis is skipped, fails, yields nothing
+    or runs past `time_limit` seconds (a small model can repeat itself until its context is full)."""
     await emit(AnswerEvent(channel="answer", status="start"))
     produced = False
     if result.stopped_reason not in NO_SYNTHESIS:
         messages = synthesis_messages(question, format_trace(result.messages, result_chars), result.answer)
         try:
-            async for delta in llm.stream_chat(messages, purpose="synthesis"):
+            async for delta in _bounded(llm.stream_chat(messages, purpose="synthesis"), time_limit):
                 if not delta:
                     continue
                 produced = True
@@ -41,3 +49,32 @@ async def stream_answer(
         await emit(AnswerEvent(channel="answer", status="delta", content=result.answer))
         yield result.answer
     await emit(AnswerEvent(channel="answer", status="done"))
+
+
+class SynthesisTimeout(TimeoutError):
+    """The answer stream ran past its time limit."""
+
+
+async def _bounded(stream: AsyncIterator[str], time_limit: float | None) -> AsyncIterator[str]:
+    """`stream`'s deltas until `time_limit` seconds have passed (each wait bounded, so a stalled stream
+    and an endless one both end); the stream is closed either way."""
+    if time_limit is None:
+        async for delta in stream:
+            yield delta
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + time_limit
+    source = aiter(stream)
+    try:
+        while True:
+            try:
+                delta = await asyncio.wait_for(anext(source), max(0.0, deadline - loop.time()))
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise SynthesisTimeout(f"the answer took longer than {time_limit:g} s") from None
+            yield delta
+    finally:
+        close = getattr(source, "aclose", None)
+        if close is not None:
+            await close()

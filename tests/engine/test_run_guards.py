@@ -161,3 +161,32 @@ async def test_json_mode_asks_an_endpoint_that_can_for_a_json_object(tools, mode
     loop_requests = [r for r in llm.requests if r.purpose == "loop"]
     assert len(loop_requests) == 2
     assert [r.response_format for r in loop_requests] == [expected, expected]
+
+
+@pytest.mark.parametrize("stall", [False, True])
+async def test_an_endless_or_stalled_answer_stream_ends_at_the_budget_with_the_loops_answer(tools, stall):
+    """A small model can repeat itself until its context is full: the player still gets an answer."""
+    from bot.llm import FunctionLLM
+
+    closed = asyncio.Event()
+
+    def reply(request: ModelRequest) -> str:
+        return '{"action": "final_answer", "answer": "ORD101은 배송 지연 상태입니다."}'
+
+    async def endless(request: ModelRequest):
+        try:
+            yield "ORD101은 "
+            while True:
+                await asyncio.sleep(10 if stall else 0.01)
+                yield "배송 지연 "
+        finally:
+            closed.set()
+
+    llm = FunctionLLM(reply, stream_function=endless, abilities={"tool_call": False})
+    started = time.monotonic()
+    run = await run_scripted([], tools, mode="json", query=QUERY, llm=llm, run_budget_s=0.5)
+    assert time.monotonic() - started < 5
+    assert run.result.synthesis_error and "longer than 0.5 s" in run.result.synthesis_error
+    assert run.answer.startswith("ORD101은")  # what streamed so far; the caller swaps in the loop's answer
+    assert run.result.answer == "ORD101은 배송 지연 상태입니다."
+    assert closed.is_set()  # the model's stream was closed, not left running
