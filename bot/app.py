@@ -151,6 +151,7 @@ async def build_app(
     each `/ops draft` step, by default the configured ones when no `llm_factory` is given."""
     from bot.conversations import Conversations
     from bot.conversations.notifications import StaffNotifications
+    from bot.conversations.run_events import RunEvents
     from bot.staff import StaffRegistry
     from tools.base import ToolServices
     from tools.ledger import load_coupon_rules
@@ -190,6 +191,7 @@ async def build_app(
         event_hook=event_hook,
         notifications=notifications,
         observers=() if metrics is None else (metrics.observe_event,),
+        run_events=RunEvents(),
         metrics=metrics,
         models=models,
     )

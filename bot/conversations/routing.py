@@ -21,6 +21,7 @@ from sqlalchemy import select
 from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, failure_text
 from bot.conversations.notifications import StaffNotifications
 from bot.conversations.run import RunState, answer
+from bot.conversations.run_events import RunEvents
 from bot.conversations.surface import Surface, SurfaceError
 from bot.engine.agent import AgentResult
 from bot.engine.interrupts import InterruptQueue
@@ -74,6 +75,7 @@ class Conversations:
         event_hook: EventHook | None = None,
         notifications: StaffNotifications | None = None,
         observers: Sequence[Callable[[Any], Any]] = (),
+        run_events: RunEvents | None = None,
         metrics: Any = None,
         models: Any = None,
     ) -> None:
@@ -95,6 +97,8 @@ class Conversations:
         self.staff_notifications = notifications or StaffNotifications()
         self.observers: tuple[Callable[[Any], Any], ...] = tuple(observers)
         """Called with every engine event of every run (metrics); unlike `event_hook`, never replaced."""
+        self.run_events = run_events or RunEvents()
+        """Every run's events by thread id, for in-process watchers (the staff console's live run)."""
         self.metrics = metrics
         """`bot.observability.ArcaMetrics` when metrics are on: surfaces are timed through it."""
         self.models = models

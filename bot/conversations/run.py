@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from bot.analytics.record import record_run
 from bot.conversations.messages import Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
+from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.conversations.surface import Surface
 from bot.engine.agent import AgentResult, ReActAgent
 from bot.engine.interrupts import InterruptQueue
@@ -61,7 +62,10 @@ async def _answer(
         surface, edit_interval=edit_interval, locale=locale, tools=conv.tools, observer=conv.metrics
     )
 
+    hub = conv.run_events
+
     async def on_event(event: Any) -> None:
+        hub.publish(thread_id, RunEvent(state.run_id, event))
         await renderer.on_event(event)
         if surface_hook is not None:
             await surface_hook(event)
@@ -107,6 +111,7 @@ async def _answer(
             async for delta in agent.stream_answer(result, query=query, on_event=on_event):
                 safe = await guard.feed(delta)
                 if safe:
+                    hub.publish(thread_id, RunEvent(state.run_id, AnswerText(safe)))
                     await renderer.append(safe)
         except Exception:  # synthesis broke mid-stream: what was checked so far stands
             log.exception("synthesis failed on %s", thread_id)
@@ -118,6 +123,7 @@ async def _answer(
             final = (
                 await output_guard.check(result.answer or failure_text(locale), outcomes=result.tool_outcomes)
             ).text
+    hub.publish(thread_id, RunEvent(state.run_id, RunEnd(final)))
     await renderer.finish(final)
     await conv.memory.append_assistant(thread_id, final, run_id=state.run_id)
     result.delivered_answer = final

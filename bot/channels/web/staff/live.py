@@ -3,8 +3,9 @@
 The conversation list and an open conversation are read from the store, so threads of every channel and
 every process (Discord shards) show up: one shared `Watch` per watched thing (not one per browser)
 recomputes it every `interval` seconds while someone watches, and pushes each change to every watcher.
-An open conversation also gets the seed-000 events of a web run in progress in this process, the same
-guarded events its player receives. Every stream needs the staff session when it opens and ends when the
+An open conversation also gets the seed-000 events of a run in progress in this process: a web run's are
+the same guarded events its player receives; a Discord or console run's come from the `RunEvents` hub of
+`Conversations` in the same shape (`run_feed`), so the page draws both alike. Every stream needs the staff session when it opens and ends when the
 session is revoked or times out (watching is not activity: it does not keep a session alive).
 """
 
@@ -33,6 +34,7 @@ from bot.channels.web.staff.pages import (
     with_console_headers,
     zone_of,
 )
+from bot.channels.web.staff.run_feed import hub_runs
 from bot.store.outbox import reply_statuses
 
 log = logging.getLogger(__name__)
@@ -214,6 +216,11 @@ def add_live_routes(router: APIRouter) -> None:
             sources = (
                 _tagged("thread", watch.follow()),
                 _web_runs(request, thread_id),
+                hub_runs(
+                    conv.run_events,
+                    thread_id,
+                    lambda: request.app.state.streams.open_stream(thread_id) is not None,
+                ),
                 _while_signed_in(conv.store, cookie),
             )
             async for kind, value in _merge(*sources):
