@@ -179,11 +179,12 @@
           renderRich(turn.bubble, data.answer);
         }
         const tokens = (data.usage && data.usage.total_tokens) || 0;
-        turn.footer.textContent = t("footer", data.iterations, tokens, Number(data.elapsed || 0).toFixed(1));
+        const staff = data.run_id === null && !data.iterations; // a reply from the support team
+        turn.footer.textContent = staff ? t("staff_reply") : t("footer", data.iterations, tokens, Number(data.elapsed || 0).toFixed(1));
         turn.status.textContent = "";
         turn.bubble.setAttribute("aria-busy", "false");
         turn.finished = true;
-        if (!data.error) addFeedback(turn.li, data.run_id);
+        if (!data.error && !staff) addFeedback(turn.li, data.run_id);
         break;
       }
     }
@@ -203,43 +204,14 @@
   }
 
   async function readEvents(response) {
-    // The SSE wire format, read from a fetch body (EventSource cannot POST or send a bearer token).
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
     let sawDone = false;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        let event = "message";
-        let id = null;
-        const data = [];
-        for (const line of block.split("\n")) {
-          if (line.startsWith(":")) continue;
-          const colon = line.indexOf(":");
-          const field = colon < 0 ? line : line.slice(0, colon);
-          const val = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-          if (field === "event") event = val;
-          else if (field === "data") data.push(val);
-          else if (field === "id") id = val;
-        }
-        if (!data.length) continue;
-        if (id) state.lastEventId = id;
-        let payload;
-        try {
-          payload = JSON.parse(data.join("\n"));
-        } catch (e) {
-          continue;
-        }
+    await window.ArcaWidgetSse.read(response, {
+      onId: (id) => (state.lastEventId = id),
+      onEvent: (event, payload) => {
         onEvent(event, payload);
         if (event === "done") sawDone = true;
-      }
-    }
+      },
+    });
     return sawDone;
   }
 
@@ -277,6 +249,15 @@
     }
   }
 
+  // Between runs, a staff reply (or a run from another tab) is drawn like an answer.
+  const idle = window.ArcaWidgetIdle.create({
+    url: (wait) => `api/threads/${state.thread}/events?wait=${wait}`,
+    headers: () => headers(),
+    follow,
+    reading: () => state.reading,
+    unauthorized: () => showNotice(t("token")),
+  });
+
   async function errorText(response) {
     if (response.status === 429) return t("rate", response.headers.get("Retry-After") || "60");
     if (response.status === 401) return t("token");
@@ -290,6 +271,15 @@
   }
 
   async function send(text) {
+    idle.pause();
+    try {
+      await post(text);
+    } finally {
+      idle.start();
+    }
+  }
+
+  async function post(text) {
     const bubble = addUser(text);
     let response;
     try {
@@ -313,7 +303,8 @@
     }
     showNotice("");
     if (state.turn && state.turn.finished) state.turn = null;
-    await follow(response);
+    if (idle.claim(response)) await follow(response);
+    else window.ArcaWidgetIdle.discard(response);
   }
 
   async function loadHistory() {
@@ -330,7 +321,7 @@
     scrollDown();
     if (body.running) {
       const live = await fetch(`api/threads/${state.thread}/events`, { headers: headers(), credentials: "same-origin" });
-      if (live.status === 200) follow(live);
+      if (live.status === 200 && idle.claim(live)) follow(live).then(idle.start);
     }
   }
 
@@ -348,6 +339,7 @@
       applyLanguage();
       if (!status.llm) showNotice(t("no_llm") + (status.message ? "\n" + t("operator") + status.message : ""));
       await loadHistory();
+      idle.start();
     } catch (e) {
       showNotice(t("lost"));
     }
