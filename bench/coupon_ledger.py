@@ -66,8 +66,7 @@ def _services_pg_url() -> str | None:
     """`scripts/services.sh`'s PostgreSQL URL when something listens on its port, else None."""
     port = int(os.environ.get("ARCA_PG_PORT", "55432"))
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            pass
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
     except OSError:
         return None
     return f"postgresql+asyncpg://arca@127.0.0.1:{port}/{os.environ.get('ARCA_PG_DB', 'arca_test')}"

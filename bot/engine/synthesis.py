@@ -68,7 +68,8 @@ async def _bounded(stream: AsyncIterator[str], time_limit: float | None) -> Asyn
     try:
         while True:
             try:
-                delta = await asyncio.wait_for(anext(source), max(0.0, deadline - loop.time()))
+                async with asyncio.timeout_at(deadline):
+                    delta = await anext(source)
             except StopAsyncIteration:
                 return
             except TimeoutError:
