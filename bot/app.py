@@ -48,29 +48,49 @@ def coupon_rules_path(settings: Settings) -> Path:
     return policies_dir(settings) / "coupon_rules.yaml"
 
 
-def make_policy_index(settings: Settings, *, build: bool = True) -> Any:
-    """The policy index of the settings, built into the data dir when it is missing."""
+class IndexBuildCancelled(Exception):
+    """The process is stopping while the policy index is being built. The chunks already stored stay
+    whole (each is written with its vector), and the next start's refresh embeds the rest."""
+
+
+def make_policy_index(
+    settings: Settings, *, build: bool = True, cancelled: Callable[[], bool] | None = None
+) -> Any:
+    """The policy index of the settings, built into the data dir when it is missing.
+
+    `cancelled` is asked between embedding batches and before the warm-up (the steps that take
+    seconds); when it says yes the build stops there with `IndexBuildCancelled`, so a server asked to
+    stop does not exit while native code (the embedder, the analyzer) still runs in the build thread."""
     from bot.knowledge.index import PolicyIndex
+
+    def checkpoint(*_progress: int) -> None:
+        if cancelled is not None and cancelled():
+            raise IndexBuildCancelled
 
     index = PolicyIndex.from_settings(settings, policies_dir=policies_dir(settings))
     if build:
+        checkpoint()
         if index.is_built():
             # Bring an existing index up to date with the configured directory (changed sections
             # only are re-embedded; an unchanged directory costs a parse and a hash).
-            counts = index.reindex()
+            counts = index.reindex(progress=checkpoint)
             if counts.added or counts.updated or counts.removed:
                 log.info("policy index refreshed: %s", counts)
         else:
-            index.ensure_built(index.policies_dir)
+            index.ensure_built(index.policies_dir, progress=checkpoint)
+        checkpoint()
         index.warm_up()
     return index
 
 
-def make_policy_index_safely(settings: Settings) -> Any:
+def make_policy_index_safely(settings: Settings, *, cancelled: Callable[[], bool] | None = None) -> Any:
     """The policy index; when it cannot be built (Chroma server down) the bot still serves orders and
-    coupons, and `search_policy` answers that the knowledge base is unavailable."""
+    coupons, and `search_policy` answers that the knowledge base is unavailable. A build stopped by
+    `cancelled` raises `IndexBuildCancelled`."""
     try:
-        return make_policy_index(settings)
+        return make_policy_index(settings, cancelled=cancelled)
+    except IndexBuildCancelled:
+        raise
     except Exception as exc:
         log.error(
             "policy index unavailable (%s: %s); policy search is off until it is back",

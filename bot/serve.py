@@ -27,7 +27,9 @@ async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int
     index_state = None
     background = None
     if policy_index is None:
-        background = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings))
+        background = BackgroundPolicyIndex(
+            lambda cancelled: make_policy_index_safely(settings, cancelled=cancelled)
+        )
         policy_index, index_state = background, lambda: background.state
     app = await build_app(settings, metrics=metrics, policy_index=policy_index)
     server = None
@@ -40,6 +42,8 @@ async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int
         if server is not None:
             await server.stop()
         await app.conversations.wait_idle()
+        if background is not None:
+            await background.stop()
         await app.store.close()
         if metrics_server is not None:
             metrics_server.close()

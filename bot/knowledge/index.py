@@ -166,12 +166,14 @@ class PolicyIndex:
     def build(self, policies_dir: Path, *, progress: Progress | None = None) -> ReindexCounts:
         return self.reindex(policies_dir, progress=progress)
 
-    def ensure_built(self, policies_dir: Path | None = None) -> ReindexCounts | None:
+    def ensure_built(
+        self, policies_dir: Path | None = None, *, progress: Progress | None = None
+    ) -> ReindexCounts | None:
         """Build from `policies_dir` when there is no usable index yet; an existing index is left as is."""
         with self._lock:
             if self.is_built():
                 return None
-            return self.reindex(policies_dir)
+            return self.reindex(policies_dir, progress=progress)
 
     def _default_dir(self) -> Path:
         if self.policies_dir is not None:

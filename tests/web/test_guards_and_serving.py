@@ -103,7 +103,7 @@ async def test_searches_wait_for_the_background_index():
         async def search(self, query: str, top_k: int = 3) -> list[str]:
             return [f"hit for {query}"]
 
-    def build() -> Index:
+    def build(cancelled) -> Index:
         gate.wait(5)
         return Index()
 
@@ -115,13 +115,48 @@ async def test_searches_wait_for_the_background_index():
     assert await asyncio.wait_for(search, 5) == ["hit for 환불"]
     assert index.state == "ready"
 
-    def broken() -> None:
+    def broken(cancelled) -> None:
         raise RuntimeError("chroma is down")
 
     failing = BackgroundPolicyIndex(broken).start()
     with pytest.raises(RuntimeError, match="unavailable"):
         await asyncio.wait_for(failing.search("환불"), 5)
     assert failing.state == "unavailable"
+
+
+async def test_stopping_the_server_stops_the_build_at_its_next_safe_point_and_waits_for_it():
+    batches: list[int] = []
+    closed = threading.Event()
+
+    class Index:
+        def close(self) -> None:
+            closed.set()
+
+    def build(cancelled) -> Index:
+        for batch in range(200):  # one embedding batch at a time, as the real build does
+            if cancelled():
+                raise RuntimeError("build cancelled")
+            batches.append(batch)
+            time.sleep(0.02)
+        return Index()
+
+    index = BackgroundPolicyIndex(build, stop_within=5).start()
+    await asyncio.sleep(0.1)
+    assert await index.stop() is True
+    assert index.state == "stopped" and 0 < len(batches) < 200
+    assert not index._thread.is_alive()
+    with pytest.raises(RuntimeError, match="unavailable"):
+        await index.search("환불")
+
+    finished = BackgroundPolicyIndex(lambda cancelled: Index()).start()
+    await asyncio.wait_for(finished._ready_async.wait(), 5)
+    assert await finished.stop() is True and finished.state == "ready" and closed.is_set()
+
+    stuck_gate = threading.Event()
+    stuck = BackgroundPolicyIndex(lambda cancelled: stuck_gate.wait(5), stop_within=0.1).start()
+    assert await stuck.stop() is False  # native code that never reaches a safe point
+    stuck_gate.set()
+    stuck._thread.join(5)
 
 
 def _free_port() -> int:

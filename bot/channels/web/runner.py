@@ -97,14 +97,20 @@ class BackgroundPolicyIndex:
     """The policy knowledge base, built or refreshed in a worker thread; searches wait until it is ready.
 
     Stands in for the index in `ToolServices` so the server starts (and `/healthz` answers) at once.
-    The thread is a daemon: stopping the server does not wait for a build in progress (the next start
-    refreshes the index from its directory).
+    `build(cancelled)` asks `cancelled()` at its safe points (between embedding batches); `stop()` sets
+    it and waits for the thread, so the process never exits while the embedder or the analyzer still
+    runs native code in the build thread (that crashed the interpreter at exit). A stopped build keeps
+    what it stored; the next start's refresh completes it.
     """
 
-    def __init__(self, build: Callable[[], Any]) -> None:
+    def __init__(self, build: Callable[[Callable[[], bool]], Any], *, stop_within: float = 30.0) -> None:
         self._build = build
+        self._stop_within = stop_within
+        """Seconds `stop()` waits for the build to reach a safe point (one embedding batch, the analyzer's load)."""
+        self._cancel = threading.Event()
         self._ready = threading.Event()
         self._ready_async = asyncio.Event()
+        self._thread: threading.Thread | None = None
         self._index: Any = None
         self.state = "building"
 
@@ -113,18 +119,39 @@ class BackgroundPolicyIndex:
 
         def work() -> None:
             try:
-                self._index = self._build()
+                self._index = self._build(self._cancel.is_set)
                 self.state = "ready"
             except Exception:
-                log.exception("policy index could not be built; policy search is unavailable")
-                self.state = "unavailable"
+                if self._cancel.is_set():
+                    log.info("policy index build stopped with the server; the next start completes it")
+                    self.state = "stopped"
+                else:
+                    log.exception("policy index could not be built; policy search is unavailable")
+                    self.state = "unavailable"
             finally:
                 self._ready.set()
                 with contextlib.suppress(RuntimeError):  # the loop already closed: nobody waits
                     loop.call_soon_threadsafe(self._ready_async.set)
 
-        threading.Thread(target=work, name="policy-index", daemon=True).start()
+        # Not a daemon: were `stop()` ever skipped, the interpreter still joins it before it finalizes.
+        self._thread = threading.Thread(target=work, name="policy-index")
+        self._thread.start()
         return self
+
+    async def stop(self) -> bool:
+        """Stop a build in progress at its next safe point, wait for the thread (at most `stop_within`
+        seconds) and close the index's search workers. False when the build did not stop in time."""
+        self._cancel.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            await asyncio.to_thread(thread.join, self._stop_within)
+            if thread.is_alive():
+                log.warning("the policy index build did not stop within %.0f s", self._stop_within)
+                return False
+        close = getattr(self._index, "close", None)
+        if callable(close):
+            await asyncio.to_thread(close)
+        return True
 
     async def search(self, query: str, top_k: int = 3) -> list[Any]:
         await self._ready_async.wait()
@@ -179,7 +206,7 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
 
     metrics, metrics_server = start_metrics(settings)
     # Started once the server listens: its imports and embedding would otherwise delay /healthz.
-    index = BackgroundPolicyIndex(lambda: make_policy_index_safely(settings))
+    index = BackgroundPolicyIndex(lambda cancelled: make_policy_index_safely(settings, cancelled=cancelled))
     llm_factory = None
     if not settings.llm_configured:
         log.warning("no LLM configured: the web page says so and /api/chat answers 503")
@@ -221,6 +248,7 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
             loop.remove_signal_handler(signal.SIGTERM)
         await server.stop()
         await app.conversations.wait_idle()
+        await index.stop()
         await app.store.close()
         if metrics_server is not None:
             metrics_server.close()
