@@ -58,14 +58,13 @@ class SynthesisTimeout(TimeoutError):
 async def _bounded(stream: AsyncIterator[str], time_limit: float | None) -> AsyncIterator[str]:
     """`stream`'s deltas until `time_limit` seconds have passed (each wait bounded, so a stalled stream
     and an endless one both end); the stream is closed either way."""
-    if time_limit is None:
-        async for delta in stream:
-            yield delta
-        return
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + time_limit
     source = aiter(stream)
     try:
+        if time_limit is None:
+            async for delta in source:
+                yield delta
+            return
+        deadline = asyncio.get_running_loop().time() + time_limit
         while True:
             try:
                 async with asyncio.timeout_at(deadline):

@@ -8,6 +8,7 @@ not an adapter forwarding its calls.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import Protocol
@@ -67,19 +68,21 @@ async def observed_stream(
     observer: LLMObserver | None, purpose: str, stream: AsyncIterator[str], usage: Usage | None = None
 ) -> AsyncIterator[str]:
     """Pass `stream` on, reporting it to `observer` when it ends: the time to its first delta and the
-    tokens the model counted into `usage` while streaming."""
-    if observer is None:
-        async for delta in stream:
-            yield delta
-        return
-    start = time.perf_counter()
-    first: float | None = None
-    try:
-        async for delta in stream:
-            if first is None:
-                first = time.perf_counter() - start
-            yield delta
-    except Exception as exc:
-        _report(observer, purpose, start, usage, first_token=first, error=exc)
-        raise
-    _report(observer, purpose, start, usage, first_token=first)
+    tokens the model counted into `usage` while streaming. Closing this closes `stream` at once (a
+    reader that stops early ends the model's HTTP stream, not the garbage collector)."""
+    async with contextlib.aclosing(stream) if hasattr(stream, "aclose") else contextlib.nullcontext(stream):
+        if observer is None:
+            async for delta in stream:
+                yield delta
+            return
+        start = time.perf_counter()
+        first: float | None = None
+        try:
+            async for delta in stream:
+                if first is None:
+                    first = time.perf_counter() - start
+                yield delta
+        except Exception as exc:
+            _report(observer, purpose, start, usage, first_token=first, error=exc)
+            raise
+        _report(observer, purpose, start, usage, first_token=first)

@@ -7,6 +7,7 @@ becomes one `LLMError` whose message never contains the API key.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -170,6 +171,7 @@ class OpenAILLM:
         if self._stream_usage:
             kwargs["stream_options"] = {"include_usage": True}
         self.calls += 1
+        stream = None
         try:
             stream = await self._client.chat.completions.create(**kwargs)
             async for chunk in stream:
@@ -189,6 +191,12 @@ class OpenAILLM:
             raise self._error(ValueError(str(exc))) from None
         except Exception as exc:  # e.g. the connection dropped mid-stream
             raise self._error(exc) from None
+        finally:
+            # A reader that stops early (the run's time budget, a guard) closes this generator: close
+            # the HTTP response too, so the server sees the client leave and stops generating.
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    await stream.close()
 
 
 def _reasoning_of(msg: Any) -> str | None:

@@ -30,9 +30,13 @@ def reply(
     tool_calls: list[dict[str, Any]] | None = None,
     reasoning_content: str | None = None,
     usage: dict[str, int] | None = None,
+    chunk_delay: float = 0.0,
 ) -> dict[str, Any]:
-    """A scripted reply. `tool_calls` entries: {"id"?, "name", "arguments" (str or dict)}."""
+    """A scripted reply. `tool_calls` entries: {"id"?, "name", "arguments" (str or dict)}.
+    `chunk_delay`: seconds between streamed chunks (a model generating slowly)."""
     out: dict[str, Any] = {"content": content}
+    if chunk_delay:
+        out["chunk_delay"] = chunk_delay
     if tool_calls:
         out["tool_calls"] = tool_calls
     if reasoning_content:
@@ -99,6 +103,8 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         """Every request body received (JSON), in order."""
         self.headers: list[dict[str, str]] = []
+        self.abandoned_streams = 0
+        """Streams the client closed before their end (a write to its connection failed)."""
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
 
@@ -237,7 +243,15 @@ class FakeOpenAIServer:
                 if request.transport is not None:
                     request.transport.close()
                 return resp
-            await resp.write(_sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))
+            if entry.get("chunk_delay"):
+                await asyncio.sleep(entry["chunk_delay"])
+            try:
+                await resp.write(
+                    _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+                )
+            except ConnectionError:  # the client closed the stream: a real server stops generating here
+                self.abandoned_streams += 1
+                return resp
         finish = "tool_calls" if entry.get("tool_calls") else "stop"
         await resp.write(_sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}))
         if (body.get("stream_options") or {}).get("include_usage"):

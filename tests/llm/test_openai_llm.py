@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -143,6 +144,18 @@ async def test_stream_cut_midway_raises_llm_error(fake_openai):
         async for delta in llm.stream_chat([{"role": "user", "content": "x"}]):
             received.append(delta)
     assert "".join(received) != "abcdefghijklmnop"
+
+
+async def test_a_stream_read_no_further_closes_its_connection_so_the_server_stops_generating(fake_openai):
+    fake_openai.enqueue(reply("가" * 600, chunk_delay=0.01))  # 200 chunks, ~2 s
+    stream = make_llm(fake_openai).stream_chat([{"role": "user", "content": "x"}])
+    assert [await anext(stream), await anext(stream)] == ["가" * 3, "가" * 3]
+    await stream.aclose()  # what the answer's time budget does when it runs out
+    for _ in range(50):
+        if fake_openai.abandoned_streams:
+            break
+        await asyncio.sleep(0.02)
+    assert fake_openai.abandoned_streams == 1
 
 
 async def test_unreachable_endpoint_raises_connection_error_without_key():
