@@ -4,12 +4,16 @@ aiosqlite runs every statement, fetch and commit of a connection on that connect
 thread hop each (≈0.2 ms on a busy 2-core machine), while a small insert + commit in WAL mode with
 `synchronous=NORMAL` costs ≈0.03 ms. The hot paths (thread history, the coupon ledger) therefore run
 their whole transaction synchronously here, as one unit that never awaits in between, so no other
-coroutine can interleave on the connection.
+coroutine can interleave on the connection (no asyncio lock is needed, and none is taken: a unit
+waiting for the file's write lock must not hold up the reads and writes queued behind it).
 
 The loop must never wait on a lock: the connection has `busy_timeout=0`; when another connection
 (an aiosqlite one, another process) holds the write lock, the unit is rolled back and retried after
 an `asyncio.sleep`, up to the same 30 s the other connections wait. Reads in WAL mode never wait on
 the writer. Same file, same pragmas, same durability as the Store's own connections.
+
+`read_orm` runs a read on a synchronous SQLAlchemy `Session` over this same connection, so ORM reads
+(an order, a player, the live coupons) cost no driver-thread hop and no pooled aiosqlite connection.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Table
+from sqlalchemy import Table, create_engine
 from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
 
 T = TypeVar("T")
 
@@ -49,10 +55,13 @@ class DirectSQLite:
         # loop thread (a stall of tens of ms); `_after_commit` has a worker thread do it instead.
         for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=0", "wal_autocheckpoint=0"):
             self._conn.execute(f"PRAGMA {pragma}")
-        self._lock = asyncio.Lock()
         self._commits = 0
         self._checkpoint: asyncio.Future[None] | None = None
         self._codecs: dict[tuple[str, tuple[str, ...]], RowCodec] = {}
+        # The ORM over this very connection; no reset on return: `_run` owns the transaction.
+        self._orm = create_engine(
+            "sqlite://", creator=lambda: self._conn, poolclass=StaticPool, pool_reset_on_return=None
+        )
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -74,6 +83,16 @@ class DirectSQLite:
         """Run `unit(conn)` on one consistent snapshot (a deferred read transaction)."""
         return await self._run(unit, "BEGIN")
 
+    async def read_orm(self, unit: Callable[[Session], T]) -> T:
+        """Run `unit(session)` on one consistent snapshot, with a synchronous ORM session on this
+        connection. Objects it returns are detached with their columns loaded (no lazy loads)."""
+
+        def in_session(_conn: sqlite3.Connection) -> T:
+            with Session(self._orm, expire_on_commit=False) as session:
+                return unit(session)
+
+        return await self._run(in_session, "BEGIN")
+
     def _after_commit(self) -> None:
         self._commits += 1
         if self._commits % CHECKPOINT_EVERY or (self._checkpoint is not None and not self._checkpoint.done()):
@@ -94,32 +113,33 @@ class DirectSQLite:
     async def _run(self, unit: Callable[[sqlite3.Connection], T], begin: str) -> T:
         deadline = time.monotonic() + LOCK_WAIT_S
         delay = 0.0005
-        async with self._lock:
-            while True:
+        while True:
+            try:
                 try:
-                    try:
-                        # BEGIN inside the rollback guard: an exception raised right after it (a signal,
-                        # a timeout) must not leave this shared connection inside a transaction.
-                        self._conn.execute(begin)
-                        out = unit(self._conn)
-                        if self._conn.in_transaction:
-                            self._conn.execute("COMMIT")
-                        if begin != "BEGIN":
-                            self._after_commit()
-                        return out
-                    except BaseException:
-                        if self._conn.in_transaction:
-                            self._conn.execute("ROLLBACK")
-                        raise
-                except sqlite3.OperationalError as exc:
-                    if not _locked(exc) or time.monotonic() >= deadline:
-                        raise
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.02)
+                    # BEGIN inside the rollback guard: an exception raised right after it (a signal,
+                    # a timeout) must not leave this shared connection inside a transaction.
+                    self._conn.execute(begin)
+                    out = unit(self._conn)
+                    if self._conn.in_transaction:
+                        self._conn.execute("COMMIT")
+                    if begin != "BEGIN":
+                        self._after_commit()
+                    return out
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc) or time.monotonic() >= deadline:
+                    raise
+            # Rolled back, the connection is idle: other units run while this one waits its turn.
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.02)
 
     def close(self) -> None:
         if self._checkpoint is not None and not self._checkpoint.done():
             self._checkpoint.cancel()
+        self._orm.dispose()
         self._conn.close()
 
 
