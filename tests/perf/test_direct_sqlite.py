@@ -233,3 +233,32 @@ def test_the_startup_heap_is_frozen_once_and_later_objects_stay_collectable() ->
     later = [[i] for i in range(1000)]
     freeze_startup_heap()  # a second app in the same process freezes nothing more
     assert gc.get_freeze_count() == frozen and len(later) == 1000
+
+
+async def test_writes_handed_over_together_commit_together_and_a_failing_one_alone_is_rolled_back(
+    store: Store,
+) -> None:
+    import sqlite3
+
+    import pytest
+
+    direct = store.direct
+    assert direct is not None
+    direct.connection.execute("CREATE TABLE IF NOT EXISTS t_group (k TEXT PRIMARY KEY, n INTEGER)")
+
+    def put(key: str, n: int):
+        def unit(conn: sqlite3.Connection) -> int:
+            conn.execute("INSERT INTO t_group VALUES (?, ?)", (key, n))
+            # Each unit sees the units before it in the same transaction (a ledger check stays serial).
+            return conn.execute("SELECT count(*) FROM t_group").fetchone()[0]
+
+        return direct.write(unit)
+
+    results = await asyncio.gather(put("a", 1), put("b", 2), put("a", 3), put("c", 4), return_exceptions=True)
+    assert results[0] == 1 and results[1] == 2 and results[3] == 3
+    assert isinstance(results[2], sqlite3.IntegrityError)  # the duplicate alone fails …
+    rows = direct.connection.execute("SELECT k, n FROM t_group ORDER BY k").fetchall()
+    assert rows == [("a", 1), ("b", 2), ("c", 4)]  # … the others of its group are committed
+    assert not direct.connection.in_transaction
+    with pytest.raises(sqlite3.IntegrityError):
+        await put("b", 5)
