@@ -4,6 +4,7 @@ staff commands and the `Conversations` object that every channel talks to.
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,6 +145,16 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
     return [*default_commands(), stats, console, *ops_commands()]
 
 
+def freeze_startup_heap() -> None:
+    """Put what start-up built (the embedding model, Chroma, tables, modules: ~200k objects) out of the
+    cyclic garbage collector's reach, once per process. A full collection walks every tracked object,
+    and a burst of runs allocates enough to trigger one: 150 ms with the event loop stopped, measured.
+    Frozen objects are still freed by reference counting; only their cycles are never collected."""
+    if gc.get_freeze_count() == 0:
+        gc.collect()
+        gc.freeze()
+
+
 @dataclass
 class App:
     settings: Settings
@@ -215,4 +226,5 @@ async def build_app(
         metrics=metrics,
         models=models,
     )
+    freeze_startup_heap()
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

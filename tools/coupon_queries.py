@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from bot.store import Coupon, Order, Player
 from tools.local_time import local_date
@@ -47,15 +48,23 @@ async def begin_write(
         await session.execute(select(Order.id).where(Order.id == order_id).with_for_update(key_share=True))
 
 
-async def live_coupon(session: AsyncSession, order_id: str) -> Coupon | None:
-    """The order's coupon that holds its slot (active or pending), if any."""
-    row = await session.execute(
+def _live_coupon_query(order_id: str) -> Any:
+    return (
         select(Coupon)
         .where(Coupon.order_id == order_id, Coupon.status.in_(LIVE_STATUSES))
         .order_by(Coupon.id.desc())
         .limit(1)
     )
-    return row.scalar_one_or_none()
+
+
+async def live_coupon(session: AsyncSession, order_id: str) -> Coupon | None:
+    """The order's coupon that holds its slot (active or pending), if any."""
+    return (await session.execute(_live_coupon_query(order_id))).scalar_one_or_none()
+
+
+def live_coupon_in(session: Session, order_id: str) -> Coupon | None:
+    """`live_coupon` in a synchronous session (a `Store.read` unit)."""
+    return session.execute(_live_coupon_query(order_id)).scalar_one_or_none()
 
 
 async def coupon_by_key(session: AsyncSession, key: str | None) -> Coupon | None:
@@ -94,9 +103,10 @@ async def active_coupons(
         conditions.append(Coupon.order_id.in_(orders))
     if codes:
         conditions.append(Coupon.code.in_(codes))
-    async with store.session() as session:
-        rows = await session.execute(select(Coupon).where(Coupon.status == "active", or_(*conditions)))
-        return [ActiveCoupon(c.order_id, c.amount, c.code) for c in rows.scalars()]
+    query = select(Coupon.order_id, Coupon.amount, Coupon.code).where(
+        Coupon.status == "active", or_(*conditions)
+    )
+    return await store.read(lambda session: [ActiveCoupon(*row) for row in session.execute(query)])
 
 
 def coupon_view(coupon: Coupon, timezone: str | None = None) -> dict[str, Any]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
-from bot.store import ORDER_STATUSES, Order
+from bot.store import ORDER_STATUSES, Coupon, Order
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.coupon_messages import describe_coupon
-from tools.coupon_queries import live_coupon
+from tools.coupon_queries import live_coupon_in
 from tools.local_time import local_date
 from tools.money import format_krw
 from tools.order_views import normalize_order_id, order_not_found_message, status_label
@@ -51,10 +52,14 @@ async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
     if not ctx.actor.player_id and not ctx.actor.is_staff:
         await _audit(ctx, oid, ResultCode.NOT_LINKED, {"why": "not_linked"})
         return _not_linked(ctx)
-    async with ctx.store.session() as session:
-        order = await session.get(Order, oid) if oid else None
-        mine = order is not None and (ctx.actor.is_staff or order.player_id == ctx.actor.player_id)
-        coupon = await live_coupon(session, oid) if mine else None
+    actor = ctx.actor
+
+    def read(session: Session) -> tuple[Order | None, bool, Coupon | None]:
+        order = session.get(Order, oid) if oid else None
+        mine = order is not None and (actor.is_staff or order.player_id == actor.player_id)
+        return order, mine, live_coupon_in(session, oid) if mine else None
+
+    order, mine, coupon = await ctx.store.read(read)
     if not mine:
         # Another player's order must be indistinguishable from a missing one; only the audit knows which.
         await _audit(

@@ -42,26 +42,37 @@ async def record_run(
     locale: str,
     outcomes: Iterable[Any],
 ) -> bool:
-    """Store one delivered run and its tool calls; False (logged) when the write failed."""
+    """Store one delivered run and its tool calls; False (logged) when the write failed.
+
+    One transaction of Core inserts (`Store.insert_rows`): on file SQLite a single loop-thread unit,
+    so a burst of finishing runs neither queues for pooled driver connections nor holds the write
+    lock from another connection while the thread history is written.
+    """
+    calls: list[dict[str, Any]] = []
+    citations: list[dict[str, Any]] = []
+    for o in outcomes:
+        calls.append(
+            {
+                "run_id": run_id,
+                "at": answered_at,
+                "tool": o.name,
+                "code": str(o.result.code),
+                "ok": bool(o.result.ok),
+            }
+        )
+        citations.extend({"run_id": run_id, "at": answered_at, "section": s} for s in citations_of(o))
+    run = {
+        "run_id": run_id,
+        "thread_id": thread_id,
+        "player": player,
+        "started_at": started_at,
+        "answered_at": answered_at,
+        "locale": locale,
+    }
     try:
-        async with store.session() as s, s.begin():
-            s.add(
-                Run(
-                    run_id=run_id,
-                    thread_id=thread_id,
-                    player=player,
-                    started_at=started_at,
-                    answered_at=answered_at,
-                    locale=locale,
-                )
-            )
-            for o in outcomes:
-                code = str(o.result.code)
-                s.add(
-                    RunToolCall(run_id=run_id, at=answered_at, tool=o.name, code=code, ok=bool(o.result.ok))
-                )
-                for section in citations_of(o):
-                    s.add(RunCitation(run_id=run_id, at=answered_at, section=section))
+        await store.insert_rows(
+            [(Run.__table__, [run]), (RunToolCall.__table__, calls), (RunCitation.__table__, citations)]
+        )
     except Exception:
         log.exception("could not record run %s for analytics", run_id)
         return False

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from bot.guards.claim_check import (
@@ -39,6 +40,13 @@ def _shingles_of(texts: Iterable[str]) -> frozenset[tuple[str, ...]]:
         words = re.findall(r"[\w'’]+", text.lower())
         out.update(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
     return frozenset(out)
+
+
+@lru_cache(maxsize=8)
+def _protected_shingles(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    """Cached: every run's guard protects the same system prompt (thousands of words); splitting it
+    again for each answer cost the event loop about a millisecond a run."""
+    return _shingles_of(texts)
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,7 @@ class OutputGuard:
         self.store = store
         self.coupon_tools = coupon_tools_of(tools)
         """Tools whose results the claim check reads as coupon attempts (they declare `coupon_outcome`)."""
-        self._protected = _shingles_of(protected_texts)
+        self._protected = _protected_shingles(tuple(protected_texts))
         self.actor = actor
         self.thread_id = thread_id
         self.locale = locale
@@ -94,8 +102,8 @@ class OutputGuard:
         phones: list[str] = []
         emails: list[str] = []
         if store is not None and actor.player_id:
-            async with store.session() as session:
-                player = await session.get(Player, actor.player_id)
+            player_id = actor.player_id
+            player = await store.read(lambda session: session.get(Player, player_id))
             if player is not None:
                 phones = [player.phone] if player.phone else []
                 emails = [player.email] if player.email else []

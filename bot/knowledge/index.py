@@ -1,10 +1,9 @@
 """The policy index: chunks of a policies folder in a Chroma collection, searched densely (e5) and
 lexically (BM25 over Korean morphemes and English stems), fused, with an abstain decision.
 
-`PolicyIndex` owns the Chroma store, the embedder and the in-memory BM25 rebuilt from the terms
-stored with each chunk. Searches run on a small pool of worker threads in the async API, so the event
-loop never embeds and one long query does not hold up the others; searches that arrive together run
-as one batch there (`bot.knowledge.batching`); indexing runs on its own worker.
+`PolicyIndex` owns the Chroma store, the embedder and the in-memory BM25 rebuilt from the stored terms.
+Async searches run on a few worker threads (the loop never embeds; a long query does not hold up the
+others), those that arrive together as one batch (`bot.knowledge.batching`); indexing on its own.
 """
 
 from __future__ import annotations
@@ -43,8 +42,7 @@ CANDIDATES = 40
 """How many dense and how many lexical candidates are fused; far more than any top_k we serve."""
 
 MAX_QUERY_CHARS = 2000
-"""A query longer than this is cut before anything else: no policy question needs more, and the
-embedder caps it further at its own token limit."""
+"""A query is cut to this first: no policy question needs more (the embedder caps it further)."""
 
 EMBED_BATCH, UPSERT_BATCH = 16, 512
 SEARCH_WORKERS, QUERY_CACHE, SEARCH_BATCH = 2, 512, 16
@@ -86,6 +84,7 @@ class PolicyIndex:
         self._chunks: ChunkSnapshot | None = None
         self._batch_nearest: dict[bytes, Nearest] = {}
         """The dense candidates of the vectors of the batch being searched (under `_lock`)."""
+        self._batch_collection: Any = None  # checked once a batch (under `_lock`), not once a request
         self._built_at: str | None = None
         self._lock = threading.RLock()
         self._executors: dict[str, ThreadPoolExecutor] = {}
@@ -297,7 +296,7 @@ class PolicyIndex:
     ) -> tuple[list[Candidate], list[float], LexicalIndex | None, np.ndarray]:
         """Dense top candidates ∪ lexical top candidates, each with both raw scores; the dense scores
         of the dense top list and the BM25 of every chunk."""
-        collection = self._current()
+        collection = self._batch_collection or self._current()
         total = 0 if self._lexical is None else len(self._lexical)
         if collection is None or total == 0 or self._lexical is None or self._chunks is None:
             return [], [], None, np.zeros(0, dtype=np.float32)
@@ -363,10 +362,12 @@ class PolicyIndex:
             if collection is not None and self._lexical is not None and vectors:
                 found = nearest(collection, vectors, min(CANDIDATES, len(self._lexical)))
                 self._batch_nearest = {v.tobytes(): f for v, f in zip(vectors, found, strict=True)}
+                self._batch_collection = collection
             try:
                 return [outcome_of(self.search_sync, query, top_k) for query, top_k in requests]
             finally:
                 self._batch_nearest = {}
+                self._batch_collection = None
 
     # ---- async API (the bot) --------------------------------------------------------------
 

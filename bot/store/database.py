@@ -10,21 +10,24 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import MetaData, String, event, inspect, select
+from sqlalchemy import MetaData, String, Table, event, inspect, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
 from bot.redaction import redact_url
 from bot.store.direct import DirectSQLite, RowCodec
 from bot.store.direct_pg import DirectPostgres
 from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, AuditEntry, Base, SchemaMeta, utcnow
+
+T = TypeVar("T")
 
 
 class StoreError(Exception):
@@ -124,6 +127,17 @@ def _schema_for(dialect: str) -> MetaData:
             if type(column.type) is String and column.type.length is not None:
                 column.type = String()
     return copy
+
+
+def _with_defaults(table: Table, row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with the Python-side column defaults a Core insert would add (`default="ko"`, `utcnow`)."""
+    out = dict(row)
+    for column in table.columns:
+        default = column.default
+        if column.name in out or default is None or not (default.is_scalar or default.is_callable):
+            continue
+        out[column.name] = default.arg if default.is_scalar else default.arg(None)
+    return out
 
 
 def _is_sqlite_uri(database: str) -> bool:
@@ -301,6 +315,36 @@ class Store:
             raise RuntimeError("Store.open() was not awaited")
         async with self._sessions() as session:
             yield session
+
+    async def read(self, unit: Callable[[Session], T]) -> T:
+        """`unit(session)` with a synchronous ORM session, for reads on a run's path (an order, a player,
+        the live coupons). File SQLite: on the loop thread's connection, one snapshot, no driver hop
+        (`DirectSQLite.read_orm`); any other database: inside an async session (`run_sync`)."""
+        if self.direct is not None:
+            return await self.direct.read_orm(unit)
+        async with self.session() as s:
+            return await s.run_sync(unit)
+
+    async def insert_rows(self, rows: Sequence[tuple[Table, list[dict[str, Any]]]]) -> None:
+        """Insert each table's rows (all with the same columns), all in one transaction; on file SQLite
+        as one loop-thread unit (`DirectSQLite.write`), elsewhere as Core executemany statements."""
+        rows = [(table, batch) for table, batch in rows if batch]
+        if not rows:
+            return
+        direct = self.direct
+        if direct is not None:
+            rows = [(table, [_with_defaults(table, r) for r in batch]) for table, batch in rows]
+            codecs = [(direct.codec(table, list(batch[0])), batch) for table, batch in rows]
+
+            def unit(conn: sqlite3.Connection) -> None:
+                for codec, batch in codecs:
+                    conn.executemany(codec.insert_sql, [codec.params(r) for r in batch])
+
+            await direct.write(unit)
+            return
+        async with self.engine.begin() as conn:
+            for table, batch in rows:
+                await conn.execute(table.insert(), batch)
 
     async def audit(
         self,

@@ -4,12 +4,23 @@ aiosqlite runs every statement, fetch and commit of a connection on that connect
 thread hop each (≈0.2 ms on a busy 2-core machine), while a small insert + commit in WAL mode with
 `synchronous=NORMAL` costs ≈0.03 ms. The hot paths (thread history, the coupon ledger) therefore run
 their whole transaction synchronously here, as one unit that never awaits in between, so no other
-coroutine can interleave on the connection.
+coroutine can interleave on the connection (no asyncio lock is needed, and none is taken: a unit
+waiting for the file's write lock must not hold up the reads and writes queued behind it).
 
 The loop must never wait on a lock: the connection has `busy_timeout=0`; when another connection
 (an aiosqlite one, another process) holds the write lock, the unit is rolled back and retried after
 an `asyncio.sleep`, up to the same 30 s the other connections wait. Reads in WAL mode never wait on
 the writer. Same file, same pragmas, same durability as the Store's own connections.
+
+Writes are group-committed: the units handed over while the loop runs one round of callbacks are
+run together in ONE `BEGIN IMMEDIATE … COMMIT`, each inside its own savepoint (a unit that raises is
+rolled back alone and its caller gets the exception; the others commit). A burst of runs appending
+their messages then costs one commit and one WAL write of the shared pages instead of one per
+message; every caller still resumes only after its rows are committed. Units run in the order they
+were handed over and see the ones before them (the ledger's read-check-insert stays serial).
+
+`read_orm` runs a read on a synchronous SQLAlchemy `Session` over this same connection, so ORM reads
+(an order, a player, the live coupons) cost no driver-thread hop and no pooled aiosqlite connection.
 """
 
 from __future__ import annotations
@@ -21,8 +32,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Table
+from sqlalchemy import Table, create_engine
 from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
 
 T = TypeVar("T")
 
@@ -30,7 +43,10 @@ LOCK_WAIT_S = 30.0
 """As long as the Store's own connections wait for the write lock (`busy_timeout`)."""
 
 CHECKPOINT_EVERY = 1000
-"""Commits between two WAL checkpoints, which run on a worker thread (SQLite's own default is 1000 pages)."""
+"""Write units between two WAL checkpoints, which run on a worker thread (SQLite's default: 1000 pages)."""
+
+GROUP_MAX = 64
+"""Units in one group commit at most: one loop callback stays short (about 2 ms) however many wait."""
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
@@ -49,10 +65,18 @@ class DirectSQLite:
         # loop thread (a stall of tens of ms); `_after_commit` has a worker thread do it instead.
         for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=0", "wal_autocheckpoint=0"):
             self._conn.execute(f"PRAGMA {pragma}")
-        self._lock = asyncio.Lock()
         self._commits = 0
+        self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
+        self._flush: asyncio.Handle | None = None
+        self._deadline: float | None = None
+        """While the file is locked by another connection: when the waiting group gives up."""
+        self._delay = 0.0
         self._checkpoint: asyncio.Future[None] | None = None
         self._codecs: dict[tuple[str, tuple[str, ...]], RowCodec] = {}
+        # The ORM over this very connection; no reset on return: `_read` owns the transaction.
+        self._orm = create_engine(
+            "sqlite://", creator=lambda: self._conn, poolclass=StaticPool, pool_reset_on_return=None
+        )
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -67,16 +91,98 @@ class DirectSQLite:
         return codec
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `unit(conn)` inside `BEGIN IMMEDIATE … COMMIT`; retried whole while the file is locked."""
-        return await self._run(unit, "BEGIN IMMEDIATE")
+        """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
+        (see the module's doc); retried while another connection holds the file's write lock."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._pending.append((unit, future))
+        if self._flush is None:
+            self._flush = loop.call_soon(self._commit_group)
+        return await future
+
+    def _commit_group(self) -> None:
+        self._flush = None
+        # A unit whose caller was cancelled meanwhile still runs: a write handed over is committed, as
+        # when each write ran at once in its caller's step.
+        group = self._pending[:GROUP_MAX]
+        del self._pending[:GROUP_MAX]
+        if self._pending:  # the rest in the next round, after other callbacks had their turn
+            self._flush = asyncio.get_running_loop().call_soon(self._commit_group)
+        if not group:
+            return
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            self._wait_for_lock(group, exc)
+            return
+        self._deadline, self._delay = None, 0.0
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        try:
+            for unit, future in group:
+                self._conn.execute("SAVEPOINT unit")
+                try:
+                    outcomes.append((future, unit(self._conn), None))
+                except Exception as exc:
+                    self._conn.execute("ROLLBACK TO unit")
+                    outcomes.append((future, None, exc))
+                self._conn.execute("RELEASE unit")
+            self._conn.execute("COMMIT")
+        except BaseException as exc:  # the commit (disk full, I/O) or the connection failed: nothing stored
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            for _unit, future in group:
+                if not future.done():
+                    future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for future, out, error in outcomes:
+            if future.done():
+                continue
+            if error is None:
+                future.set_result(out)
+            else:
+                future.set_exception(error)
+        self._after_commit(len(group))
+
+    def _wait_for_lock(self, group: list[Any], exc: sqlite3.OperationalError) -> None:
+        """Another connection holds the write lock: try the group again later (units handed over in
+        the meantime join it), up to `LOCK_WAIT_S`; the loop never waits on the lock."""
+        now = time.monotonic()
+        if self._deadline is None:
+            self._deadline = now + LOCK_WAIT_S
+        if not _locked(exc) or now >= self._deadline:
+            self._deadline = None
+            for _unit, future in group:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        self._pending[:0] = group
+        self._delay = min(max(self._delay * 2, 0.0005), 0.02)
+        loop = asyncio.get_running_loop()
+        if self._flush is not None:
+            self._flush.cancel()
+        self._flush = loop.call_later(self._delay, self._commit_group)
 
     async def read(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `unit(conn)` on one consistent snapshot (a deferred read transaction)."""
-        return await self._run(unit, "BEGIN")
+        """Run `unit(conn)` on one consistent snapshot (a deferred read transaction), at once."""
+        return await self._read(unit)
 
-    def _after_commit(self) -> None:
-        self._commits += 1
-        if self._commits % CHECKPOINT_EVERY or (self._checkpoint is not None and not self._checkpoint.done()):
+    async def read_orm(self, unit: Callable[[Session], T]) -> T:
+        """Run `unit(session)` on one consistent snapshot, with a synchronous ORM session on this
+        connection. Objects it returns are detached with their columns loaded (no lazy loads)."""
+
+        def in_session(_conn: sqlite3.Connection) -> T:
+            with Session(self._orm, expire_on_commit=False) as session:
+                return unit(session)
+
+        return await self._read(in_session)
+
+    def _after_commit(self, units: int) -> None:
+        before, self._commits = self._commits, self._commits + units
+        if before // CHECKPOINT_EVERY == self._commits // CHECKPOINT_EVERY or (
+            self._checkpoint is not None and not self._checkpoint.done()
+        ):
             return
         self._checkpoint = asyncio.get_running_loop().run_in_executor(None, self._checkpoint_now)
 
@@ -91,35 +197,40 @@ class DirectSQLite:
         except sqlite3.Error:
             pass  # the next one, or any other connection's automatic checkpoint, catches up
 
-    async def _run(self, unit: Callable[[sqlite3.Connection], T], begin: str) -> T:
+    async def _read(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         deadline = time.monotonic() + LOCK_WAIT_S
         delay = 0.0005
-        async with self._lock:
-            while True:
+        while True:
+            try:
                 try:
-                    try:
-                        # BEGIN inside the rollback guard: an exception raised right after it (a signal,
-                        # a timeout) must not leave this shared connection inside a transaction.
-                        self._conn.execute(begin)
-                        out = unit(self._conn)
-                        if self._conn.in_transaction:
-                            self._conn.execute("COMMIT")
-                        if begin != "BEGIN":
-                            self._after_commit()
-                        return out
-                    except BaseException:
-                        if self._conn.in_transaction:
-                            self._conn.execute("ROLLBACK")
-                        raise
-                except sqlite3.OperationalError as exc:
-                    if not _locked(exc) or time.monotonic() >= deadline:
-                        raise
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.02)
+                    # BEGIN inside the rollback guard: an exception raised right after it (a signal,
+                    # a timeout) must not leave this shared connection inside a transaction.
+                    self._conn.execute("BEGIN")
+                    out = unit(self._conn)
+                    if self._conn.in_transaction:
+                        self._conn.execute("COMMIT")
+                    return out
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc) or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(delay)  # (rare in WAL: a read waits only while the WAL is recovered)
+            delay = min(delay * 2, 0.02)
 
     def close(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        for _unit, future in self._pending:
+            if not future.done():
+                future.set_exception(RuntimeError("the store was closed before this write was committed"))
+        self._pending.clear()
         if self._checkpoint is not None and not self._checkpoint.done():
             self._checkpoint.cancel()
+        self._orm.dispose()
         self._conn.close()
 
 

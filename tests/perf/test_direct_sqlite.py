@@ -143,3 +143,122 @@ async def test_the_wal_is_checkpointed_off_the_loop_thread(store: Store, monkeyp
     await store.direct._checkpoint
     assert db.stat().st_size > before + 3 * 300_000  # copied into the database file by the worker
     assert len(await memory.load("t:big")) == 4
+
+
+async def test_a_write_waiting_for_the_lock_does_not_hold_up_reads_or_other_units(
+    seeded_store: Store,
+) -> None:
+    from bot.store import Order
+
+    store = seeded_store
+    memory = ThreadMemory(store)
+    async with store.engine.connect() as holder:  # another connection takes the write lock
+        await holder.exec_driver_sql("BEGIN IMMEDIATE")
+        waiting = asyncio.create_task(memory.append("t:wait", {"role": "user", "content": "hi"}))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # retrying, its connection idle between attempts …
+        # … so reads on the same connection go ahead at once instead of queueing behind it.
+        order = await asyncio.wait_for(store.read(lambda s: s.get(Order, "ORD001")), 0.2)
+        assert order is not None and order.id == "ORD001"
+        assert await asyncio.wait_for(memory.load("t:other"), 0.2) == []
+        await holder.exec_driver_sql("COMMIT")
+    assert await asyncio.wait_for(waiting, 5) == 1
+
+
+async def test_orm_reads_on_the_loop_thread_equal_the_async_session(seeded_store: Store) -> None:
+    from bot.store import Order, Player
+
+    def unit(session):  # one sync unit, both paths
+        order = session.get(Order, "ORD001")
+        player = session.get(Player, order.player_id)
+        return order.id, order.status, order.ordered_at, player.id, player.phone
+
+    store = seeded_store
+    assert store.direct is not None
+    by_direct = await store.read(unit)
+    direct, store.direct = store.direct, None  # the async-session path (PostgreSQL, in-memory SQLite)
+    try:
+        by_session = await store.read(unit)
+    finally:
+        store.direct = direct
+    assert by_direct == by_session
+    assert by_direct[2] is None or by_direct[2].tzinfo is not None
+
+
+async def test_insert_rows_is_one_transaction_on_both_paths(store: Store) -> None:
+    import sqlite3
+    from datetime import UTC
+
+    import pytest
+    from sqlalchemy.exc import IntegrityError
+
+    from bot.store import Run, RunToolCall
+
+    duplicate = (IntegrityError, sqlite3.IntegrityError)
+
+    at = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+
+    def run(run_id: str) -> dict:
+        return {"run_id": run_id, "thread_id": "t", "player": "p", "started_at": at, "answered_at": at}
+
+    calls = [{"run_id": "r1", "at": at, "tool": "lookup_order", "code": "OK", "ok": True}]
+    await store.insert_rows([(Run.__table__, [run("r1")]), (RunToolCall.__table__, calls)])
+    direct, store.direct = store.direct, None
+    try:
+        await store.insert_rows([(Run.__table__, [run("r2")]), (RunToolCall.__table__, [])])
+        with pytest.raises(duplicate):  # a duplicate run id: nothing of this call is kept
+            await store.insert_rows([(RunToolCall.__table__, calls), (Run.__table__, [run("r2")])])
+    finally:
+        store.direct = direct
+    with pytest.raises(duplicate):
+        await store.insert_rows([(RunToolCall.__table__, calls), (Run.__table__, [run("r1")])])
+    async with store.session() as s:
+        runs = (await s.execute(select(Run).order_by(Run.run_id))).scalars().all()
+        tool_calls = (await s.execute(select(RunToolCall))).scalars().all()
+    assert [r.run_id for r in runs] == ["r1", "r2"]
+    assert runs[0].answered_at == at and runs[0].locale == "ko"  # column defaults applied on the direct path
+    assert [(c.run_id, c.tool, c.ok) for c in tool_calls] == [("r1", "lookup_order", True)]
+
+
+def test_the_startup_heap_is_frozen_once_and_later_objects_stay_collectable() -> None:
+    import gc
+
+    from bot.app import freeze_startup_heap
+
+    gc.unfreeze()
+    startup = [[i] for i in range(1000)]  # tracked containers alive at start-up
+    freeze_startup_heap()
+    frozen = gc.get_freeze_count()
+    assert frozen >= len(startup)
+    later = [[i] for i in range(1000)]
+    freeze_startup_heap()  # a second app in the same process freezes nothing more
+    assert gc.get_freeze_count() == frozen and len(later) == 1000
+
+
+async def test_writes_handed_over_together_commit_together_and_a_failing_one_alone_is_rolled_back(
+    store: Store,
+) -> None:
+    import sqlite3
+
+    import pytest
+
+    direct = store.direct
+    assert direct is not None
+    direct.connection.execute("CREATE TABLE IF NOT EXISTS t_group (k TEXT PRIMARY KEY, n INTEGER)")
+
+    def put(key: str, n: int):
+        def unit(conn: sqlite3.Connection) -> int:
+            conn.execute("INSERT INTO t_group VALUES (?, ?)", (key, n))
+            # Each unit sees the units before it in the same transaction (a ledger check stays serial).
+            return conn.execute("SELECT count(*) FROM t_group").fetchone()[0]
+
+        return direct.write(unit)
+
+    results = await asyncio.gather(put("a", 1), put("b", 2), put("a", 3), put("c", 4), return_exceptions=True)
+    assert results[0] == 1 and results[1] == 2 and results[3] == 3
+    assert isinstance(results[2], sqlite3.IntegrityError)  # the duplicate alone fails …
+    rows = direct.connection.execute("SELECT k, n FROM t_group ORDER BY k").fetchall()
+    assert rows == [("a", 1), ("b", 2), ("c", 4)]  # … the others of its group are committed
+    assert not direct.connection.in_transaction
+    with pytest.raises(sqlite3.IntegrityError):
+        await put("b", 5)
