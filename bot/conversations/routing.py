@@ -18,7 +18,14 @@ from typing import Any, Protocol
 
 from sqlalchemy import select
 
-from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, failure_text
+from bot.conversations.messages import (
+    ACK_EMOJI,
+    STOPPED_TEXT,
+    Incoming,
+    TurnOutcome,
+    detect_locale,
+    failure_text,
+)
 from bot.conversations.notifications import StaffNotifications
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_events import RunEvents
@@ -314,7 +321,7 @@ class Conversations:
         for other, _ in state.later:
             await self.memory.append(thread_id, {"role": "user", "content": other.text}, run_id=None)
         state.later.clear()
-        await self._send_safely(surface, "⏹ 진행 중이던 답변을 중단했습니다. (stopped)")
+        await self._send_safely(surface, STOPPED_TEXT)
 
     def tools_for(self, actor: Actor) -> ToolRegistry:
         """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link
