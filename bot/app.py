@@ -140,6 +140,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
         else stats_command(
             idle_minutes=settings.conversation_idle_minutes,
             resolution_window_minutes=settings.resolution_window_minutes,
+            zone=settings.tz,
         )
     )
     return [*default_commands(), stats, console, *ops_commands()]

@@ -275,6 +275,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 days=args.days,
                 idle_minutes=settings.conversation_idle_minutes,
                 resolution_window_minutes=settings.resolution_window_minutes,
+                zone=settings.tz,
             )
         finally:
             await store.close()

@@ -3,7 +3,10 @@ tool errors and feedback, computed by queries over the store (SQLite and Postgre
 
 A *conversation* (DESIGN.md §7) is one player's runs in one thread, split after `idle_minutes` without
 a message. Each conversation ends in exactly one resolution, looked up over
-[its first message, its last answer + `resolution_window_minutes`]:
+[its first message, its last answer + `resolution_window_minutes`] among the events that concern it: an
+escalation counts for the player who asked for it, a staff coupon action for the player whose order it
+is; an event that names nobody (`/handoff`, `/resume`, `/link`) for the thread's conversation whose player
+spoke last before it. So in a shared Discord channel one player's escalation never marks another's conversation.
 
 - `handed_off`: staff took the thread over (`/handoff` or the Take over button);
 - `staff_resolved`: otherwise a staff action on the thread (a coupon issued, approved or rejected by
@@ -16,13 +19,25 @@ a message. Each conversation ends in exactly one resolution, looked up over
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from sqlalchemy import String, and_, case, cast, func, or_, select
+from sqlalchemy import String, and_, case, func, literal, or_, select
 
-from bot.store import AuditEntry, Coupon, Escalation, Feedback, Run, RunCitation, RunToolCall, utcnow
+from bot.store import (
+    AuditEntry,
+    Coupon,
+    Escalation,
+    Feedback,
+    Order,
+    Run,
+    RunCitation,
+    RunToolCall,
+    utcnow,
+)
 
 STATS_KEYS = (
     "conversations",
@@ -44,10 +59,16 @@ STATS_KEYS = (
 DEFAULT_DAYS = 7
 DEFAULT_IDLE_MINUTES = 30
 DEFAULT_RESOLUTION_WINDOW_MINUTES = 60
+DEFAULT_TIMEZONE = "Asia/Seoul"
+"""The business time zone `coupon_amount_by_day` counts calendar days in (`ARCA_TIMEZONE`'s default)."""
 TOP_SECTIONS = 5
 
 STAFF_ACTIONS = ("coupon.staff_issue", "coupon.approve", "coupon.revoke", "resume", "link")
 """Audit actions that count as a staff action on a thread (made by a `staff:` actor)."""
+_NOBODY = literal(None, String)
+"""The player column of an event that names nobody."""
+COUPON_ACTIONS = ("coupon.staff_issue", "coupon.approve", "coupon.revoke")
+"""Staff actions whose target is an order: they concern the conversation of the order's player."""
 ISSUED_STATUSES = ("active", "revoked")
 """Coupons that were issued (a revoked one was issued first); `pending` and `rejected` never were."""
 ISSUE_SUCCESS_CODES = ("ISSUED", "PENDING_APPROVAL", "OK")
@@ -63,6 +84,8 @@ class Conversation:
     runs: int = 1
     resolution: str = "open"
     escalated: bool = False
+    run_starts: list[datetime] = field(default_factory=list)
+    """When each of its runs started (its player's messages)."""
 
     @property
     def first_answer_seconds(self) -> float:
@@ -104,27 +127,36 @@ async def conversations(
             if same and started - current.last_answer_at <= idle:
                 current.last_answer_at = max(current.last_answer_at, answered)
                 current.runs += 1
+                current.run_starts.append(started)
                 continue
-            current = Conversation(thread_id, player, started, answered, answered)
+            current = Conversation(thread_id, player, started, answered, answered, run_starts=[started])
             found.append(current)
+        by_thread: dict[str, list[Conversation]] = defaultdict(list)
+        for c in found:
+            by_thread[c.thread_id].append(c)
         found = [c for c in found if c.started_at >= since]
         threads = sorted({c.thread_id for c in found})
         if not threads:
             return []
         horizon = max(c.last_answer_at for c in found) + window
         earliest = min(c.started_at for c in found)
-        handoffs = await _times(
+        handoffs = await _events(
             s,
-            select(AuditEntry.thread_id, AuditEntry.at).where(
+            select(AuditEntry.thread_id, AuditEntry.at, _NOBODY).where(
                 AuditEntry.action == "handoff", AuditEntry.thread_id.in_(threads)
             ),
             earliest,
             horizon,
             AuditEntry.at,
         )
-        staff = await _times(
+        order_player = case(
+            (AuditEntry.action.in_(COUPON_ACTIONS), "player:" + Order.player_id), else_=_NOBODY
+        )
+        staff = await _events(
             s,
-            select(AuditEntry.thread_id, AuditEntry.at).where(
+            select(AuditEntry.thread_id, AuditEntry.at, order_player)
+            .outerjoin(Order, Order.id == AuditEntry.target)
+            .where(
                 AuditEntry.action.in_(STAFF_ACTIONS),
                 AuditEntry.actor.like("staff:%"),
                 AuditEntry.code.in_(("OK", "ISSUED")),
@@ -134,9 +166,16 @@ async def conversations(
             horizon,
             AuditEntry.at,
         )
-        escalations = await _times(
+        asker = case(
+            (Escalation.player_id.is_not(None), "player:" + Escalation.player_id),
+            (Escalation.discord_id.is_not(None), "discord:" + Escalation.discord_id),
+            else_=_NOBODY,
+        )
+        escalations = await _events(
             s,
-            select(Escalation.thread_id, Escalation.created_at).where(Escalation.thread_id.in_(threads)),
+            select(Escalation.thread_id, Escalation.created_at, asker).where(
+                Escalation.thread_id.in_(threads)
+            ),
             earliest,
             horizon,
             Escalation.created_at,
@@ -144,8 +183,13 @@ async def conversations(
     for c in found:
         end = c.last_answer_at + window
 
-        def within(times: dict[str, list[datetime]], c: Conversation = c, end: datetime = end) -> bool:
-            return any(c.started_at <= t <= end for t in times.get(c.thread_id, ()))
+        def within(
+            events: dict[str, list[tuple[datetime, str | None]]], c: Conversation = c, end: datetime = end
+        ) -> bool:
+            return any(
+                c.started_at <= at <= end and _concerns(c, at, player, by_thread[c.thread_id])
+                for at, player in events.get(c.thread_id, ())
+            )
 
         c.escalated = within(escalations)
         if within(handoffs):
@@ -161,21 +205,28 @@ async def conversations(
     return found
 
 
-async def _times(
+def _concerns(c: Conversation, at: datetime, player: str | None, thread: list[Conversation]) -> bool:
+    """Whether an event of `c`'s thread at `at` (about `player`; None: about nobody, then about the
+    conversation whose player spoke last before it) concerns `c`."""
+    if player is not None:
+        return player == c.player
+
+    def last_spoke(other: Conversation) -> datetime | None:
+        return max((t for t in other.run_starts if t <= at), default=None)
+
+    spoke = {id(o): t for o in thread if (t := last_spoke(o)) is not None}
+    return bool(spoke) and spoke.get(id(c)) == max(spoke.values())
+
+
+async def _events(
     s: Any, query: Any, start: datetime, end: datetime, column: Any
-) -> dict[str, list[datetime]]:
+) -> dict[str, list[tuple[datetime, str | None]]]:
+    """(time, player label or None) of each event by thread, from `(thread_id, at, player)` rows."""
     rows = (await s.execute(query.where(column >= start, column <= end))).all()
-    times: dict[str, list[datetime]] = {}
-    for thread_id, at in rows:
-        times.setdefault(thread_id, []).append(at)
-    return times
-
-
-def _day(column: Any, dialect: str) -> Any:
-    """The UTC calendar day of a timestamp column as `YYYY-MM-DD`, on SQLite and PostgreSQL."""
-    if dialect == "postgresql":
-        return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD")
-    return func.substr(cast(column, String), 1, 10)
+    events: dict[str, list[tuple[datetime, str | None]]] = {}
+    for thread_id, at, player in rows:
+        events.setdefault(thread_id, []).append((at, player))
+    return events
 
 
 async def compute_stats(
@@ -185,8 +236,14 @@ async def compute_stats(
     now: datetime | None = None,
     idle_minutes: int = DEFAULT_IDLE_MINUTES,
     resolution_window_minutes: int = DEFAULT_RESOLUTION_WINDOW_MINUTES,
+    zone: tzinfo | str = DEFAULT_TIMEZONE,
 ) -> dict[str, Any]:
-    """Every figure of `arca-bot stats` over the last `days` days (keys: `STATS_KEYS`)."""
+    """Every figure of `arca-bot stats` over the last `days` days (keys: `STATS_KEYS`).
+
+    `coupon_amount_by_day` sums the issued coupons per calendar day in the business time zone `zone`
+    (`ARCA_TIMEZONE`, Asia/Seoul by default: the days of the daily coupon caps), not per UTC day; its keys
+    are `YYYY-MM-DD` in that zone."""
+    zone = ZoneInfo(zone) if isinstance(zone, str) else zone
     now = now or utcnow()
     since = now - timedelta(days=days)
     convs = await conversations(
@@ -198,18 +255,14 @@ async def compute_stats(
     )
     total = len(convs)
     first_answers = [c.first_answer_seconds for c in convs]
-    dialect = store.dialect
     async with store.session() as s:
         issued_where = and_(
             Coupon.status.in_(ISSUED_STATUSES), Coupon.created_at >= since, Coupon.created_at <= now
         )
         coupons_issued = (await s.execute(select(func.count(Coupon.id)).where(issued_where))).scalar_one()
-        day = _day(Coupon.created_at, dialect)
-        by_day = (
-            await s.execute(
-                select(day, func.sum(Coupon.amount)).where(issued_where).group_by(day).order_by(day)
-            )
-        ).all()
+        by_day: dict[str, int] = defaultdict(int)
+        for created, amount in await s.execute(select(Coupon.created_at, Coupon.amount).where(issued_where)):
+            by_day[created.astimezone(zone).date().isoformat()] += int(amount)
         rejected = (
             await s.execute(
                 select(AuditEntry.code, func.count(AuditEntry.id))
@@ -260,7 +313,7 @@ async def compute_stats(
         "coupons_rejected_by_code": {
             str(code or "UNKNOWN"): int(n) for code, n in sorted(rejected, key=_key)
         },
-        "coupon_amount_by_day": {str(d): int(total_amount) for d, total_amount in by_day},
+        "coupon_amount_by_day": dict(sorted(by_day.items())),
         "top_policy_sections": [{"section": name, "count": int(n)} for name, n in sections],
         "tool_errors_by_code": {str(code): int(n) for code, n in sorted(errors, key=_key)},
     }

@@ -11,6 +11,8 @@ from bot.vocabulary.language import detect_language
 from tools.base import Actor
 
 ACK_EMOJI = "👀"
+STOPPED_TEXT = "⏹ 진행 중이던 답변을 중단했습니다. (stopped)"
+"""What the channel shows when staff (or the player's Ctrl-C) stop a run."""
 
 
 def detect_locale(text: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -18,7 +18,14 @@ from typing import Any, Protocol
 
 from sqlalchemy import select
 
-from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, failure_text
+from bot.conversations.messages import (
+    ACK_EMOJI,
+    STOPPED_TEXT,
+    Incoming,
+    TurnOutcome,
+    detect_locale,
+    failure_text,
+)
 from bot.conversations.notifications import StaffNotifications
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_events import RunEvents
@@ -33,6 +40,9 @@ from bot.store import Player, Store, ThreadState
 from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
 
 log = logging.getLogger(__name__)
+
+ASKERS_KEPT = 10_000
+"""Threads whose latest asker `Conversations.asker_of` remembers (the oldest are forgotten first)."""
 
 LLMFactory = Callable[[], LLM]
 EventHook = Callable[[Any], Awaitable[None] | None]
@@ -105,6 +115,7 @@ class Conversations:
         """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
         self._runs: dict[str, RunState] = {}
+        self._askers: OrderedDict[str, str] = OrderedDict()
         if services.notify_staff is None:
             services = replace(services, notify_staff=self.staff_notifications.notify)
         self.services = services
@@ -166,6 +177,17 @@ class Conversations:
 
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
+
+    def asker_of(self, thread_id: str) -> str | None:
+        """The audit label of the latest person whose message this process took in the thread (answered,
+        queued or stored during a handoff): who the conversation is with before any run of it is recorded."""
+        return self._askers.get(thread_id)
+
+    def _remember_asker(self, thread_id: str, actor: Actor) -> None:
+        self._askers[thread_id] = actor.label
+        self._askers.move_to_end(thread_id)
+        if len(self._askers) > ASKERS_KEPT:
+            self._askers.popitem(last=False)
 
     async def is_paused(self, thread_id: str) -> bool:
         direct = self.store.direct
@@ -250,6 +272,7 @@ class Conversations:
         if not text.strip():
             return TurnOutcome(kind="refused", refusal_code="EMPTY")
         incoming = Incoming(incoming.thread_id, incoming.actor, text, incoming.ref)
+        self._remember_asker(incoming.thread_id, incoming.actor)
         if await self.is_paused(incoming.thread_id):
             await self.memory.append(
                 incoming.thread_id, {"role": "user", "content": text}, run_id=None, pinned=False
@@ -314,7 +337,7 @@ class Conversations:
         for other, _ in state.later:
             await self.memory.append(thread_id, {"role": "user", "content": other.text}, run_id=None)
         state.later.clear()
-        await self._send_safely(surface, "⏹ 진행 중이던 답변을 중단했습니다. (stopped)")
+        await self._send_safely(surface, STOPPED_TEXT)
 
     def tools_for(self, actor: Actor) -> ToolRegistry:
         """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link

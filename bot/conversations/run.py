@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.analytics.record import record_run
-from bot.conversations.messages import Incoming, detect_locale, failure_text
+from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.conversations.surface import Surface
@@ -39,14 +39,28 @@ class RunState:
     stopped: bool = False
     trust: RequestTrust = field(default_factory=RequestTrust)
     """The running answer's trust: set from its query, tainted by an untrusted interrupt."""
+    ended: str = ""
+    """The last run whose `RunEnd` its watchers got."""
 
 
 async def answer(
     conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
 ) -> AgentResult:
-    """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`."""
+    """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`.
+
+    Its watchers (`conv.run_events`) always see it end with one `RunEnd`: the delivered answer, or, when
+    the run raised or was stopped, the apology or stop notice the channel shows instead."""
     with log_context(thread_id=thread_id, run_id=state.run_id):
-        return await _answer(conv, state, thread_id, query, surface)
+        try:
+            return await _answer(conv, state, thread_id, query, surface)
+        except BaseException as exc:
+            if state.ended != state.run_id:
+                state.ended = state.run_id
+                locale = detect_locale(query)
+                text = STOPPED_TEXT if isinstance(exc, asyncio.CancelledError) else failure_text(locale)
+                end = RunEvent(state.run_id, RunEnd(text), state.actor, locale)
+                conv.run_events.publish(thread_id, end)
+            raise
 
 
 async def _answer(
@@ -63,9 +77,10 @@ async def _answer(
     )
 
     hub = conv.run_events
+    run_id = state.run_id
 
     async def on_event(event: Any) -> None:
-        hub.publish(thread_id, RunEvent(state.run_id, event))
+        hub.publish(thread_id, RunEvent(run_id, event, actor, locale))
         await renderer.on_event(event)
         if surface_hook is not None:
             await surface_hook(event)
@@ -111,7 +126,7 @@ async def _answer(
             async for delta in agent.stream_answer(result, query=query, on_event=on_event):
                 safe = await guard.feed(delta)
                 if safe:
-                    hub.publish(thread_id, RunEvent(state.run_id, AnswerText(safe)))
+                    hub.publish(thread_id, RunEvent(run_id, AnswerText(safe), actor, locale))
                     await renderer.append(safe)
         except Exception:  # synthesis broke mid-stream: what was checked so far stands
             log.exception("synthesis failed on %s", thread_id)
@@ -123,7 +138,8 @@ async def _answer(
             final = (
                 await output_guard.check(result.answer or failure_text(locale), outcomes=result.tool_outcomes)
             ).text
-    hub.publish(thread_id, RunEvent(state.run_id, RunEnd(final)))
+    state.ended = run_id
+    hub.publish(thread_id, RunEvent(run_id, RunEnd(final), actor, locale))
     await renderer.finish(final)
     await conv.memory.append_assistant(thread_id, final, run_id=state.run_id)
     result.delivered_answer = final

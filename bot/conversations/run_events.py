@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from tools.base import Actor
+
 DEFAULT_QUEUE_SIZE = 512
 """Events a subscriber may lag behind before its oldest ones are dropped."""
 
@@ -24,6 +26,10 @@ class RunEvent:
 
     run_id: str
     event: Any
+    actor: Actor | None = None
+    """Whom the run answers: a watcher cleans the run's steps as that person's own stream would be."""
+    locale: str = "ko"
+    """The conversation's language (of the message the run answers)."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,8 @@ class AnswerText:
 
 @dataclass(frozen=True)
 class RunEnd:
-    """The run delivered its (guarded) answer."""
+    """The run is over: it delivered its (guarded) answer, or failed or was stopped (the apology or the
+    stop notice the channel shows). Every run ends with exactly one."""
 
     answer: str
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Any
 
 from bot.analytics.stats import (
     DEFAULT_DAYS,
     DEFAULT_IDLE_MINUTES,
     DEFAULT_RESOLUTION_WINDOW_MINUTES,
+    DEFAULT_TIMEZONE,
     compute_stats,
     format_stats,
 )
@@ -20,8 +22,9 @@ def stats_command(
     *,
     idle_minutes: int = DEFAULT_IDLE_MINUTES,
     resolution_window_minutes: int = DEFAULT_RESOLUTION_WINDOW_MINUTES,
+    zone: tzinfo | str = DEFAULT_TIMEZONE,
 ) -> StaffCommand:
-    """`/stats [days]` over conversations split after `idle_minutes` of silence."""
+    """`/stats [days]` over conversations split after `idle_minutes` of silence, days in `zone`."""
 
     async def cmd_stats(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         conv = inv.conversations
@@ -32,6 +35,7 @@ def stats_command(
             now=conv.clock(),
             idle_minutes=idle_minutes,
             resolution_window_minutes=resolution_window_minutes,
+            zone=zone,
         )
         return StaffReply(format_stats(stats, days), data=stats)
 

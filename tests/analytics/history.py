@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot.analytics import record_run, record_vote
 from bot.store import AuditEntry, Coupon, Escalation, Order, Player, Store
@@ -30,6 +31,7 @@ def outcome(name: str, code: str, ok: bool, sections: tuple[str, ...] = ()) -> A
     return SimpleNamespace(name=name, result=ToolResult(ok=ok, code=code, message="", data=data))
 
 
+KST = ZoneInfo("Asia/Seoul")
 S2, S3, R1 = "[보상 정책 §2]", "[보상 정책 §3]", "[환불 정책 §1]"
 
 
@@ -177,7 +179,8 @@ def expected(seeded: Seeded) -> dict[str, Any]:
     """The figures of the table above, by hand."""
     by_day: dict[str, int] = {}
     for at, amount in seeded.coupon_times:
-        by_day[at.date().isoformat()] = by_day.get(at.date().isoformat(), 0) + amount
+        day = at.astimezone(KST).date().isoformat()  # calendar days of the business time zone
+        by_day[day] = by_day.get(day, 0) + amount
     return {
         "conversations": 6,  # A B C D E F
         "bot_resolution_rate": round(2 / 6, 4),  # A, C

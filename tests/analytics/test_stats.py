@@ -8,14 +8,15 @@ import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from bot.analytics.feedback import FeedbackError, record_vote
+from bot.analytics.record import record_run
 from bot.analytics.stats import STATS_KEYS, compute_stats, conversations, percentile
-from bot.store import Feedback, Store, utcnow
+from bot.store import AuditEntry, Escalation, Feedback, Order, Player, Store, utcnow
 from tests.analytics.history import expected, seed_history
 
 NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
@@ -26,7 +27,10 @@ async def test_every_figure_matches_the_hand_computed_history(store: Store) -> N
     stats = await compute_stats(store, days=7, now=NOW)
     assert tuple(stats) == STATS_KEYS
     assert stats == expected(seeded)
-    assert stats["coupon_amount_by_day"] == {"2026-03-01": 8000, "2026-03-02": 2000}
+    # Days of the business time zone (KST): C2 at 23:10 UTC on 03-01 was issued at 08:10 on 03-02 in Seoul.
+    assert stats["coupon_amount_by_day"] == {"2026-03-01": 5000, "2026-03-02": 5000}
+    in_utc = await compute_stats(store, days=7, now=NOW, zone="UTC")
+    assert in_utc["coupon_amount_by_day"] == {"2026-03-01": 8000, "2026-03-02": 2000}
 
 
 async def test_each_conversation_gets_its_resolution(store: Store) -> None:
@@ -40,6 +44,67 @@ async def test_each_conversation_gets_its_resolution(store: Store) -> None:
         ("dm:9002", "player:P200", 3, 1): "handed_off",
         ("web:u1:main", "player:P300", 4, 1): "staff_resolved",
         ("discord:5", "player:P100", 0, 1): "open",
+    }
+
+
+async def test_in_a_shared_channel_each_event_resolves_only_the_conversation_it_concerns(
+    store: Store,
+) -> None:
+    """Three players talk in one Discord channel at once: P100 asks for a human, staff approve P200's
+    coupon, then staff take the channel over right after the unlinked 9009 (the last to speak) spoke."""
+    t0 = NOW - timedelta(hours=5)
+    mins = timedelta(minutes=1)
+    for run_id, player, start in (
+        ("s1", "player:P100", 0),
+        ("s2", "player:P200", 1),
+        ("s3", "discord:9009", 2),
+    ):
+        assert await record_run(
+            store,
+            run_id=run_id,
+            thread_id="discord:7",
+            player=player,
+            started_at=t0 + start * mins,
+            answered_at=t0 + start * mins + timedelta(seconds=5),
+            locale="ko",
+            outcomes=(),
+        )
+    async with store.session() as s, s.begin():
+        s.add_all([Player(id="P100", name="루나"), Player(id="P200", name="솔")])
+        await s.flush()
+        s.add(Order(id="O9", player_id="P200", status="delayed", item="x", amount=39000))
+        s.add_all(
+            [
+                Escalation(
+                    thread_id="discord:7",
+                    player_id="P100",
+                    discord_id="9001",
+                    summary="사람",
+                    created_at=t0 + 5 * mins,
+                ),
+                AuditEntry(
+                    at=t0 + 6 * mins,
+                    actor="staff:42",
+                    action="coupon.approve",
+                    thread_id="discord:7",
+                    target="O9",
+                    code="OK",
+                ),
+            ]
+        )
+    found = {c.player: (c.resolution, c.escalated) for c in await conversations(store, since=t0, now=NOW)}
+    assert found == {
+        "player:P100": ("escalated", True),
+        "player:P200": ("staff_resolved", False),
+        "discord:9009": ("bot_resolved", False),
+    }
+    async with store.session() as s, s.begin():  # names nobody: who spoke last (9009) was taken over
+        s.add(AuditEntry(at=t0 + 7 * mins, actor="staff:42", action="handoff", thread_id="discord:7"))
+    found = {c.player: c.resolution for c in await conversations(store, since=t0, now=NOW)}
+    assert found == {
+        "player:P100": "escalated",
+        "player:P200": "staff_resolved",
+        "discord:9009": "handed_off",
     }
 
 

@@ -1,11 +1,19 @@
-"""`RunEvents`: a run's events reach the subscribers of its thread only, and a slow subscriber loses its
-oldest events instead of blocking the run."""
+"""`RunEvents`: a run's events reach the subscribers of its thread only, a slow subscriber loses its
+oldest events instead of blocking the run, and every run ends for its watchers with one `RunEnd` (the
+answer, or the apology or stop notice when it failed or was stopped)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from bot.conversations.run_events import RunEvents
+from bot.channels.recording import RecordingSurface
+from bot.conversations import Incoming
+from bot.conversations.messages import STOPPED_TEXT, failure_text
+from bot.conversations.run_events import RunEnd, RunEvents
+from tests.conversations.conftest import Harness
+
+THREAD = "discord:555"
 
 
 async def test_subscribers_get_the_events_of_their_thread_only_in_order() -> None:
@@ -57,3 +65,71 @@ async def test_a_slow_subscriber_drops_its_oldest_events_and_never_blocks_a_publ
             hub.publish("discord:3", i)  # synchronous: it cannot wait for the reader
         assert slow.queue.qsize() == 3 and slow.dropped == 7
         assert [await slow.get() for _ in range(3)] == [7, 8, 9]
+
+
+async def _items_of(hub: RunEvents, thread: str, say: Any) -> list[Any]:
+    """What a watcher of `thread` gets while `say()` runs."""
+    async with hub.subscribe(thread) as events:
+        await say()
+        items = []
+        while not events.queue.empty():
+            items.append(events.queue.get_nowait())
+    return items
+
+
+def _ends(items: list[Any]) -> list[tuple[str, str]]:
+    return [(i.run_id, i.event.answer) for i in items if isinstance(i.event, RunEnd)]
+
+
+async def test_every_run_ends_with_one_run_end_naming_whom_it_answers(harness: Harness) -> None:
+    conv = harness.conv
+    actor = await conv.resolve_actor("9001", set())
+    harness.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}
+    )
+    surface = RecordingSurface()
+    items = await _items_of(
+        conv.run_events, THREAD, lambda: conv.handle(Incoming(THREAD, actor, "ORD001 어디?"), surface)
+    )
+    assert _ends(items) == [(items[0].run_id, "ORD001은 배송 지연입니다.")]
+    assert {(i.actor, i.locale) for i in items} == {(actor, "ko")}
+
+
+async def test_a_run_that_raises_still_ends_for_its_watchers(harness: Harness) -> None:
+    conv = harness.conv
+
+    def unreachable() -> Any:
+        raise RuntimeError("model endpoint unavailable")
+
+    conv.llm_factory = unreachable
+    actor = await conv.resolve_actor("9001", set())
+    outcome: list[Any] = []
+
+    async def say() -> None:
+        outcome.append(await conv.handle(Incoming(THREAD, actor, "ORD001 어디?"), RecordingSurface()))
+
+    items = await _items_of(conv.run_events, THREAD, say)
+    assert outcome[0].kind == "failed"
+    assert _ends(items) == [(items[-1].run_id, failure_text("ko"))]
+    assert items[-1].actor == actor
+
+
+async def test_a_stopped_run_ends_with_the_stop_notice(harness: Harness) -> None:
+    conv = harness.conv
+    actor = await conv.resolve_actor("9001", set())
+    harness.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "never"})
+
+    async def stop_at_the_tool(event: Any) -> None:
+        if event.type == "iteration" and event.status == "start":
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(conv.stop(THREAD)))
+            await asyncio.sleep(0.05)
+
+    outcome: list[Any] = []
+
+    async def say() -> None:
+        with harness.hooked(stop_at_the_tool):
+            outcome.append(await conv.handle(Incoming(THREAD, actor, "ORD001 확인"), RecordingSurface()))
+
+    items = await _items_of(conv.run_events, THREAD, say)
+    assert outcome[0].kind == "stopped"
+    assert _ends(items) == [(items[0].run_id, STOPPED_TEXT)]

@@ -21,9 +21,7 @@ class Caller:
 
     @property
     def actor(self) -> Actor:
-        return Actor(
-            discord_id=None, player_id=self.identity.player_id, display_name=f"web:{self.identity.key}"
-        )
+        return self.identity.actor
 
 
 def resolve_caller(request: Request) -> Caller:

@@ -17,6 +17,8 @@ from typing import Literal
 
 import jwt
 
+from tools.base import Actor
+
 ALGORITHM = "HS256"
 ANON_COOKIE = "arca_web_visitor"
 ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
@@ -48,6 +50,20 @@ class Identity:
     def thread_id(self, thread: str) -> str:
         """DESIGN §7: `web:<identity>:<thread>`."""
         return f"web:{self.key}:{thread}"
+
+    @classmethod
+    def of_thread(cls, thread_id: str) -> Identity | None:
+        """Whose `web:<identity>:<thread>` thread this is (None for another channel's thread)."""
+        channel, _, rest = thread_id.partition(":")
+        key, sep, _ = rest.rpartition(":")
+        if channel != "web" or not sep or not IDENTITY_PATTERN.fullmatch(key):
+            return None
+        return cls("anon" if key.startswith("anon-") else "player", key)
+
+    @property
+    def actor(self) -> Actor:
+        """The actor this identity's messages run as (its `label` is what analytics and the console show)."""
+        return Actor(discord_id=None, player_id=self.player_id, display_name=f"web:{self.key}")
 
 
 class IdentityService:

@@ -16,10 +16,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.channels.web.step_cleaning import StepCleaner
 from bot.channels.web.wire import WireEvent, answer_payload, done_payload, step_payload
 from bot.conversations.renderer import status_text
-from bot.guards.input import neutralize_mentions
-from bot.guards.output import OutputGuard, redact_pii
+from bot.guards.output import OutputGuard
 from bot.vocabulary.log_context import current_log_context
 
 log = logging.getLogger(__name__)
@@ -119,10 +119,8 @@ class WebSurface:
     """The `Surface` `Conversations` renders into, publishing seed-000 events on a `RunStream`.
 
     Step events come from the engine (`on_event`, which `Conversations` calls for the run this surface
-    serves); answer deltas come from the renderer's edits, i.e. the text the output guard released, never
-    the model's raw deltas. Tool observations pass the output guard's personal-data and mention cleaning
-    (they are the facts a claim is checked against, so the claim check does not apply to them); the
-    model's reasoning passes the whole guard, as an answer does.
+    serves), cleaned by `StepCleaner`; answer deltas come from the renderer's edits, i.e. the text the
+    output guard released, never the model's raw deltas.
     """
 
     max_chars = 1_000_000
@@ -140,16 +138,7 @@ class WebSurface:
     ) -> None:
         self.stream = stream
         self.guard = guard
-        # The model's reasoning is the model's words, like an answer: the full guard (prompt leaks,
-        # claims, personal data), without the ledger or the audit (it is a view, not a reply).
-        self.reasoning_guard = OutputGuard(
-            actor=guard.actor,
-            thread_id=guard.thread_id,
-            locale=guard.locale,
-            own_phones=guard.own_phones,
-            own_emails=guard.own_emails,
-            protected_texts=protected_texts or (),
-        )
+        self.cleaner = StepCleaner(guard, protected_texts=protected_texts or ())
         self._clock = clock
         self._handles = 0
         self._segment: _Segment | None = None
@@ -183,29 +172,7 @@ class WebSurface:
         if wire is None:
             return
         name, payload = wire
-        if name == "step" and payload.get("status") == "done":
-            for key in ("observation", "error"):
-                if payload.get(key):
-                    payload[key] = self._clean(payload[key])
-            if payload.get("reasoning"):
-                payload["reasoning"] = (
-                    await self.reasoning_guard.check(payload["reasoning"], outcomes=())
-                ).text
-        if name == "step" and isinstance(payload.get("tool_args"), (dict, str)):
-            payload["tool_args"] = self._clean_args(payload["tool_args"])
-        self.stream.publish(name, payload)
-
-    def _clean(self, text: str) -> str:
-        text, _ = redact_pii(
-            text, locale=self.guard.locale, own_phones=self.guard.own_phones, own_emails=self.guard.own_emails
-        )
-        text, _ = neutralize_mentions(text)
-        return text
-
-    def _clean_args(self, args: Any) -> Any:
-        if isinstance(args, str):
-            return self._clean(args)
-        return {k: self._clean(v) if isinstance(v, str) else v for k, v in args.items()}
+        self.stream.publish(name, await self.cleaner.clean(name, payload))
 
     # ---- the Surface protocol ----------------------------------------------------------------------
 

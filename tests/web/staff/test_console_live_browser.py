@@ -1,7 +1,8 @@
 """The console's live updates in real headless Chromium: signed in through a link, staff see a web player's
-conversation appear in the list and turn to "bot answering" without a reload (pushed over SSE, no
-polling), open it and watch the scripted run's tool call, result code and answer arrive live; in Korean
-at 1280 px and in English at tablet width (screenshots in tests/web/output/staff/)."""
+conversation appear in the list, its player named from the first message, and turn to "bot answering"
+without a reload (pushed over SSE, no polling), open it and watch the scripted run's tool call, result
+code and answer arrive live; in Korean at 1280 px and in English at tablet width (screenshots in
+tests/web/output/staff/)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ async def watch_a_run(browser, web, *, viewport=None, lang: str = "ko") -> None:
     row = page.locator(f'tr[data-thread="{thread}"]')
     await expect(row).to_contain_text(QUESTION, timeout=10_000)
     await expect(row.locator(".state-answering")).to_be_visible()
+    await expect(row).to_contain_text("player:P100")  # named before its first answer is recorded
     await shot(page, f"live-conversations-{lang}")
 
     await row.get_by_role("link").click()

@@ -83,7 +83,7 @@ async def dashboard_context(conv: Any, days: int, zone: ZoneInfo) -> dict[str, A
 
     now = conv.clock()
     since = now - timedelta(days=days)
-    stats = await compute_stats(conv.store, days=days, now=now)
+    stats = await compute_stats(conv.store, days=days, now=now, zone=zone)
     labels = day_labels(now, days, zone)
     per_day: dict[str, list[int]] = {d: [0, 0] for d in labels}
     for c in await conversations(conv.store, since=since, now=now):

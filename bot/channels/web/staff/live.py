@@ -217,7 +217,7 @@ def add_live_routes(router: APIRouter) -> None:
                 _tagged("thread", watch.follow()),
                 _web_runs(request, thread_id),
                 hub_runs(
-                    conv.run_events,
+                    conv,
                     thread_id,
                     lambda: request.app.state.streams.open_stream(thread_id) is not None,
                 ),

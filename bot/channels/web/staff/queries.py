@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from bot.channels.web.identity import Identity
 from bot.store import AuditEntry, Coupon, Escalation, Order, Run, ThreadMessage, ThreadState
 from bot.store.outbox import reply_statuses
 
@@ -92,7 +93,7 @@ async def conversation_rows(conversations: Any, limit: int = PAGE_LIMIT) -> list
             ConversationRow(
                 thread_id=thread_id,
                 state=state,
-                player=players.get(thread_id, "-"),
+                player=_player_of(conversations, thread_id, players),
                 last_role=msg.role,
                 last_message=(msg.content or "")[:160],
                 last_at=msg.created_at,
@@ -100,6 +101,16 @@ async def conversation_rows(conversations: Any, limit: int = PAGE_LIMIT) -> list
             )
         )
     return rows
+
+
+def _player_of(conversations: Any, thread_id: str, recorded: dict[str, str]) -> str:
+    """Who the conversation is with: the latest asker this process saw, else the latest recorded run's,
+    else the web identity the thread belongs to; shown from the first message on, not the first answer."""
+    found = conversations.asker_of(thread_id) or recorded.get(thread_id)
+    if found:
+        return found
+    identity = Identity.of_thread(thread_id)
+    return identity.actor.label if identity is not None else "-"
 
 
 async def history(store: Any, thread_id: str, limit: int = 500) -> list[ThreadMessage]:

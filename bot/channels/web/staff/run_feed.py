@@ -3,17 +3,25 @@ console's "Live run" panel draws a web run: the same seed-000 `{id, channel, pay
 
 They come from the `RunEvents` hub of `Conversations` (engine events, the guarded answer text, the end
 of the run). A web run is left to the web's own stream (`live._web_runs`), which its player also reads.
+Steps are cleaned as a web run's are (`StepCleaner`: other people's personal data in tool arguments,
+results and errors; the whole output guard on the model's reasoning), for the person the run answers.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.channels.web.step_cleaning import StepCleaner
 from bot.channels.web.wire import answer_payload, done_payload, step_payload
-from bot.conversations.run_events import AnswerText, RunEnd, RunEvent, RunEvents
+from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
+from bot.guards.output import OutputGuard
+from tools.base import Actor
+
+GuardFor = Callable[[Actor | None, str], Awaitable[OutputGuard]]
+"""The output guard for a run's actor and language (their own phone and e-mail stay visible)."""
 
 
 @dataclass
@@ -27,23 +35,44 @@ class _Run:
     usage: dict[str, int] = field(default_factory=dict)
     answering: bool = False
     shown: str = ""
+    cleaner: StepCleaner | None = None
 
 
 class HubRunFeed:
-    """Turns one thread's `RunEvent`s into the page's run events; `is_web_run()` says a web stream is open."""
+    """Turns one thread's `RunEvent`s into the page's run events; `is_web_run()` says a web stream is open,
+    `guard_for` gives the guard a run's steps are cleaned with."""
 
-    def __init__(self, is_web_run: Callable[[], bool], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        is_web_run: Callable[[], bool],
+        guard_for: GuardFor,
+        *,
+        protected_texts: tuple[str, ...] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.is_web_run = is_web_run
+        self.guard_for = guard_for
+        self.protected_texts = protected_texts
         self.clock = clock
         self.run: _Run | None = None
 
-    def feed(self, item: RunEvent) -> list[dict[str, Any]]:
+    async def feed(self, item: RunEvent) -> list[dict[str, Any]]:
         run = self.run
         if run is None or run.run_id != item.run_id:
             run = self.run = _Run(item.run_id, self.clock(), skip=self.is_web_run())
         if run.skip:
+            if isinstance(item.event, RunEnd):
+                self.run = None
             return []
-        return [self._event(run, channel, payload) for channel, payload in self._wire(run, item.event)]
+        out = []
+        for channel, payload in self._wire(run, item.event):
+            if channel == "step":
+                if run.cleaner is None:
+                    guard = await self.guard_for(item.actor, item.locale)
+                    run.cleaner = StepCleaner(guard, protected_texts=self.protected_texts)
+                payload = await run.cleaner.clean(channel, payload)
+            out.append(self._event(run, channel, payload))
+        return out
 
     def _wire(self, run: _Run, event: Any) -> list[tuple[str, dict[str, Any]]]:
         if isinstance(event, AnswerText):
@@ -85,12 +114,22 @@ class HubRunFeed:
 
 
 async def hub_runs(
-    hub: RunEvents, thread_id: str, is_web_run: Callable[[], bool]
+    conv: Any, thread_id: str, is_web_run: Callable[[], bool]
 ) -> AsyncIterator[tuple[str, Any]]:
-    """The page's run events of each non-web run of `thread_id` in this process, from now on."""
-    feed = HubRunFeed(is_web_run)
-    async with hub.subscribe(thread_id) as events:
+    """The page's run events of each non-web run of `thread_id` in this process (`conv`: the app's
+    `Conversations`), from now on."""
+    protected = (conv.system_prompt,)
+
+    async def guard_for(actor: Actor | None, locale: str) -> OutputGuard:
+        if actor is None:  # nobody's own data: every phone and e-mail is hidden
+            return OutputGuard(thread_id=thread_id, locale=locale, protected_texts=protected)
+        return await OutputGuard.for_actor(
+            conv.store, actor, thread_id=thread_id, locale=locale, protected_texts=protected
+        )
+
+    feed = HubRunFeed(is_web_run, guard_for, protected_texts=protected)
+    async with conv.run_events.subscribe(thread_id) as events:
         async for item in events:
             if isinstance(item, RunEvent):
-                for value in feed.feed(item):
+                for value in await feed.feed(item):
                     yield "run", value
