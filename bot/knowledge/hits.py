@@ -1,10 +1,13 @@
-"""What a search returns (`PolicyHit`, with its citation label) and what a (re)index did (`ReindexCounts`)."""
+"""What a search returns (`PolicyHit`, with its citation label), what a (re)index did (`ReindexCounts`), and
+the error of an empty query."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from bot.knowledge.documents import KnowledgeError
 
 _TAG = re.compile(r"<\s*/?\s*[A-Za-z_][\w:-]*\s*/?\s*>")
 
@@ -16,6 +19,10 @@ def label_text(text: str) -> str:
     in (DESIGN.md §6), and square brackets would end the label early."""
     text = _TAG.sub(" ", text).replace("<", "‹").replace(">", "›").replace("[", "(").replace("]", ")")
     return " ".join(text.split())
+
+
+class EmptyQueryError(KnowledgeError, ValueError):
+    """The search query is empty or only whitespace."""
 
 
 @dataclass(frozen=True)

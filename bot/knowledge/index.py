@@ -26,7 +26,7 @@ from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing,
 from bot.knowledge.documents import Chunk, KnowledgeError, chunk_documents, load_policies
 from bot.knowledge.embedders import Embedder, make_embedder
 from bot.knowledge.fusion import DEFAULT_FUSION, Candidate, Evidence, FusionParams, dense_evidence, fuse
-from bot.knowledge.hits import PolicyHit, ReindexCounts
+from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
 from bot.knowledge.lexical import LexicalIndex, chunk_terms
 
 if TYPE_CHECKING:
@@ -49,10 +49,6 @@ SEARCH_WORKERS, QUERY_CACHE, SEARCH_BATCH = 2, 512, 16
 
 Progress = Callable[[int, int], None]
 """`progress(done, total)`: chunks embedded so far during a (re)index."""
-
-
-class EmptyQueryError(KnowledgeError, ValueError):
-    """The search query is empty or only whitespace."""
 
 
 class PolicyIndex:
