@@ -961,3 +961,18 @@ def test_the_import_layers_cover_every_module_of_bot_and_tools() -> None:
     modules.discard("bot.__init__")
     assert modules - covered == set(), "add these to the layers contract in pyproject.toml"
     assert covered - modules == set(), "the layers contract names modules that do not exist"
+
+
+# ---------------------------------------------------------------------------------------------
+# The house (issue 13): no room over 400 lines
+# ---------------------------------------------------------------------------------------------
+
+
+def test_no_source_module_of_bot_or_tools_is_over_400_lines():
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for folder in ("bot", "tools")
+        for path in (ROOT / folder).rglob("*.py")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert long == {}, f"split these along their concepts: {long}"
