@@ -10,7 +10,6 @@ allowed) into a result too, so every tool call gets exactly one result.
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
 import json
 import logging
@@ -25,7 +24,7 @@ from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, WORKING, Text, say
 from bot.vocabulary.log_context import log_context
 from tools.coupon_rules import CouponRules, default_coupon_rules
 from tools.results import ResultCode, ToolResult
-from tools.schemas import describe_validation_error, schema_of
+from tools.schemas import copy_json, describe_validation_error, schema_of
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +151,7 @@ class Tool:
 
     def openai_schema(self) -> dict[str, Any]:
         """The `tools=[…]` entry for the Chat Completions API (non-strict, so local servers accept it)."""
-        return copy.deepcopy(schema_of(self.args_model, self.name, self.description))
+        return copy_json(schema_of(self.args_model, self.name, self.description))
 
     def catalogue_line(self, width: int = 80) -> str:
         """Compact one-line entry (~80 chars) for tool selection: name and first sentence."""

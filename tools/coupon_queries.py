@@ -7,9 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
 from bot.store import Coupon, Order, Player
 from tools.local_time import local_date
@@ -48,23 +47,15 @@ async def begin_write(
         await session.execute(select(Order.id).where(Order.id == order_id).with_for_update(key_share=True))
 
 
-def _live_coupon_query(order_id: str) -> Any:
-    return (
+async def live_coupon(session: AsyncSession, order_id: str) -> Coupon | None:
+    """The order's coupon that holds its slot (active or pending), if any."""
+    row = await session.execute(
         select(Coupon)
         .where(Coupon.order_id == order_id, Coupon.status.in_(LIVE_STATUSES))
         .order_by(Coupon.id.desc())
         .limit(1)
     )
-
-
-async def live_coupon(session: AsyncSession, order_id: str) -> Coupon | None:
-    """The order's coupon that holds its slot (active or pending), if any."""
-    return (await session.execute(_live_coupon_query(order_id))).scalar_one_or_none()
-
-
-def live_coupon_in(session: Session, order_id: str) -> Coupon | None:
-    """`live_coupon` in a synchronous session (a `Store.read` unit)."""
-    return session.execute(_live_coupon_query(order_id)).scalar_one_or_none()
+    return row.scalar_one_or_none()
 
 
 async def coupon_by_key(session: AsyncSession, key: str | None) -> Coupon | None:
@@ -98,15 +89,19 @@ async def active_coupons(
     orders, codes = list(orders), list(codes)
     if store is None or not (orders or codes):
         return []
-    conditions = []
-    if orders:
-        conditions.append(Coupon.order_id.in_(orders))
-    if codes:
-        conditions.append(Coupon.code.in_(codes))
-    query = select(Coupon.order_id, Coupon.amount, Coupon.code).where(
-        Coupon.status == "active", or_(*conditions)
-    )
-    return await store.read(lambda session: [ActiveCoupon(*row) for row in session.execute(query)])
+    found: dict[str, ActiveCoupon] = {}
+    # One small compiled query per order and per code (a claim names one or two): no statement built
+    # and compiled per call, the reads run on the loop thread's connection on SQLite.
+    for query, key, values in ((_ACTIVE_BY_ORDER, "order_id", orders), (_ACTIVE_BY_CODE, "code", codes)):
+        for value in dict.fromkeys(values):
+            for row in await store.fetch(query, **{key: value}):
+                found.setdefault(row.code, ActiveCoupon(row.order_id, row.amount, row.code))
+    return list(found.values())
+
+
+_ACTIVE = select(Coupon.order_id, Coupon.amount, Coupon.code).where(Coupon.status == "active")
+_ACTIVE_BY_ORDER = _ACTIVE.where(Coupon.order_id == bindparam("order_id", None))
+_ACTIVE_BY_CODE = _ACTIVE.where(Coupon.code == bindparam("code", None))
 
 
 def coupon_view(coupon: Coupon, timezone: str | None = None) -> dict[str, Any]:

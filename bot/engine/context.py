@@ -39,9 +39,20 @@ def estimate_text_tokens(text: str) -> float:
     return ascii_chars / 4.0 + (len(text) - ascii_chars)
 
 
-def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
-    """Uncalibrated token estimate of a request (messages plus tool schemas)."""
-    total = 0.0
+def tools_tokens(tools: list[dict[str, Any]] | None) -> float:
+    """Uncalibrated token estimate of the tool schemas of a request (a run computes it once)."""
+    return estimate_text_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0.0
+
+
+def estimate_tokens(
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    tools_estimate: float | None = None,
+) -> int:
+    """Uncalibrated token estimate of a request (messages plus tool schemas, or `tools_estimate`, their
+    `tools_tokens` computed before)."""
+    total = tools_tokens(tools) if tools_estimate is None else tools_estimate
     for m in messages:
         total += _PER_MESSAGE_OVERHEAD
         content = m.get("content")
@@ -52,8 +63,6 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] 
             total += (
                 3 + estimate_text_tokens(fn.get("name", "")) + estimate_text_tokens(fn.get("arguments", ""))
             )
-    if tools:
-        total += estimate_text_tokens(json.dumps(tools, ensure_ascii=False))
     return int(total) + 1
 
 

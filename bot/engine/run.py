@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from bot.engine import fallbacks
 from bot.engine.calls import CallIds, ToolCalls
-from bot.engine.context import ContextGuard, estimate_tokens, summary_note
+from bot.engine.context import ContextGuard, estimate_tokens, summary_note, tools_tokens
 from bot.engine.events import (
     CompactEvent,
     DoneEvent,
@@ -72,6 +72,7 @@ class AgentRun:
         self.native = agent.native_mode
         self.registry = agent.tools
         self.schemas: list[dict[str, Any]] | None = None
+        self.schemas_estimate = 0.0
         self.response_format = (
             JSON_OBJECT if not self.native and self.llm.abilities.get("json_mode") else None
         )
@@ -207,6 +208,7 @@ class AgentRun:
                 PhaseEvent(phase="tools_selected", total_tools=len(tools), selected=list(selection.selected))
             )
         self.schemas = self.registry.schemas() if self.native and len(self.registry) else None
+        self.schemas_estimate = tools_tokens(self.schemas)  # not serialised again every iteration
 
     def remaining(self) -> float | None:
         return None if self.deadline is None else self.deadline - self.clock()
@@ -276,7 +278,7 @@ class AgentRun:
 
     async def check_context(self) -> None:
         api = [api_message(m) for m in self.messages]
-        self.raw_estimate = estimate_tokens(api, self.schemas)
+        self.raw_estimate = estimate_tokens(api, tools_estimate=self.schemas_estimate)
         if int(self.raw_estimate * self.guard.ratio) <= self.guard.budget:
             return
         if self.writer is not None:
@@ -285,7 +287,9 @@ class AgentRun:
         if compaction is None:
             return
         self.messages = compaction.messages
-        self.raw_estimate = estimate_tokens([api_message(m) for m in self.messages], self.schemas)
+        self.raw_estimate = estimate_tokens(
+            [api_message(m) for m in self.messages], tools_estimate=self.schemas_estimate
+        )
         await self.emit(
             CompactEvent(
                 original_messages=compaction.original_messages,

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from sqlalchemy import bindparam, select
+
 from bot.guards.claim_check import (
     ClaimChecker,
     ClaimVerdict,
@@ -29,6 +31,8 @@ from bot.guards.pii import redact_pii
 from bot.store import Player
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
 from tools.base import Actor, Tool
+
+_PLAYER_CONTACTS = select(Player.phone, Player.email).where(Player.id == bindparam("player_id", None))
 
 _SHINGLE = 6
 """Words in a row that count as quoting a protected text (the system prompt) verbatim."""
@@ -102,9 +106,7 @@ class OutputGuard:
         phones: list[str] = []
         emails: list[str] = []
         if store is not None and actor.player_id:
-            player_id = actor.player_id
-            player = await store.read(lambda session: session.get(Player, player_id))
-            if player is not None:
+            for player in await store.fetch(_PLAYER_CONTACTS, player_id=actor.player_id):
                 phones = [player.phone] if player.phone else []
                 emails = [player.email] if player.email else []
         return cls(

@@ -10,20 +10,19 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import MetaData, String, Table, event, inspect, select
+from sqlalchemy import MetaData, Select, String, Table, event, inspect, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
 from bot.redaction import redact_url
-from bot.store.direct import DirectSQLite, RowCodec
+from bot.store.direct import DirectSQLite, RowCodec, with_column_defaults
 from bot.store.direct_pg import DirectPostgres
 from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, AuditEntry, Base, SchemaMeta, utcnow
 
@@ -127,17 +126,6 @@ def _schema_for(dialect: str) -> MetaData:
             if type(column.type) is String and column.type.length is not None:
                 column.type = String()
     return copy
-
-
-def _with_defaults(table: Table, row: dict[str, Any]) -> dict[str, Any]:
-    """`row` with the Python-side column defaults a Core insert would add (`default="ko"`, `utcnow`)."""
-    out = dict(row)
-    for column in table.columns:
-        default = column.default
-        if column.name in out or default is None or not (default.is_scalar or default.is_callable):
-            continue
-        out[column.name] = default.arg if default.is_scalar else default.arg(None)
-    return out
 
 
 def _is_sqlite_uri(database: str) -> bool:
@@ -316,14 +304,15 @@ class Store:
         async with self._sessions() as session:
             yield session
 
-    async def read(self, unit: Callable[[Session], T]) -> T:
-        """`unit(session)` with a synchronous ORM session, for reads on a run's path (an order, a player,
-        the live coupons). File SQLite: on the loop thread's connection, one snapshot, no driver hop
-        (`DirectSQLite.read_orm`); any other database: inside an async session (`run_sync`)."""
+    async def fetch(self, query: Select[Any], **params: Any) -> list[Any]:
+        """The rows of a Core SELECT with named `bindparam`s (keep `query` a module constant: it is
+        compiled once). File SQLite: on the loop thread, about 20 µs instead of a session's 150–300;
+        elsewhere through the engine. Rows read by column name either way (`row.amount`)."""
         if self.direct is not None:
-            return await self.direct.read_orm(unit)
-        async with self.session() as s:
-            return await s.run_sync(unit)
+            compiled = self.direct.compiled(query)
+            return await self.direct.read(lambda conn: compiled.rows(conn, params))
+        async with self.engine.connect() as conn:
+            return list((await conn.execute(query, params)).all())
 
     async def insert_rows(self, rows: Sequence[tuple[Table, list[dict[str, Any]]]]) -> None:
         """Insert each table's rows (all with the same columns), all in one transaction; on file SQLite
@@ -333,7 +322,7 @@ class Store:
             return
         direct = self.direct
         if direct is not None:
-            rows = [(table, [_with_defaults(table, r) for r in batch]) for table, batch in rows]
+            rows = [(table, [with_column_defaults(table, r) for r in batch]) for table, batch in rows]
             codecs = [(direct.codec(table, list(batch[0])), batch) for table, batch in rows]
 
             def unit(conn: sqlite3.Connection) -> None:

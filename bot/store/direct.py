@@ -19,8 +19,9 @@ their messages then costs one commit and one WAL write of the shared pages inste
 message; every caller still resumes only after its rows are committed. Units run in the order they
 were handed over and see the ones before them (the ledger's read-check-insert stays serial).
 
-`read_orm` runs a read on a synchronous SQLAlchemy `Session` over this same connection, so ORM reads
-(an order, a player, the live coupons) cost no driver-thread hop and no pooled aiosqlite connection.
+`CompiledQuery` runs a Core SELECT (compiled once) here with SQLAlchemy's own type conversions, so the
+reads of a run (an order, a player's contacts, the live coupons: `Store.fetch`) cost no driver-thread
+hop, no pooled aiosqlite connection and no ORM session.
 """
 
 from __future__ import annotations
@@ -28,14 +29,13 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections import namedtuple
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Table, create_engine
+from sqlalchemy import Select, Table
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import Session
-from sqlalchemy.pool import StaticPool
 
 T = TypeVar("T")
 
@@ -73,10 +73,7 @@ class DirectSQLite:
         self._delay = 0.0
         self._checkpoint: asyncio.Future[None] | None = None
         self._codecs: dict[tuple[str, tuple[str, ...]], RowCodec] = {}
-        # The ORM over this very connection; no reset on return: `_read` owns the transaction.
-        self._orm = create_engine(
-            "sqlite://", creator=lambda: self._conn, poolclass=StaticPool, pool_reset_on_return=None
-        )
+        self._queries: dict[Select[Any], CompiledQuery] = {}
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -89,6 +86,13 @@ class DirectSQLite:
         if codec is None:
             codec = self._codecs[key] = RowCodec(table, self.dialect, columns)
         return codec
+
+    def compiled(self, query: Select[Any]) -> CompiledQuery:
+        """`query` compiled for this connection (once per query object)."""
+        found = self._queries.get(query)
+        if found is None:
+            found = self._queries[query] = CompiledQuery(query, self.dialect)
+        return found
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
@@ -168,16 +172,6 @@ class DirectSQLite:
         """Run `unit(conn)` on one consistent snapshot (a deferred read transaction), at once."""
         return await self._read(unit)
 
-    async def read_orm(self, unit: Callable[[Session], T]) -> T:
-        """Run `unit(session)` on one consistent snapshot, with a synchronous ORM session on this
-        connection. Objects it returns are detached with their columns loaded (no lazy loads)."""
-
-        def in_session(_conn: sqlite3.Connection) -> T:
-            with Session(self._orm, expire_on_commit=False) as session:
-                return unit(session)
-
-        return await self._read(in_session)
-
     def _after_commit(self, units: int) -> None:
         before, self._commits = self._commits, self._commits + units
         if before // CHECKPOINT_EVERY == self._commits // CHECKPOINT_EVERY or (
@@ -230,7 +224,6 @@ class DirectSQLite:
         self._pending.clear()
         if self._checkpoint is not None and not self._checkpoint.done():
             self._checkpoint.cancel()
-        self._orm.dispose()
         self._conn.close()
 
 
@@ -258,3 +251,39 @@ class RowCodec:
         column = self._table.c[name]
         process = column.type._cached_result_processor(self.dialect, None)
         return process if process is not None else (lambda v: v)
+
+
+def with_column_defaults(table: Table, row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with the Python-side column defaults a Core insert would add (`default="ko"`, `utcnow`)."""
+    out = dict(row)
+    for column in table.columns:
+        default = column.default
+        if column.name in out or default is None or not (default.is_scalar or default.is_callable):
+            continue
+        out[column.name] = default.arg if default.is_scalar else default.arg(None)
+    return out
+
+
+class CompiledQuery:
+    """A Core SELECT compiled once to SQLite text, run on the plain connection: parameters bound and
+    columns read back with SQLAlchemy's own conversions (dates, JSON, booleans), rows by column name."""
+
+    def __init__(self, query: Select[Any], dialect: Dialect) -> None:
+        # Literal IN lists are rendered as parameters of their own; named `bindparam`s stay to fill in.
+        compiled = query.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+        self.sql = str(compiled)
+        self._order = list(compiled.positiontup or ())
+        self._fixed = dict(compiled.params)
+        self._bind = {n: p for n, p in compiled._bind_processors.items() if n in self._order}
+        columns = list(query.selected_columns)
+        self._read = [c.type._cached_result_processor(dialect, None) for c in columns]
+        self._row = namedtuple("Row", [c.key for c in columns])  # type: ignore[misc]
+
+    def rows(self, conn: sqlite3.Connection, params: dict[str, Any]) -> list[Any]:
+        values = {**self._fixed, **params}
+        bound = tuple(self._bind[n](values[n]) if n in self._bind else values[n] for n in self._order)
+        read, row = self._read, self._row
+        return [
+            row(*[v if p is None else p(v) for p, v in zip(read, r, strict=True)])
+            for r in conn.execute(self.sql, bound)
+        ]

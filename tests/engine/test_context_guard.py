@@ -156,3 +156,13 @@ async def test_compaction_summary_is_persisted_and_starts_the_next_load(tools, m
     assert loaded[0]["content"].startswith(SUMMARY_PREFIX) and "ORD900" in loaded[0]["content"]
     assert any(m.get("content") == "new question" for m in loaded)
     assert not any((m.get("content") or "").startswith("old ORD900") for m in loaded)
+
+
+def test_a_run_estimates_its_tool_schemas_once_and_gets_the_same_figure():
+    from bot.engine.context import tools_tokens
+
+    msgs = [{"role": "user", "content": "주문 ORD001 배송이 늦어요"}]
+    tools = [{"type": "function", "function": {"name": "x", "description": "설명 " * 50}}]
+    once = tools_tokens(tools)
+    assert estimate_tokens(msgs, tools_estimate=once) == estimate_tokens(msgs, tools)
+    assert estimate_tokens(msgs, tools_estimate=0.0) == estimate_tokens(msgs)

@@ -158,31 +158,38 @@ async def test_a_write_waiting_for_the_lock_does_not_hold_up_reads_or_other_unit
         await asyncio.sleep(0.05)
         assert not waiting.done()  # retrying, its connection idle between attempts …
         # … so reads on the same connection go ahead at once instead of queueing behind it.
-        order = await asyncio.wait_for(store.read(lambda s: s.get(Order, "ORD001")), 0.2)
-        assert order is not None and order.id == "ORD001"
+        query = select(Order.id, Order.status).where(Order.id == "ORD001")
+        (order,) = await asyncio.wait_for(store.fetch(query), 0.2)
+        assert order.id == "ORD001"
         assert await asyncio.wait_for(memory.load("t:other"), 0.2) == []
         await holder.exec_driver_sql("COMMIT")
     assert await asyncio.wait_for(waiting, 5) == 1
 
 
-async def test_orm_reads_on_the_loop_thread_equal_the_async_session(seeded_store: Store) -> None:
-    from bot.store import Order, Player
+async def test_compiled_reads_on_the_loop_thread_equal_the_engine_path(seeded_store: Store) -> None:
+    from sqlalchemy import and_, bindparam
 
-    def unit(session):  # one sync unit, both paths
-        order = session.get(Order, "ORD001")
-        player = session.get(Player, order.player_id)
-        return order.id, order.status, order.ordered_at, player.id, player.phone
+    from bot.store import Coupon, Order, Player
 
+    query = (
+        select(Order.id, Order.ordered_at, Player.phone, Player.email, Coupon.code, Coupon.expires_at)
+        .join(Player, Player.id == Order.player_id)
+        .outerjoin(Coupon, and_(Coupon.order_id == Order.id, Coupon.status.in_(("active", "pending"))))
+        .where(Order.player_id == bindparam("player", None))
+        .order_by(Order.id)
+    )
     store = seeded_store
     assert store.direct is not None
-    by_direct = await store.read(unit)
-    direct, store.direct = store.direct, None  # the async-session path (PostgreSQL, in-memory SQLite)
+    by_direct = await store.fetch(query, player="P100")
+    direct, store.direct = store.direct, None  # the engine path (PostgreSQL, in-memory SQLite)
     try:
-        by_session = await store.read(unit)
+        by_engine = await store.fetch(query, player="P100")
     finally:
         store.direct = direct
-    assert by_direct == by_session
-    assert by_direct[2] is None or by_direct[2].tzinfo is not None
+    assert [tuple(r) for r in by_direct] == [tuple(r) for r in by_engine]
+    assert len(by_direct) >= 2 and by_direct[0].id == "ORD001" and by_direct[0].phone == "010-1234-5678"
+    assert by_direct[0].ordered_at.tzinfo is not None  # dates come back as the ORM returns them
+    assert await store.fetch(query, player="nobody") == []
 
 
 async def test_insert_rows_is_one_transaction_on_both_paths(store: Store) -> None:

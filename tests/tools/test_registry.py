@@ -74,3 +74,16 @@ def test_audit_label_of_a_web_visitor_names_the_visitor_not_a_missing_discord_id
     assert Actor(None, display_name="web:v-1a2b").label == "web:v-1a2b"
     assert Actor("9001").label == "discord:9001"
     assert Actor("9001", player_id="P100").label == "player:P100"
+
+
+def test_a_schema_handed_to_one_run_can_be_changed_without_touching_the_next_runs():
+    from tools.registry import build_registry
+
+    t = build_registry().get("issue_coupon")
+    assert t is not None
+    first = t.openai_schema()
+    first["function"]["parameters"]["properties"]["amount"]["type"] = "string"
+    first["function"]["parameters"]["required"].append("bogus")
+    again = t.openai_schema()
+    assert again["function"]["parameters"]["properties"]["amount"]["type"] == "integer"
+    assert "bogus" not in again["function"]["parameters"]["required"]
