@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -163,12 +163,29 @@ def chat_router() -> APIRouter:
         wait = request.query_params.get("wait", "")
         if stream is None and wait.replace(".", "", 1).isdigit():
             # Between runs, a client may wait for the thread's next stream (a staff reply, another tab).
-            stream = await streams.wait_stream(thread_id, min(float(wait), MAX_WAIT))
+            stream = await _unless_gone(request, streams.wait_stream(thread_id, min(float(wait), MAX_WAIT)))
         if stream is None:
             return Response(status_code=204)
         return _sse(stream, after)
 
     return router
+
+
+async def _unless_gone(request: Request, waiting: Awaitable[RunStream | None]) -> RunStream | None:
+    """What `waiting` gives, or None as soon as the client disconnects (a closed page waits for nothing)."""
+    task = asyncio.ensure_future(waiting)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in (task, gone):
+            pending.cancel()
+    return task.result() if task.done() and not task.cancelled() else None
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def check_thread_name(thread: str) -> None:

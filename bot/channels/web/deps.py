@@ -95,7 +95,8 @@ class StreamRegistry:
         self.active: dict[str, RunStream] = {}
         self.finished: dict[str, RunStream] = {}
         """By stream id."""
-        self._waiters: dict[str, list[asyncio.Future[RunStream]]] = {}
+        self._waiters: dict[str, list[asyncio.Future[RunStream | None]]] = {}
+        self._stopped = False
 
     def open_stream(self, thread_id: str) -> RunStream | None:
         stream = self.active.get(thread_id)
@@ -107,13 +108,25 @@ class StreamRegistry:
             if not waiter.done():
                 waiter.set_result(stream)
 
+    def waiting(self, thread_id: str) -> int:
+        """Requests waiting for the thread's next stream."""
+        return len(self._waiters.get(thread_id, ()))
+
+    def release_waiters(self, *, for_good: bool = False) -> None:
+        """Every wait ends now, empty; `for_good` (the server stops): later ones end at once too."""
+        self._stopped = self._stopped or for_good
+        for waiters in list(self._waiters.values()):
+            for waiter in list(waiters):
+                if not waiter.done():
+                    waiter.set_result(None)
+
     async def wait_stream(self, thread_id: str, within: float) -> RunStream | None:
         """The thread's open stream, or the next one to start within `within` s (e.g. a staff reply;
         it may have ended by the time the caller reads it: its events are kept)."""
         stream = self.open_stream(thread_id)
-        if stream is not None:
+        if stream is not None or self._stopped:
             return stream
-        waiter: asyncio.Future[RunStream] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[RunStream | None] = asyncio.get_running_loop().create_future()
         waiters = self._waiters.setdefault(thread_id, [])
         waiters.append(waiter)
         try:
