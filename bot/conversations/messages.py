@@ -37,6 +37,8 @@ class Incoming:
     text: str
     ref: Any = None
     """The channel's handle of the incoming message (for the 👀 acknowledgement)."""
+    untrusted: bool = False
+    """The input guard's verdict on `text` (instructions or claimed authority), judged once on arrival."""
 
 
 @dataclass

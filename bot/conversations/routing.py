@@ -271,7 +271,7 @@ class Conversations:
             return TurnOutcome(kind="command", reply=reply)
         if not text.strip():
             return TurnOutcome(kind="refused", refusal_code="EMPTY")
-        incoming = Incoming(incoming.thread_id, incoming.actor, text, incoming.ref)
+        incoming = Incoming(incoming.thread_id, incoming.actor, text, incoming.ref, verdict.untrusted)
         self._remember_asker(incoming.thread_id, incoming.actor)
         if await self.is_paused(incoming.thread_id):
             await self.memory.append(
@@ -282,6 +282,8 @@ class Conversations:
         if state is not None:
             if incoming.actor == state.actor:
                 state.trust.untrusted = state.trust.untrusted or verdict.untrusted
+                if verdict.untrusted:
+                    state.untrusted_texts.add(text)
                 state.queue.put(text)
             else:
                 state.later.append((incoming, surface))
@@ -296,11 +298,12 @@ class Conversations:
         self._runs[thread_id] = state
         outcome = TurnOutcome(kind="answered")
         query: str | None = incoming.text
+        untrusted = incoming.untrusted
         try:
             while True:
                 while query is not None:
                     state.run_id = self.new_id()
-                    task = asyncio.create_task(answer(self, state, thread_id, query, surface))
+                    task = asyncio.create_task(answer(self, state, thread_id, query, surface, untrusted))
                     state.task = task
                     await asyncio.wait({task})
                     if task.cancelled() or state.stopped:
@@ -319,13 +322,14 @@ class Conversations:
                         outcome.answer = result.delivered_answer or result.answer
                         leftovers = list(result.leftover_interrupts) + state.queue.drain()
                     query = "\n".join(leftovers) if leftovers else None
+                    untrusted = any(text in state.untrusted_texts for text in leftovers)
                 if not state.later:
                     return outcome
                 # Someone else spoke in the channel meanwhile: their own run, their own identity.
                 nxt, nxt_surface = state.later.pop(0)
                 state.actor = nxt.actor
                 surface = nxt_surface
-                query = nxt.text
+                query, untrusted = nxt.text, nxt.untrusted
         finally:
             # No await between the last drain above and this line: a message cannot slip between.
             self._runs.pop(thread_id, None)

@@ -15,7 +15,6 @@ from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.conversations.surface import Surface
 from bot.engine.agent import AgentResult, ReActAgent
 from bot.engine.interrupts import InterruptQueue
-from bot.guards.input import scan_untrusted
 from bot.guards.output import OutputGuard
 from bot.observability import log_context
 from tools.base import Actor, RequestTrust, ToolContext
@@ -41,18 +40,21 @@ class RunState:
     """The running answer's trust: set from its query, tainted by an untrusted interrupt."""
     ended: str = ""
     """The last run whose `RunEnd` its watchers got."""
+    untrusted_texts: set[str] = field(default_factory=set)
+    """Follow-ups the input guard flagged: a run started from leftovers is untrusted if one of them was."""
 
 
 async def answer(
-    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
+    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
 ) -> AgentResult:
     """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`.
 
     Its watchers (`conv.run_events`) always see it end with one `RunEnd`: the delivered answer, or, when
-    the run raised or was stopped, the apology or stop notice the channel shows instead."""
+    the run raised or was stopped, the apology or stop notice the channel shows instead. `untrusted` is the
+    input guard's verdict on the message(s) in `query`, judged once when they arrived (`Conversations.handle`)."""
     with log_context(thread_id=thread_id, run_id=state.run_id):
         try:
-            return await _answer(conv, state, thread_id, query, surface)
+            return await _answer(conv, state, thread_id, query, surface, untrusted)
         except BaseException as exc:
             if state.ended != state.run_id:
                 state.ended = state.run_id
@@ -64,7 +66,7 @@ async def answer(
 
 
 async def _answer(
-    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
+    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
 ) -> AgentResult:
     actor = state.actor
     started_at = conv.clock()
@@ -101,7 +103,7 @@ async def _answer(
             run_budget_s=conv.run_budget_s,
             system_prompt=conv.system_prompt,
         )
-        state.trust = RequestTrust(untrusted=bool(scan_untrusted(query)[0]))
+        state.trust = RequestTrust(untrusted=untrusted)
         ctx = ToolContext(
             actor=actor,
             thread_id=thread_id,

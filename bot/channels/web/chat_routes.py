@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 MAX_WAIT = 30.0
 """Seconds `GET /api/threads/{thread}/events?wait=` waits at most for a stream to start."""
+CURSOR_HEADER = "X-Arca-Cursor"
+"""The number of the latest stream a response covers (see `StreamRegistry`); `?after=` names it back."""
 
 
 def chat_router() -> APIRouter:
@@ -95,7 +97,7 @@ def chat_router() -> APIRouter:
         )
         # No await from here on: two POSTs to one thread cannot both open a stream.
         stream = streams.open_stream(thread_id)
-        if stream is not None:
+        if stream is not None and stream.joinable:
             _drive(deps, streams, stream, incoming)
             response: Response = JSONResponse({"joined": stream.id}, status_code=202)
         else:
@@ -118,8 +120,9 @@ def chat_router() -> APIRouter:
         thread_id = caller.identity.thread_id(thread)
         rows = await deps.conversations.memory.recent(thread_id, limit=HISTORY_LIMIT)
         stream = request.app.state.streams.open_stream(thread_id)
+        cursor = {CURSOR_HEADER: str(request.app.state.streams.seq)}
         if not rows and stream is None:
-            raise WebError(404, "thread_not_found", "No such conversation.")
+            raise WebError(404, "thread_not_found", "No such conversation.", headers=cursor)
         messages = []
         for row in rows:
             content = row.content or ""
@@ -139,14 +142,19 @@ def chat_router() -> APIRouter:
                 "running": stream is not None,
                 "run": stream.id if stream is not None else None,
                 "messages": messages,
-            }
+            },
+            headers=cursor,  # what the history holds: a later wait asks for streams after it
         )
         set_visitor_cookie(response, caller, deps)
         return response
 
     @router.get("/threads/{thread}/events")
     async def resume(thread: str, request: Request) -> Response:
-        """Reconnect to a thread's stream: events after `Last-Event-ID`, then live ones; 204 when none runs."""
+        """Reconnect to a thread's stream: events after `Last-Event-ID`, then live ones; 204 when none runs.
+
+        With `wait=S`, a client between runs waits up to S s for the thread's next stream (until it goes
+        away); with `after=N` (its last `X-Arca-Cursor`) it first gets a stream it has not seen that
+        started after stream N, even one that already ended."""
         caller = resolve_caller(request)
         check_thread_name(thread)
         thread_id = caller.identity.thread_id(thread)
@@ -158,17 +166,37 @@ def chat_router() -> APIRouter:
             stream = streams.find(thread_id, last.rpartition("-")[0])
             if stream is not None:
                 after = stream.seq_of(last)
+        seen = request.query_params.get("after", "")
+        if stream is None and seen.isdigit():
+            stream = streams.next_after(thread_id, int(seen))
         if stream is None:
             stream = streams.open_stream(thread_id)
         wait = request.query_params.get("wait", "")
         if stream is None and wait.replace(".", "", 1).isdigit():
             # Between runs, a client may wait for the thread's next stream (a staff reply, another tab).
-            stream = await streams.wait_stream(thread_id, min(float(wait), MAX_WAIT))
+            stream = await _unless_gone(request, streams.wait_stream(thread_id, min(float(wait), MAX_WAIT)))
         if stream is None:
-            return Response(status_code=204)
+            return Response(status_code=204, headers={CURSOR_HEADER: str(streams.seq)})
         return _sse(stream, after)
 
     return router
+
+
+async def _unless_gone(request: Request, waiting: Awaitable[RunStream | None]) -> RunStream | None:
+    """What `waiting` gives, or None as soon as the client disconnects (a closed page waits for nothing)."""
+    task = asyncio.ensure_future(waiting)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for pending in (task, gone):
+            pending.cancel()
+    return task.result() if task.done() and not task.cancelled() else None
+
+
+async def _disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def check_thread_name(thread: str) -> None:
@@ -240,5 +268,10 @@ def _sse(stream: RunStream, after: int) -> EventSourceResponse:
     return EventSourceResponse(
         events(),
         ping=15,
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no", "X-Arca-Run": stream.id},
+        headers={
+            "Cache-Control": "no-store",
+            "X-Accel-Buffering": "no",
+            "X-Arca-Run": stream.id,
+            CURSOR_HEADER: str(stream.seq),
+        },
     )

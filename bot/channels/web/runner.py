@@ -82,6 +82,11 @@ class WebServer:
         outbox = getattr(getattr(self.app, "state", None), "outbox", None)
         if outbox is not None:
             await outbox.stop()
+        streams = getattr(getattr(self.app, "state", None), "streams", None)
+        if streams is not None:
+            streams.release_waiters(
+                for_good=True
+            )  # a client waiting for its thread's next stream gets its 204 now
         self._server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
             await self._task

@@ -43,7 +43,9 @@ class RunStream:
         self._wakeup = asyncio.Event()
         self._feeders = 0
         self.surface: Any = None
-        """The `WebSurface` writing into this stream."""
+        """The `WebSurface` writing into this stream; None for a staff reply's stream."""
+        self.seq = 0
+        """Its number in the order streams started (`StreamRegistry.add`)."""
 
     def publish(self, channel: str, payload: dict[str, Any]) -> WireEvent:
         event = WireEvent(f"{self.id}-{len(self.events) + 1}", channel, payload)
@@ -61,6 +63,12 @@ class RunStream:
     @property
     def open(self) -> bool:
         return not self.closed
+
+    @property
+    def joinable(self) -> bool:
+        """A player's message may join it (as an interrupt): a run writes into it. A staff reply's stream
+        carries that reply only: a message sent meanwhile gets a stream and a run of its own."""
+        return self.open and self.surface is not None
 
     def feed(self, task: asyncio.Task[Any], on_close: Callable[[], Any]) -> None:
         """Count `task` as a writer; the stream closes (after `on_close`) when the last writer ends."""

@@ -15,8 +15,9 @@ window.ArcaWidgetIdle = (function () {
 
   // `url(wait)`: the wait's address; `headers()`: the bearer headers, never a Last-Event-ID (a finished
   // stream would be replayed at once, again and again); `follow(response)`: read a stream like an
-  // answer; `reading()`: whether a stream is being read; `unauthorized()`: the token was refused.
-  function create({ url, headers, follow, reading, unauthorized }) {
+  // answer; `saw(response)`: note its X-Arca-Cursor (the wait's next `after=`); `reading()`: whether a
+  // stream is being read; `unauthorized()`: the token was refused.
+  function create({ url, headers, follow, saw, reading, unauthorized }) {
     const seen = new Set();
     let generation = 0;
     let running = false;
@@ -49,6 +50,7 @@ window.ArcaWidgetIdle = (function () {
           if (waiting === controller) waiting = null;
         }
         if (!current()) return discard(response);
+        if (response && (response.status === 200 || response.status === 204)) saw(response);
         if (response && response.status === 204) {
           delay = FIRST_DELAY;
           continue;

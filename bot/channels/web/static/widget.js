@@ -20,9 +20,8 @@
     thread: /^[A-Za-z0-9_-]{1,64}$/.test(params.get("thread") || "") ? params.get("thread") : "main",
     lang: params.get("lang") || ((navigator.language || "ko").toLowerCase().startsWith("ko") ? "ko" : "en"),
     identity: null,
-    reading: false,
-    lastEventId: null,
-    turn: null,
+    readers: 0, // streams being read (a run's and a staff reply's may be read at once)
+    cursor: null, // the last stream number the server told us about (X-Arca-Cursor)
   };
   if (!TEXT[state.lang]) state.lang = "ko";
   if (params.has("token")) {
@@ -81,7 +80,9 @@
     return li;
   }
 
-  function newTurn() {
+  // Each stream read draws into its own turns (`view.turn`): a run's answer never lands in the bubble of a
+  // staff reply still streaming, nor the reverse.
+  function newTurn(view) {
     const li = el("li", "msg bot");
     const turn = {
       li,
@@ -97,12 +98,12 @@
     li.append(turn.status, turn.tools, turn.bubble, turn.footer);
     turn.bubble.setAttribute("aria-busy", "true");
     log.appendChild(li);
-    state.turn = turn;
+    view.turn = turn;
     return turn;
   }
 
-  function currentTurn() {
-    return state.turn && !state.turn.finished ? state.turn : newTurn();
+  function currentTurn(view) {
+    return view.turn && !view.turn.finished ? view.turn : newTurn(view);
   }
 
   function pretty(value) {
@@ -139,8 +140,8 @@
     body.append(el("h3", null, t("observation")), el("pre", "observation", data.error || data.observation || ""));
   }
 
-  function onEvent(channel, data) {
-    const turn = channel === "compact" ? null : currentTurn();
+  function onEvent(view, channel, data) {
+    const turn = channel === "compact" ? null : currentTurn(view);
     switch (channel) {
       case "step":
         if (data.type === "thinking" && data.status === "start") turn.status.textContent = t("thinking");
@@ -203,12 +204,20 @@
     return h;
   }
 
-  async function readEvents(response) {
+  // The server numbers streams as they start; a wait names the last number we know (`after=`), so a
+  // stream that started and ended between two waits (a staff reply) is still handed to us.
+  function noteCursor(response) {
+    const header = response.headers.get("X-Arca-Cursor");
+    const cursor = header === null ? NaN : Number(header);
+    if (Number.isInteger(cursor) && (state.cursor === null || cursor > state.cursor)) state.cursor = cursor;
+  }
+
+  async function readEvents(response, view) {
     let sawDone = false;
     await window.ArcaWidgetSse.read(response, {
-      onId: (id) => (state.lastEventId = id),
+      onId: (id) => (view.lastEventId = id),
       onEvent: (event, payload) => {
-        onEvent(event, payload);
+        onEvent(view, event, payload);
         if (event === "done") sawDone = true;
       },
     });
@@ -216,12 +225,13 @@
   }
 
   async function follow(response) {
-    state.reading = true;
+    const view = { turn: null, lastEventId: null };
+    state.readers++;
     try {
       let attempts = 0;
       for (;;) {
         try {
-          await readEvents(response);
+          await readEvents(response, view);
           return;
         } catch (e) {
           // The connection broke mid-stream: resume after the last event we saw.
@@ -233,7 +243,7 @@
           await new Promise((r) => setTimeout(r, 500 * attempts));
           try {
             response = await fetch(`api/threads/${state.thread}/events`, {
-              headers: headers(state.lastEventId ? { "Last-Event-ID": state.lastEventId } : {}),
+              headers: headers(view.lastEventId ? { "Last-Event-ID": view.lastEventId } : {}),
               credentials: "same-origin",
             });
           } catch (err) {
@@ -244,17 +254,18 @@
         }
       }
     } finally {
-      state.reading = false;
-      if (state.turn && !state.turn.finished) state.turn.status.textContent = "";
+      state.readers--;
+      if (view.turn && !view.turn.finished) view.turn.status.textContent = "";
     }
   }
 
   // Between runs, a staff reply (or a run from another tab) is drawn like an answer.
   const idle = window.ArcaWidgetIdle.create({
-    url: (wait) => `api/threads/${state.thread}/events?wait=${wait}`,
+    url: (wait) => `api/threads/${state.thread}/events?wait=${wait}` + (state.cursor === null ? "" : `&after=${state.cursor}`),
     headers: () => headers(),
     follow,
-    reading: () => state.reading,
+    saw: noteCursor,
+    reading: () => state.readers > 0,
     unauthorized: () => showNotice(t("token")),
   });
 
@@ -302,13 +313,14 @@
       return;
     }
     showNotice("");
-    if (state.turn && state.turn.finished) state.turn = null;
+    noteCursor(response);
     if (idle.claim(response)) await follow(response);
     else window.ArcaWidgetIdle.discard(response);
   }
 
   async function loadHistory() {
     const response = await fetch(`api/threads/${state.thread}`, { headers: headers(), credentials: "same-origin" });
+    noteCursor(response); // the history holds every stream up to here
     if (response.status !== 200) return;
     const body = await response.json();
     for (const m of body.messages) {
