@@ -12,6 +12,7 @@ from playwright.async_api import expect
 from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.llm import ModelRequest, ScriptedLLM, around
+from tests.eventually import eventually
 from tests.web.staff.test_console_browser import open_console, shot
 from tests.web.test_browser import browser  # noqa: F401  (the fixture)
 
@@ -37,10 +38,7 @@ async def test_a_discord_run_shows_cleaned_steps_and_a_stopped_run_ends_the_pane
     page = await open_console(browser, web)
     await page.goto(f"{web.url}/staff/conversations/{THREAD}")
     await expect(page.locator("body[data-live-ready]")).to_have_count(1)
-    for _ in range(200):
-        if conv.run_events.subscribers(THREAD):
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: conv.run_events.subscribers(THREAD), what="the page's stream to subscribe")
     actor = await conv.resolve_actor("9001", set())
     run = asyncio.create_task(conv.handle(Incoming(THREAD, actor, "ORD 확인 부탁해요"), RecordingSurface()))
     await asyncio.wait_for(holding.wait(), 10)
