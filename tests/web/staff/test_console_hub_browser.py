@@ -44,7 +44,7 @@ async def test_a_discord_run_shows_cleaned_steps_and_a_stopped_run_ends_the_pane
     await asyncio.wait_for(holding.wait(), 10)
 
     panel = page.locator("#live-run")
-    await expect(panel.locator(".ev-tool")).to_contain_text("lookup_order", timeout=10_000)
+    await expect(panel.locator(".ev-tool")).to_contain_text("lookup_order")
     await expect(panel.locator(".ev-tool")).to_contain_text("[전화번호 비공개]")
     await expect(panel.locator(".ev-result, .ev-error")).to_have_count(1)
     await expect(panel.locator(".run-status")).to_contain_text("진행 중")
@@ -52,7 +52,7 @@ async def test_a_discord_run_shows_cleaned_steps_and_a_stopped_run_ends_the_pane
 
     assert await conv.stop(THREAD)
     assert (await asyncio.wait_for(run, 10)).kind == "stopped"
-    await expect(panel).to_have_class("live-run finished", timeout=10_000)
+    await expect(panel).to_have_class("live-run finished")
     await expect(panel.locator(".run-status")).to_contain_text("완료")
     await expect(panel.locator(".run-answer")).to_contain_text("중단")
     assert OTHER_PHONE not in await panel.inner_text()
