@@ -9,6 +9,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot.llm import LLMError, OpenAILLM
+from tests.eventually import eventually
 from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
 
 KEY = "sk-test-SECRETKEY-1234567890"
@@ -151,10 +152,7 @@ async def test_a_stream_read_no_further_closes_its_connection_so_the_server_stop
     stream = make_llm(fake_openai).stream_chat([{"role": "user", "content": "x"}])
     assert [await anext(stream), await anext(stream)] == ["가" * 3, "가" * 3]
     await stream.aclose()  # what the answer's time budget does when it runs out
-    for _ in range(50):
-        if fake_openai.abandoned_streams:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: fake_openai.abandoned_streams, what="the server to see the stream abandoned")
     assert fake_openai.abandoned_streams == 1
 
 
@@ -174,7 +172,6 @@ async def test_model_without_streaming_ability_streams_one_chat_reply(fake_opena
 
 
 async def test_fake_server_runs_as_a_standalone_process(tmp_path):
-    import asyncio
     import socket
     import sys
 

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from bot.llm.scripted import validate_history
 from bot.store import AuditEntry, Coupon, Store
+from tests.eventually import eventually
 from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
 from tests.reliability.conftest import PYTHON, load_history
 
@@ -35,29 +36,22 @@ async def _start_bot(env: dict[str, str], server: FakeOpenAIServer, tmp_path: Pa
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_API_KEY": "sk-test-kill",
     }
-    return await asyncio.create_subprocess_exec(
-        PYTHON,
-        "-m",
-        "bot",
-        "chat",
-        "--as",
-        "9001",
-        "--channel",
-        "kill",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=(tmp_path / f"bot-{tag}.log").open("wb"),
-        env=env,
-        cwd=tmp_path,
-    )
-
-
-async def _wait_for(predicate: Any, within: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.02)
+    with (tmp_path / f"bot-{tag}.log").open("wb") as log:  # the child keeps its own copy of the file
+        return await asyncio.create_subprocess_exec(
+            PYTHON,
+            "-m",
+            "bot",
+            "chat",
+            "--as",
+            "9001",
+            "--channel",
+            "kill",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log,
+            env=env,
+            cwd=tmp_path,
+        )
 
 
 async def test_kill_9_after_issue_coupon_then_restart_keeps_history_valid_and_issues_once(cli_env, tmp_path):
@@ -73,7 +67,9 @@ async def test_kill_9_after_issue_coupon_then_restart_keeps_history_valid_and_is
         bot.stdin.write((REQUEST + "\n").encode())
         await bot.stdin.drain()
         # The third model call only starts once issue_coupon has returned (its result is in the request).
-        await _wait_for(lambda: len(server.requests) >= 3, 90, "the model call after issue_coupon")
+        await eventually(
+            lambda: len(server.requests) >= 3, within=90, what="the model call after issue_coupon"
+        )
         assert any(m["role"] == "tool" for m in server.requests[2]["messages"])
         bot.send_signal(signal.SIGKILL)
         assert await bot.wait() == -signal.SIGKILL

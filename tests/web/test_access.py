@@ -11,6 +11,7 @@ import jwt
 import pytest
 
 from bot.channels.web.identity import ANON_COOKIE, IdentityService
+from tests.eventually import WITHIN
 from tests.web.conftest import SECRET, read_sse
 
 
@@ -209,7 +210,7 @@ async def test_closing_the_stream_does_not_stop_the_run_and_a_new_tab_can_follow
         events = [e async for e in read_sse(r)]
     assert events[0].id.endswith("-1") and events[-1].event == "done"
     assert events[-1].data["answer"] == ("긴 답변입니다. " * 10).strip()
-    await asyncio.wait_for(web.conversations.wait_idle(), 5)
+    await asyncio.wait_for(web.conversations.wait_idle(), WITHIN)
 
 
 @pytest.mark.parametrize("ttl,seconds", [("15m", 900), ("2h", 7200), ("90", 90), ("30s", 30)])

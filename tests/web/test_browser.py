@@ -25,6 +25,10 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 OUTPUT = Path(__file__).parent / "output"
+EXPECT_WITHIN_MS = 15_000
+"""How long an `expect(...)` waits for the page (Playwright's default is 5 s, which a loaded 2-core CI
+machine running Chromium, the server and the test on one loop can overrun); a passing check returns as
+soon as the page matches."""
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 
@@ -35,6 +39,7 @@ async def browser() -> AsyncIterator[Browser]:
         pytest.fail(
             f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) or run scripts/test"
         )
+    expect.set_options(timeout=EXPECT_WITHIN_MS)
     async with async_playwright() as p:
         b = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:

@@ -24,6 +24,7 @@ from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.serve import run_discord_and_web
 from tests.channels.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
+from tests.eventually import eventually
 from tests.fakes.openai_server import FakeOpenAIServer, reply
 from tests.web.conftest import SECRET, read_sse
 from tools.base import Actor
@@ -141,7 +142,7 @@ async def test_stopping_the_server_stops_the_build_at_its_next_safe_point_and_wa
         return Index()
 
     index = BackgroundPolicyIndex(build, stop_within=5).start()
-    await asyncio.sleep(0.1)
+    await eventually(lambda: batches, what="the build's first batch")
     assert await index.stop() is True
     assert index.state == "stopped" and 0 < len(batches) < 200
     assert not index._thread.is_alive()

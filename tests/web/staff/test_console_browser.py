@@ -52,7 +52,7 @@ async def test_sign_in_watch_take_over_approve_and_export(browser, web) -> None:
     # A message arrives while the page is open: the list updates without a reload.
     await conv.memory.append(thread, {"role": "user", "content": "배송이 너무 늦어요"}, kind="query")
     row = page.locator(f'tr[data-thread="{thread}"]')
-    await expect(row).to_contain_text("배송이 너무 늦어요", timeout=10_000)
+    await expect(row).to_contain_text("배송이 너무 늦어요")
     await shot(page, "conversations")
 
     call = {

@@ -8,6 +8,7 @@ import asyncio
 from sqlalchemy import select
 
 from bot.store.models import StaffOutbox
+from tests.eventually import eventually
 from tests.web.conftest import read_sse
 from tests.web.staff.conftest import sign_in
 
@@ -40,10 +41,7 @@ async def test_a_staff_reply_shows_in_the_players_web_history_and_the_bot_stays_
             rows = (await s.execute(select(StaffOutbox).where(StaffOutbox.thread_id == thread))).scalars()
             return [(r.staff, r.delivered_at is not None) for r in rows] == [("Mina", True)]
 
-    for _ in range(60):
-        if await delivered():
-            break
-        await asyncio.sleep(0.05)
+    await eventually(delivered, what="the poller to deliver the reply")
     assert await delivered()
 
 

@@ -12,6 +12,7 @@ from playwright.async_api import expect
 from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.llm import ModelRequest, ScriptedLLM, around
+from tests.eventually import eventually
 from tests.web.staff.test_console_browser import open_console, shot
 from tests.web.test_browser import browser  # noqa: F401  (the fixture)
 
@@ -37,16 +38,13 @@ async def test_a_discord_run_shows_cleaned_steps_and_a_stopped_run_ends_the_pane
     page = await open_console(browser, web)
     await page.goto(f"{web.url}/staff/conversations/{THREAD}")
     await expect(page.locator("body[data-live-ready]")).to_have_count(1)
-    for _ in range(200):
-        if conv.run_events.subscribers(THREAD):
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: conv.run_events.subscribers(THREAD), what="the page's stream to subscribe")
     actor = await conv.resolve_actor("9001", set())
     run = asyncio.create_task(conv.handle(Incoming(THREAD, actor, "ORD 확인 부탁해요"), RecordingSurface()))
     await asyncio.wait_for(holding.wait(), 10)
 
     panel = page.locator("#live-run")
-    await expect(panel.locator(".ev-tool")).to_contain_text("lookup_order", timeout=10_000)
+    await expect(panel.locator(".ev-tool")).to_contain_text("lookup_order")
     await expect(panel.locator(".ev-tool")).to_contain_text("[전화번호 비공개]")
     await expect(panel.locator(".ev-result, .ev-error")).to_have_count(1)
     await expect(panel.locator(".run-status")).to_contain_text("진행 중")
@@ -54,7 +52,7 @@ async def test_a_discord_run_shows_cleaned_steps_and_a_stopped_run_ends_the_pane
 
     assert await conv.stop(THREAD)
     assert (await asyncio.wait_for(run, 10)).kind == "stopped"
-    await expect(panel).to_have_class("live-run finished", timeout=10_000)
+    await expect(panel).to_have_class("live-run finished")
     await expect(panel.locator(".run-status")).to_contain_text("완료")
     await expect(panel.locator(".run-answer")).to_contain_text("중단")
     assert OTHER_PHONE not in await panel.inner_text()

@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from bot.channels.web.staff import live
 from bot.store.models import StaffSession
+from tests.eventually import WITHIN, eventually
 from tests.web.staff.conftest import sign_in
 
 
@@ -95,13 +96,11 @@ async def test_a_list_stream_ends_when_its_session_is_revoked(web, monkeypatch: 
         async def drain() -> list[Event]:
             return [e async for e in stream]
 
-        await asyncio.wait_for(drain(), 5)  # the server ended the stream
+        await asyncio.wait_for(drain(), WITHIN)  # the server ended the stream
     assert (await staff.client.get("/staff/conversations/live")).status_code == 401
     hub = web.server.app.state.staff_live
-    for _ in range(50):  # the watch nobody follows any more stops and is dropped
-        if not hub.watches:
-            break
-        await asyncio.sleep(0.02)
+    # The watch nobody follows any more stops and is dropped.
+    await eventually(lambda: not hub.watches, what="the unfollowed watch to be dropped")
     assert hub.watches == {}
 
 

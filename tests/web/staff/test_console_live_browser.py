@@ -31,7 +31,7 @@ async def watch_a_run(browser, web, *, viewport=None, lang: str = "ko") -> None:
     chat = asyncio.create_task(web.chat(web.client("P100"), QUESTION))
     await asyncio.wait_for(llm.holding.wait(), 10)
     row = page.locator(f'tr[data-thread="{thread}"]')
-    await expect(row).to_contain_text(QUESTION, timeout=10_000)
+    await expect(row).to_contain_text(QUESTION)
     await expect(row.locator(".state-answering")).to_be_visible()
     await expect(row).to_contain_text("player:P100")  # named before its first answer is recorded
     await shot(page, f"live-conversations-{lang}")
@@ -41,11 +41,11 @@ async def watch_a_run(browser, web, *, viewport=None, lang: str = "ko") -> None:
     await expect(page.locator("body[data-live-ready]")).to_have_count(1)
     llm.release()
     panel = page.locator("#live-run")
-    await expect(panel).to_be_visible(timeout=10_000)
+    await expect(panel).to_be_visible()
     await expect(panel.locator(".ev-tool")).to_contain_text("lookup_order")
     await expect(panel.locator(".ev-tool")).to_contain_text("ORD001")
     await expect(panel.locator(".ev-result")).to_contain_text("OK ·")
-    await expect(panel.locator(".run-answer")).to_have_text(ANSWER, timeout=10_000)
+    await expect(panel.locator(".run-answer")).to_have_text(ANSWER)
     await expect(panel).to_have_class("live-run finished")
     await expect(panel.locator(".run-status")).to_contain_text("완료" if lang == "ko" else "done")
     await chat

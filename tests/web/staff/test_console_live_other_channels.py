@@ -10,6 +10,7 @@ from typing import Any
 from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.llm import ModelRequest, ScriptedLLM, around
+from tests.eventually import eventually
 from tests.web.staff.conftest import sign_in
 from tests.web.staff.test_console_live import events_of, next_event
 
@@ -52,10 +53,7 @@ async def test_a_discord_run_is_followed_live_on_its_conversation_page(web) -> N
         assert r.status_code == 200
         stream = events_of(r)
         await next_event(stream, "history")
-        for _ in range(100):  # the page's stream subscribed to the thread's runs
-            if conv.run_events.subscribers(thread):
-                break
-            await asyncio.sleep(0.02)
+        await eventually(lambda: conv.run_events.subscribers(thread), what="the page's stream to subscribe")
         assert conv.run_events.subscribers(thread) == 1
         actor = await conv.resolve_actor("9001", set())
         surface = SlowSurface()
@@ -89,10 +87,7 @@ async def test_a_discord_run_is_followed_live_on_its_conversation_page(web) -> N
         assert [int(r["id"].rsplit("-", 1)[1]) for r in runs] == list(range(1, len(runs) + 1))
         assert surface.text == answer  # the Discord side got its answer as before
         await next_event(stream, "history", "배송 지연 상태입니다")
-    for _ in range(100):  # closing the page unsubscribed
-        if not conv.run_events.subscribers(thread):
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: not conv.run_events.subscribers(thread), what="closing the page to unsubscribe")
     assert conv.run_events.subscribers(thread) == 0
 
 
