@@ -64,6 +64,10 @@ class WebDeps:
     origins: list[str] = field(default_factory=list)
     secure_cookies: bool = False
     """Set the visitor cookie `Secure; SameSite=None` (the page is embedded cross-site over HTTPS)."""
+    conversation_idle_minutes: int = 30
+    resolution_window_minutes: int = 60
+    """The support analytics' conversation gap and resolution window (`ARCA_CONVERSATION_IDLE_MINUTES`,
+    `ARCA_RESOLUTION_WINDOW_MINUTES`), for the console's dashboard: the same figures as `/stats`."""
     index_state: Callable[[], str] = lambda: "ready"
     """`building`, `ready` or `unavailable`: the policy index, for `/healthz`."""
     clock: Callable[[], float] = time.monotonic
@@ -82,6 +86,8 @@ class WebDeps:
             rate_limit_ip=settings.web_rate_limit_ip,
             rate_window=settings.web_rate_window,
             origins=list(settings.web_origins),
+            conversation_idle_minutes=settings.conversation_idle_minutes,
+            resolution_window_minutes=settings.resolution_window_minutes,
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
             **kw,
         )

@@ -4,10 +4,11 @@ drawn against the per-player daily caps of the coupon rules, with the cap line a
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from playwright.async_api import expect
 
+from bot.analytics.record import record_run
 from bot.channels.web.staff.charts import OVER_COLOR
 from bot.store import Coupon
 from tests.web.staff.conftest import sign_in
@@ -102,3 +103,29 @@ async def test_the_dashboard_in_the_browser_korean_desktop_and_english_tablet(br
         assert width <= viewport["width"], f"the dashboard scrolls sideways ({width}px)"
         assert page.errors == []  # type: ignore[attr-defined]
         await page.context.close()
+
+
+async def test_the_dashboard_splits_conversations_with_the_configured_idle_gap(make_web) -> None:
+    default, configured = await make_web("native"), await make_web("native", conversation_idle_minutes=180)
+    assert default.conversations.store is configured.conversations.store
+    now = default.conversations.clock()
+    for run_id, hours_ago in (("r1", 5), ("r2", 3)):  # one player, two runs two hours apart
+        start = now - timedelta(hours=hours_ago)
+        assert await record_run(
+            default.conversations.store,
+            run_id=run_id,
+            thread_id="discord:1",
+            player="player:P100",
+            started_at=start,
+            answered_at=start + timedelta(seconds=4),
+            locale="ko",
+            outcomes=(),
+        )
+
+    async def conversations_shown(web) -> str:
+        page = (await (await sign_in(web)).client.get("/staff/dashboard?days=7&lang=en")).text
+        return re.search(r'Conversations</span><span class="value">(\d+)<', page).group(1)
+
+    assert await conversations_shown(default) == "2"  # the default gap: 30 minutes
+    # ARCA_CONVERSATION_IDLE_MINUTES=180: the same history is one conversation, as /stats counts it.
+    assert await conversations_shown(configured) == "1"

@@ -77,16 +77,20 @@ async def coupon_days(store: Any, *, since: datetime, now: datetime, zone: ZoneI
     return dict(out)
 
 
-async def dashboard_context(conv: Any, days: int, zone: ZoneInfo) -> dict[str, Any]:
-    """Everything `dashboard.html` draws for a window of `days` days ending now."""
+async def dashboard_context(
+    conv: Any, days: int, zone: ZoneInfo, *, idle_minutes: int = 30, resolution_window_minutes: int = 60
+) -> dict[str, Any]:
+    """Everything `dashboard.html` draws for a window of `days` days ending now; conversations split
+    and resolved with the configured gap and window, as `/stats` and `arca-bot stats` do."""
     from bot.analytics.stats import compute_stats, conversations
 
+    windows = {"idle_minutes": idle_minutes, "resolution_window_minutes": resolution_window_minutes}
     now = conv.clock()
     since = now - timedelta(days=days)
-    stats = await compute_stats(conv.store, days=days, now=now, zone=zone)
+    stats = await compute_stats(conv.store, days=days, now=now, zone=zone, **windows)
     labels = day_labels(now, days, zone)
     per_day: dict[str, list[int]] = {d: [0, 0] for d in labels}
-    for c in await conversations(conv.store, since=since, now=now):
+    for c in await conversations(conv.store, since=since, now=now, **windows):
         day = per_day.setdefault(c.started_at.astimezone(zone).date().isoformat(), [0, 0])
         day[0] += 1
         day[1] += c.resolution == "bot_resolved"

@@ -222,7 +222,14 @@ def staff_router() -> APIRouter:
     async def dashboard_page(request: Request) -> Response:
         user = await require_user(request)
         days = dashboard.window_of(request.query_params.get("days"))
-        context = await dashboard.dashboard_context(conversations_of(request), days, zone_of(request))
+        web = request.app.state.web
+        context = await dashboard.dashboard_context(
+            conversations_of(request),
+            days,
+            zone_of(request),
+            idle_minutes=web.conversation_idle_minutes,
+            resolution_window_minutes=web.resolution_window_minutes,
+        )
         return render(request, "dashboard.html", user, charts=charts, **context)
 
     @router.get("/policies")
