@@ -9,6 +9,7 @@ from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming, detect_locale
 from bot.store import AuditEntry, Coupon, ThreadMessage
 from tests.conversations.conftest import Harness
+from tests.eventually import WITHIN
 
 THREAD = "console:test"
 
@@ -219,7 +220,8 @@ async def test_stop_cancels_the_run_and_leaves_a_valid_history(harness: Harness)
             stopper.append(
                 asyncio.create_task(_say(harness, "/stop", staff, as_id="42", roles={"Support Staff"}))
             )
-            await asyncio.sleep(0.05)
+            # The run waits here until /stop cancels it; a /stop that never lands lets it answer (fail).
+            await asyncio.sleep(WITHIN)
 
     with harness.hooked(hook):
         outcome = await _say(harness, "ORD001 확인", surface)

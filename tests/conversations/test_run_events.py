@@ -12,6 +12,7 @@ from bot.conversations import Incoming
 from bot.conversations.messages import STOPPED_TEXT, failure_text
 from bot.conversations.run_events import RunEnd, RunEvents
 from tests.conversations.conftest import Harness
+from tests.eventually import WITHIN
 
 THREAD = "discord:555"
 
@@ -122,7 +123,7 @@ async def test_a_stopped_run_ends_with_the_stop_notice(harness: Harness) -> None
     async def stop_at_the_tool(event: Any) -> None:
         if event.type == "iteration" and event.status == "start":
             asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(conv.stop(THREAD)))
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(WITHIN)  # cancelled by the stop; a stop that never lands lets the run answer
 
     outcome: list[Any] = []
 

@@ -129,7 +129,11 @@ async def test_a_model_call_that_outlasts_the_budget_is_cut_at_the_budget(tools,
     script = ScriptedLLM([LOOKUP, {"final": "x"}], mode=mode)
     llm = around(script, hang_after_first_loop(script))
     started = time.perf_counter()
-    run = await run_scripted([], tools, llm=llm, run_budget_s=0.3, query="ORD101?", ctx=make_ctx(locale="en"))
+    # The run's clock stands still, so the first call and the tool count for nothing however slow the
+    # machine is: the hanging second call is the one cut, after the budget's 0.3 s of real time.
+    run = await run_scripted(
+        [], tools, llm=llm, clock=_Clock(), run_budget_s=0.3, query="ORD101?", ctx=make_ctx(locale="en")
+    )
     assert time.perf_counter() - started < 5
     assert run.result.stopped_reason == "budget" and run.result.codes == ["OK"]
     assert "time limit" in run.result.answer and "lookup_order" in run.result.answer
@@ -184,7 +188,9 @@ async def test_an_endless_or_stalled_answer_stream_ends_at_the_budget_with_the_l
 
     llm = FunctionLLM(reply, stream_function=endless, abilities={"tool_call": False})
     started = time.monotonic()
-    run = await run_scripted([], tools, mode="json", query=QUERY, llm=llm, run_budget_s=0.5)
+    # The run's clock stands still (a slow machine cannot use up the budget in the loop): the answer
+    # stream, timed by the event loop, is what the budget cuts.
+    run = await run_scripted([], tools, mode="json", query=QUERY, llm=llm, clock=_Clock(), run_budget_s=0.5)
     assert time.monotonic() - started < 5
     assert run.result.synthesis_error and "longer than 0.5 s" in run.result.synthesis_error
     assert run.answer.startswith("ORD101은")  # what streamed so far; the caller swaps in the loop's answer

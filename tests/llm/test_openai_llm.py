@@ -26,7 +26,7 @@ TOOLS = [
 
 
 def make_llm(server: FakeOpenAIServer, **kw) -> OpenAILLM:
-    kw.setdefault("timeout", 2.0)
+    kw.setdefault("timeout", 15.0)  # only the test of the timeout itself wants it to fire (it sets 0.3 s)
     kw.setdefault("max_retries", 0)
     return OpenAILLM("fake-model", base_url=server.base_url, api_key=KEY, **kw)
 

@@ -21,16 +21,25 @@ OUTAGE_TEXT = "AI 모델에 연결할 수 없어"
 """The engine's Korean apology when the model cannot be reached (bot/engine/agent.py `say_llm_error`)."""
 
 LOOP_FAULTS = {
-    "timeout": fault("hang", seconds=5),
+    "timeout": fault("hang", seconds=30),
     "http_500": fault("500"),
     "http_429": fault("429", retry_after=0.05),
     "garbage_body": fault("garbage"),
 }
 
 
+LLM_TIMEOUT = 2.0
+"""Seconds per model call: well under a hang (30 s, ended when the fake server stops), and enough for
+a call that succeeds on a loaded 2-core machine (0.5 s left little room)."""
+
+
 def _llm(server: FakeOpenAIServer, *, retries: int = 0) -> OpenAILLM:
     return OpenAILLM(
-        "fake-model", base_url=server.base_url, api_key="sk-test-outage", timeout=0.5, max_retries=retries
+        "fake-model",
+        base_url=server.base_url,
+        api_key="sk-test-outage",
+        timeout=LLM_TIMEOUT,
+        max_retries=retries,
     )
 
 
@@ -94,7 +103,7 @@ async def test_a_429_burst_within_the_retry_budget_is_invisible_to_the_player(ap
     await llm.close()
 
 
-@pytest.mark.parametrize("stream_fault", [fault("500"), fault("garbage"), fault("hang", seconds=5)])
+@pytest.mark.parametrize("stream_fault", [fault("500"), fault("garbage"), fault("hang", seconds=30)])
 async def test_a_broken_answer_stream_falls_back_to_the_loop_answer(app_factory, seeded_store, stream_fault):
     async with FakeOpenAIServer([reply(ANSWER), stream_fault]) as server:
         llm = _llm(server)

@@ -227,19 +227,22 @@ async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):  # noq
         task = asyncio.create_task(run_discord_and_web(settings, policy_index=EmptyPolicyIndex()))
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=20) as client:
-                for _ in range(100):
+
+                async def healthy() -> bool:
                     try:
-                        if (await client.get("/healthz")).status_code == 200:
-                            break
+                        return (await client.get("/healthz")).status_code == 200
                     except httpx.TransportError:
-                        await asyncio.sleep(0.1)
+                        return False
+
+                await eventually(healthy, what="the web server's /healthz")
                 async with client.stream(
                     "POST", "/api/chat", json={"thread": "main", "message": "안녕"}
                 ) as r:
                     events = [e async for e in read_sse(r)]
             assert events[-1].event == "done", [(e.event, e.data) for e in events]
             assert events[-1].data["answer"] == "안녕하세요! 아르카 온라인 고객지원입니다."
-            assert fake.calls_to("GET", r"^/users/@me$"), "the Discord client logged in too"
+            # The Discord client logged in too (both start together: it may still be on its way).
+            await eventually(lambda: fake.calls_to("GET", r"^/users/@me$"), what="the Discord client's login")
         finally:
             task.cancel()
             await asyncio.wait({task}, timeout=15)

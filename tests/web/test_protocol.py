@@ -142,8 +142,10 @@ async def test_tool_run_through_the_openai_sdk_and_the_fake_server(make_web, tmp
         )
         from bot.app import make_llm_factory
 
-        web = await make_web(llm_factory=make_llm_factory(settings), settings=settings)
+        llm_factory = make_llm_factory(settings)
+        web = await make_web(llm_factory=llm_factory, settings=settings)
         events = await web.chat(web.client("P100"), "Where is my order ORD004?")
+        await llm_factory().close()  # the SDK's connection pool, before its server goes
 
     assert collapse(events) == TOOL_RUN
     check_keys(events)
