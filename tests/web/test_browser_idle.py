@@ -11,8 +11,9 @@ from playwright.async_api import Route, expect
 
 from bot.channels.web.stream import RunStream
 from bot.channels.web.wire import answer_payload, done_payload
+from tests.eventually import eventually
 from tests.web.test_browser import CHROMIUM, DESKTOP, browser, open_widget, send, shot  # noqa: F401
-from tests.web.test_idle_waits import THREAD, _until, reply_stream
+from tests.web.test_idle_waits import THREAD, reply_stream
 
 FIRST = "ORD001 주문은 배송 지연 중입니다."
 STAFF = "담당자 미나입니다. ORD001 건은 제가 직접 확인해 드릴게요."
@@ -30,7 +31,7 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
     await expect(bots.locator(".bubble")).to_have_text([FIRST])
     await web.idle()
     streams = web.server.app.state.streams
-    await _until(lambda: streams.waiting(THREAD) == 1, "the widget waits between runs")
+    await eventually(lambda: streams.waiting(THREAD) == 1, what="the widget waits between runs")
 
     # Hold the widget's next wait on its way, then end the open one: the reply's stream starts and ends
     # in the gap between the two waits, when nobody is waiting on the server.
@@ -45,12 +46,12 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
     await page.route("**/events?wait=*", hold)
     await page.evaluate("window.notReloaded = true")
     streams.release_waiters()  # the open wait ends empty (as after its 25 s)
-    await _until(lambda: bool(held), "the widget asks again")
+    await eventually(lambda: bool(held), what="the widget asks again")
     stream = reply_stream(web, STAFF)
-    await _until(lambda: stream.closed, "the reply's stream ends")
+    await eventually(lambda: stream.closed, what="the reply's stream ends")
     gate.set()
 
-    await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF], timeout=5_000)
+    await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF])
     await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 답변")
     await asyncio.sleep(1)  # drawn once
     await expect(bots).to_have_count(2)
@@ -58,7 +59,7 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
     await shot(page, "desktop_ko_staff_reply_between_waits")
     assert page.errors == []  # type: ignore[attr-defined]
     await page.context.close()
-    await _until(lambda: streams.waiting(THREAD) == 0, "closing the page ends its wait")
+    await eventually(lambda: streams.waiting(THREAD) == 0, what="closing the page ends its wait")
 
 
 async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(browser, make_web) -> None:  # noqa: F811
@@ -70,7 +71,7 @@ async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(brows
     await expect(bots.locator(".bubble")).to_have_text([FIRST])
     await web.idle()
     streams = web.server.app.state.streams
-    await _until(lambda: streams.waiting(THREAD) == 1, "the widget waits between runs")
+    await eventually(lambda: streams.waiting(THREAD) == 1, what="the widget waits between runs")
 
     # A staff reply still streaming (its end held back).
     reply = RunStream(web.deps.new_id(), THREAD, clock=web.deps.clock)

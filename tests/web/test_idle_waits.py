@@ -13,6 +13,7 @@ import pytest
 
 from bot.channels.web.stream import RunStream
 from bot.channels.web.wire import answer_payload, done_payload
+from tests.eventually import eventually
 from tests.web.conftest import read_sse
 
 THREAD = "web:P100:main"
@@ -40,14 +41,6 @@ def reply_stream(web, text: str) -> RunStream:
     return stream
 
 
-async def _until(condition, what: str) -> None:
-    for _ in range(250):
-        if condition():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{what}: not within 5 s")
-
-
 async def test_a_stream_that_ended_between_two_waits_goes_to_the_next_wait(web) -> None:
     player = web.client("P100")
     web.script({"final": "확인해 볼게요."})
@@ -56,7 +49,7 @@ async def test_a_stream_that_ended_between_two_waits_goes_to_the_next_wait(web) 
     cursor = (await player.get("/api/threads/main")).headers["x-arca-cursor"]
 
     stream = reply_stream(web, STAFF)  # no wait is open: nobody is handed it
-    await _until(lambda: stream.closed, "the reply's stream ends")
+    await eventually(lambda: stream.closed, what="the reply's stream ends")
     assert (await player.get("/api/threads/main/events?wait=0.2")).status_code == 204  # a wait of old
 
     async with player.stream("GET", f"/api/threads/main/events?wait=20&after={cursor}") as r:
@@ -77,11 +70,11 @@ async def test_a_wait_ends_when_its_client_goes_away(web) -> None:
     await web.idle()
     streams = web.server.app.state.streams
     wait = asyncio.create_task(player.get("/api/threads/main/events?wait=25"))
-    await _until(lambda: streams.waiting(THREAD) == 1, "the wait reaches the server")
+    await eventually(lambda: streams.waiting(THREAD) == 1, what="the wait reaches the server")
     wait.cancel()  # the page closes: the connection goes
     with contextlib.suppress(asyncio.CancelledError):
         await wait
-    await _until(lambda: streams.waiting(THREAD) == 0, "the server stops waiting for nobody")
+    await eventually(lambda: streams.waiting(THREAD) == 0, what="the server stops waiting for nobody")
 
 
 async def test_a_wait_is_answered_when_the_server_stops(web) -> None:
@@ -91,7 +84,7 @@ async def test_a_wait_is_answered_when_the_server_stops(web) -> None:
     await web.idle()
     streams = web.server.app.state.streams
     wait = asyncio.create_task(player.get("/api/threads/main/events?wait=25"))
-    await _until(lambda: streams.waiting(THREAD) == 1, "the wait reaches the server")
+    await eventually(lambda: streams.waiting(THREAD) == 1, what="the wait reaches the server")
     await web.server.stop()
     try:
         response = await asyncio.wait_for(wait, 10)

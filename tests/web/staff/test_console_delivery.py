@@ -62,7 +62,7 @@ async def test_a_staff_reply_reaches_the_players_live_stream_while_staff_hold_th
     listener = asyncio.create_task(listen())
     streams = web.server.app.state.streams
     # Staff reply once the request waits on the server (a fixed 0.2 s can be outrun on a loaded machine).
-    await eventually(lambda: streams._waiters.get(thread), what="the player's wait to reach the server")
+    await eventually(lambda: streams.waiting(thread), what="the player's wait to reach the server")
     assert not listener.done()
     await staff.client.post(
         f"/staff/conversations/{thread}/reply", data={"csrf": staff.csrf, "text": "담당자 미나입니다."}
