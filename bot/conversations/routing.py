@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, failure_text
 from bot.conversations.notifications import StaffNotifications
+from bot.conversations.pacing import TurnBudget
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_events import RunEvents
 from bot.conversations.surface import Surface, SurfaceError
@@ -33,6 +34,9 @@ from bot.store import Player, Store, ThreadState
 from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
 
 log = logging.getLogger(__name__)
+
+RUN_STARTS_PER_TURN = 24
+"""Runs that may start in one loop turn (one start costs ≈0.15 ms of the loop: ≈4 ms a turn)."""
 
 LLMFactory = Callable[[], LLM]
 EventHook = Callable[[Any], Awaitable[None] | None]
@@ -104,6 +108,8 @@ class Conversations:
         self.models = models
         """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
+        self.run_starts = TurnBudget(RUN_STARTS_PER_TURN)
+        """A burst of messages starts its runs a few dozen per loop turn (see `bot.conversations.pacing`)."""
         self._runs: dict[str, RunState] = {}
         if services.notify_staff is None:
             services = replace(services, notify_staff=self.staff_notifications.notify)

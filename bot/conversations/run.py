@@ -45,6 +45,7 @@ async def answer(
     conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface
 ) -> AgentResult:
     """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`."""
+    await conv.run_starts.wait_turn()
     with log_context(thread_id=thread_id, run_id=state.run_id):
         return await _answer(conv, state, thread_id, query, surface)
 
