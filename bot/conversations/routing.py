@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 RUN_STARTS_PER_TURN = 24
 """Runs that may start in one loop turn (one start costs ≈0.15 ms of the loop: ≈4 ms a turn)."""
+ENGINE_STEPS_PER_TURN = 8
+"""Model replies the engines act on in one loop turn (a step up to its next wait: ≈0.3–1 ms)."""
 
 LLMFactory = Callable[[], LLM]
 EventHook = Callable[[Any], Awaitable[None] | None]
@@ -110,6 +112,8 @@ class Conversations:
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
         self.run_starts = TurnBudget(RUN_STARTS_PER_TURN)
         """A burst of messages starts its runs a few dozen per loop turn (see `bot.conversations.pacing`)."""
+        self.engine_steps = TurnBudget(ENGINE_STEPS_PER_TURN)
+        """Model replies that land together are acted on a few per loop turn."""
         self._runs: dict[str, RunState] = {}
         if services.notify_staff is None:
             services = replace(services, notify_staff=self.staff_notifications.notify)

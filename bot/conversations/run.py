@@ -86,6 +86,7 @@ async def _answer(
             max_iterations=conv.max_iterations,
             run_budget_s=conv.run_budget_s,
             system_prompt=conv.system_prompt,
+            pace=conv.engine_steps.wait_turn,
         )
         state.trust = RequestTrust(untrusted=bool(scan_untrusted(query)[0]))
         ctx = ToolContext(
