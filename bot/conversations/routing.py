@@ -134,7 +134,8 @@ class Conversations:
             row = await direct.read(
                 lambda c: c.execute(
                     "SELECT id FROM players WHERE discord_id = ?", (str(discord_id),)
-                ).fetchone()
+                ).fetchone(),
+                snapshot=False,
             )
             player_id = row[0] if row else None
         elif discord_id is not None:
@@ -183,7 +184,8 @@ class Conversations:
             row = await direct.read(
                 lambda c: c.execute(
                     "SELECT handoff FROM thread_state WHERE thread_id = ?", (thread_id,)
-                ).fetchone()
+                ).fetchone(),
+                snapshot=False,
             )
             return bool(row and row[0])
         async with self.store.session() as s:
