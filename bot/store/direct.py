@@ -12,11 +12,11 @@ The loop must never wait on a lock: the connection has `busy_timeout=0`; when an
 an `asyncio.sleep`, up to the same 30 s the other connections wait. Reads in WAL mode never wait on
 the writer. Same file, same pragmas, same durability as the Store's own connections.
 
-Writes are group-committed: the units handed over while the loop runs one round of callbacks are
-run together in ONE `BEGIN IMMEDIATE … COMMIT` (a unit that raises gets its exception and nothing of
-it is stored; the group is rolled back and run again without it, and the others commit). A burst of runs appending
-their messages then costs one commit and one WAL write of the shared pages instead of one per
-message; every caller still resumes only after its rows are committed. Units run in the order they
+Writes are group-committed: the first write of a loop turn commits at once; the units handed over
+after it in the same turn run together in ONE `BEGIN IMMEDIATE … COMMIT` at the next turn (a unit that
+raises gets its exception and nothing of it is stored: the group is rolled back and run again without
+it). A burst of runs appending their messages then costs one commit and one WAL write of the shared
+pages instead of one per message; every caller resumes only after its rows are committed. Units run in the order they
 were handed over and see the ones before them (the ledger's read-check-insert stays serial).
 
 `CompiledQuery` runs a Core SELECT (compiled once) here with SQLAlchemy's own type conversions, so the
@@ -45,6 +45,9 @@ LOCK_WAIT_S = 30.0
 CHECKPOINT_EVERY = 1000
 """Write units between two WAL checkpoints, which run on a worker thread (SQLite's default: 1000 pages)."""
 
+INLINE_PER_TURN = 4
+"""Writes of one loop turn committed at once, in their caller's step, before the others are grouped."""
+
 GROUP_MAX = 64
 """Units in one group commit at most: one loop callback stays short (about 2 ms) however many wait."""
 
@@ -68,6 +71,9 @@ class DirectSQLite:
         self._commits = 0
         self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._flush: asyncio.Handle | None = None
+        self._turn: asyncio.Handle | None = None
+        self._inline = 0
+        """Writes committed at once in the current loop turn (`INLINE_PER_TURN` at most)."""
         self._deadline: float | None = None
         """While the file is locked by another connection: when the waiting group gives up."""
         self._delay = 0.0
@@ -98,11 +104,31 @@ class DirectSQLite:
         """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
         (see the module's doc); retried while another connection holds the file's write lock."""
         loop = asyncio.get_running_loop()
+        if not self._pending and self._flush is None and self._inline < INLINE_PER_TURN:
+            # The first writes of a loop turn commit at once, in their caller's step: a lone writer pays
+            # no extra turn. The ones after them in the same turn are grouped (`_commit_group`).
+            self._inline += 1
+            if self._turn is None:
+                self._turn = loop.call_soon(self._end_turn)
+            try:
+                results, failed = self._run_group([unit])
+            except sqlite3.OperationalError as exc:
+                if self._conn.in_transaction or not _locked(exc):
+                    raise
+            else:
+                self._after_commit(1)
+                if failed:
+                    raise failed[0]
+                return results[0]  # type: ignore[no-any-return]
         future: asyncio.Future[T] = loop.create_future()
         self._pending.append((unit, future))
         if self._flush is None:
             self._flush = loop.call_soon(self._commit_group)
         return await future
+
+    def _end_turn(self) -> None:
+        self._turn = None
+        self._inline = 0
 
     def _commit_group(self) -> None:
         self._flush = None
@@ -244,6 +270,9 @@ class DirectSQLite:
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
+        if self._turn is not None:
+            self._turn.cancel()
+            self._turn = None
         for _unit, future in self._pending:
             if not future.done():
                 future.set_exception(RuntimeError("the store was closed before this write was committed"))
