@@ -12,12 +12,13 @@ The loop must never wait on a lock: the connection has `busy_timeout=0`; when an
 an `asyncio.sleep`, up to the same 30 s the other connections wait. Reads in WAL mode never wait on
 the writer. Same file, same pragmas, same durability as the Store's own connections.
 
-Writes are group-committed: the first write of a loop turn commits at once; the units handed over
-after it in the same turn run together in ONE `BEGIN IMMEDIATE … COMMIT` at the next turn (a unit that
-raises gets its exception and nothing of it is stored: the group is rolled back and run again without
-it). A burst of runs appending their messages then costs one commit and one WAL write of the shared
-pages instead of one per message; every caller resumes only after its rows are committed. Units run in the order they
-were handed over and see the ones before them (the ledger's read-check-insert stays serial).
+Writes are group-committed: the first writes of a loop turn (`INLINE_PER_TURN`) commit at once; the
+units handed over after them in the same turn run together in ONE `BEGIN IMMEDIATE … COMMIT` at the
+next turn (a unit that raises gets its exception and nothing of it is stored: the group is rolled back
+and run again without it). A burst of runs appending their messages then costs one commit and one WAL
+write of the shared pages instead of one per message; every caller resumes only after its rows are
+committed. Units run in the order they were handed over and see the ones before them (the ledger's
+read-check-insert stays serial).
 
 `CompiledQuery` runs a Core SELECT (compiled once) here with SQLAlchemy's own type conversions, so the
 reads of a run (an order, a player's contacts, the live coupons: `Store.fetch`) cost no driver-thread
