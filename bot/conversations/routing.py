@@ -27,6 +27,7 @@ from bot.conversations.messages import (
     failure_text,
 )
 from bot.conversations.notifications import StaffNotifications
+from bot.conversations.pacing import TurnBudget
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_events import RunEvents
 from bot.conversations.surface import Surface, SurfaceError
@@ -43,6 +44,10 @@ log = logging.getLogger(__name__)
 
 ASKERS_KEPT = 10_000
 """Threads whose latest asker `Conversations.asker_of` remembers (the oldest are forgotten first)."""
+RUN_STARTS_PER_TURN = 24
+"""Runs that may start in one loop turn (one start costs ≈0.15 ms of the loop: ≈4 ms a turn)."""
+ENGINE_STEPS_PER_TURN = 8
+"""Model replies the engines act on in one loop turn (a step up to its next wait: ≈0.3–1 ms)."""
 
 LLMFactory = Callable[[], LLM]
 EventHook = Callable[[Any], Awaitable[None] | None]
@@ -114,6 +119,10 @@ class Conversations:
         self.models = models
         """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
         self._llm_slots = asyncio.Semaphore(llm_concurrency)
+        self.run_starts = TurnBudget(RUN_STARTS_PER_TURN)
+        """A burst of messages starts its runs a few dozen per loop turn (see `bot.conversations.pacing`)."""
+        self.engine_steps = TurnBudget(ENGINE_STEPS_PER_TURN)
+        """Model replies that land together are acted on a few per loop turn."""
         self._runs: dict[str, RunState] = {}
         self._askers: OrderedDict[str, str] = OrderedDict()
         if services.notify_staff is None:
@@ -135,7 +144,8 @@ class Conversations:
             row = await direct.read(
                 lambda c: c.execute(
                     "SELECT id FROM players WHERE discord_id = ?", (str(discord_id),)
-                ).fetchone()
+                ).fetchone(),
+                snapshot=False,
             )
             player_id = row[0] if row else None
         elif discord_id is not None:
@@ -195,7 +205,8 @@ class Conversations:
             row = await direct.read(
                 lambda c: c.execute(
                     "SELECT handoff FROM thread_state WHERE thread_id = ?", (thread_id,)
-                ).fetchone()
+                ).fetchone(),
+                snapshot=False,
             )
             return bool(row and row[0])
         async with self.store.session() as s:

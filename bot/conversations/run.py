@@ -54,6 +54,7 @@ async def answer(
     input guard's verdict on the message(s) in `query`, judged once when they arrived (`Conversations.handle`)."""
     with log_context(thread_id=thread_id, run_id=state.run_id):
         try:
+            await conv.run_starts.wait_turn()
             return await _answer(conv, state, thread_id, query, surface, untrusted)
         except BaseException as exc:
             if state.ended != state.run_id:
@@ -102,6 +103,7 @@ async def _answer(
             max_iterations=conv.max_iterations,
             run_budget_s=conv.run_budget_s,
             system_prompt=conv.system_prompt,
+            pace=conv.engine_steps.wait_turn,
         )
         state.trust = RequestTrust(untrusted=untrusted)
         ctx = ToolContext(

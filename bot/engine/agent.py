@@ -6,7 +6,7 @@ trace (`bot.engine.synthesis`).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from bot.engine.events import Emitter, EventCallback
@@ -60,6 +60,7 @@ class ReActAgent:
         synthesis_result_chars: int = 2_000,
         system_prompt: str | None = None,
         clock: Callable[[], float] | None = None,
+        pace: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._llm = llm
         self.tools = tools
@@ -73,6 +74,9 @@ class ReActAgent:
         self.synthesis_result_chars = synthesis_result_chars
         self.system_prompt = system_prompt
         self.clock = clock or time.perf_counter
+        self.pace = pace
+        """Awaited when a model reply arrives, before the engine acts on it: a host running many runs
+        spreads replies that land together over loop turns (`bot.conversations.pacing`)."""
 
     @property
     def llm(self) -> LLM:

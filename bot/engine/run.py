@@ -250,6 +250,8 @@ class AgentRun:
                     StopReason.LLM_ERROR,
                     f"{type(exc).__name__}: {exc}",
                 )
+            if self.agent.pace is not None:
+                await self.agent.pace()
             self.usage.add(response.usage)
             self.guard.calibrate(self.raw_estimate, response.usage.prompt_tokens)
             step = await (native_step if self.native else json_step)(self, response, iteration)

@@ -310,7 +310,7 @@ class Store:
         elsewhere through the engine. Rows read by column name either way (`row.amount`)."""
         if self.direct is not None:
             compiled = self.direct.compiled(query)
-            return await self.direct.read(lambda conn: compiled.rows(conn, params))
+            return await self.direct.read(lambda conn: compiled.rows(conn, params), snapshot=False)
         async with self.engine.connect() as conn:
             return list((await conn.execute(query, params)).all())
 

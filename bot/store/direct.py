@@ -12,12 +12,13 @@ The loop must never wait on a lock: the connection has `busy_timeout=0`; when an
 an `asyncio.sleep`, up to the same 30 s the other connections wait. Reads in WAL mode never wait on
 the writer. Same file, same pragmas, same durability as the Store's own connections.
 
-Writes are group-committed: the units handed over while the loop runs one round of callbacks are
-run together in ONE `BEGIN IMMEDIATE … COMMIT`, each inside its own savepoint (a unit that raises is
-rolled back alone and its caller gets the exception; the others commit). A burst of runs appending
-their messages then costs one commit and one WAL write of the shared pages instead of one per
-message; every caller still resumes only after its rows are committed. Units run in the order they
-were handed over and see the ones before them (the ledger's read-check-insert stays serial).
+Writes are group-committed: the first writes of a loop turn (`INLINE_PER_TURN`) commit at once; the
+units handed over after them in the same turn run together in ONE `BEGIN IMMEDIATE … COMMIT` at the
+next turn (a unit that raises gets its exception and nothing of it is stored: the group is rolled back
+and run again without it). A burst of runs appending their messages then costs one commit and one WAL
+write of the shared pages instead of one per message; every caller resumes only after its rows are
+committed. Units run in the order they were handed over and see the ones before them (the ledger's
+read-check-insert stays serial).
 
 `CompiledQuery` runs a Core SELECT (compiled once) here with SQLAlchemy's own type conversions, so the
 reads of a run (an order, a player's contacts, the live coupons: `Store.fetch`) cost no driver-thread
@@ -45,6 +46,9 @@ LOCK_WAIT_S = 30.0
 CHECKPOINT_EVERY = 1000
 """Write units between two WAL checkpoints, which run on a worker thread (SQLite's default: 1000 pages)."""
 
+INLINE_PER_TURN = 4
+"""Writes of one loop turn committed at once, in their caller's step, before the others are grouped."""
+
 GROUP_MAX = 64
 """Units in one group commit at most: one loop callback stays short (about 2 ms) however many wait."""
 
@@ -68,6 +72,9 @@ class DirectSQLite:
         self._commits = 0
         self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
         self._flush: asyncio.Handle | None = None
+        self._turn: asyncio.Handle | None = None
+        self._inline = 0
+        """Writes committed at once in the current loop turn (`INLINE_PER_TURN` at most)."""
         self._deadline: float | None = None
         """While the file is locked by another connection: when the waiting group gives up."""
         self._delay = 0.0
@@ -98,11 +105,31 @@ class DirectSQLite:
         """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
         (see the module's doc); retried while another connection holds the file's write lock."""
         loop = asyncio.get_running_loop()
+        if not self._pending and self._flush is None and self._inline < INLINE_PER_TURN:
+            # The first writes of a loop turn commit at once, in their caller's step: a lone writer pays
+            # no extra turn. The ones after them in the same turn are grouped (`_commit_group`).
+            self._inline += 1
+            if self._turn is None:
+                self._turn = loop.call_soon(self._end_turn)
+            try:
+                results, failed = self._run_group([unit])
+            except sqlite3.OperationalError as exc:
+                if self._conn.in_transaction or not _locked(exc):
+                    raise
+            else:
+                self._after_commit(1)
+                if failed:
+                    raise failed[0]
+                return results[0]  # type: ignore[no-any-return]
         future: asyncio.Future[T] = loop.create_future()
         self._pending.append((unit, future))
         if self._flush is None:
             self._flush = loop.call_soon(self._commit_group)
         return await future
+
+    def _end_turn(self) -> None:
+        self._turn = None
+        self._inline = 0
 
     def _commit_group(self) -> None:
         self._flush = None
@@ -115,39 +142,63 @@ class DirectSQLite:
         if not group:
             return
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
+            results, failed = self._run_group([unit for unit, _future in group])
         except sqlite3.OperationalError as exc:
-            self._wait_for_lock(group, exc)
+            if not self._conn.in_transaction and _locked(exc):
+                self._wait_for_lock(group, exc)
+                return
+            self._fail(group, exc)
             return
-        self._deadline, self._delay = None, 0.0
-        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
-        try:
-            for unit, future in group:
-                self._conn.execute("SAVEPOINT unit")
-                try:
-                    outcomes.append((future, unit(self._conn), None))
-                except Exception as exc:
-                    self._conn.execute("ROLLBACK TO unit")
-                    outcomes.append((future, None, exc))
-                self._conn.execute("RELEASE unit")
-            self._conn.execute("COMMIT")
         except BaseException as exc:  # the commit (disk full, I/O) or the connection failed: nothing stored
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-            for _unit, future in group:
-                if not future.done():
-                    future.set_exception(exc)
+            self._fail(group, exc)
             if not isinstance(exc, Exception):
                 raise
             return
-        for future, out, error in outcomes:
+        self._deadline, self._delay = None, 0.0
+        for i, (_unit, future) in enumerate(group):
             if future.done():
                 continue
-            if error is None:
-                future.set_result(out)
+            if i in failed:
+                future.set_exception(failed[i])
             else:
-                future.set_exception(error)
+                future.set_result(results[i])
         self._after_commit(len(group))
+
+    def _run_group(
+        self, units: list[Callable[[sqlite3.Connection], Any]]
+    ) -> tuple[dict[int, Any], dict[int, Exception]]:
+        """All `units` in one transaction. When one raises, the transaction is rolled back and run again
+        without it: units are written to be re-run whole (as on a locked file), and a failure is rare
+        (a lost race), so no savepoint per unit — each statement on this thread is a GIL hand-off."""
+        failed: dict[int, Exception] = {}
+        while True:
+            results: dict[int, Any] = {}
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for i, unit in enumerate(units):
+                    if i in failed:
+                        continue
+                    try:
+                        results[i] = unit(self._conn)
+                    except Exception as exc:
+                        failed[i] = exc
+                        break
+                else:
+                    self._conn.execute("COMMIT")
+                    return results, failed
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            if self._conn.in_transaction:  # a unit failed: undo the pass, run the others again
+                self._conn.execute("ROLLBACK")
+
+    def _fail(self, group: list[Any], exc: BaseException) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+        for _unit, future in group:
+            if not future.done():
+                future.set_exception(exc)
 
     def _wait_for_lock(self, group: list[Any], exc: sqlite3.OperationalError) -> None:
         """Another connection holds the write lock: try the group again later (units handed over in
@@ -168,9 +219,10 @@ class DirectSQLite:
             self._flush.cancel()
         self._flush = loop.call_later(self._delay, self._commit_group)
 
-    async def read(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `unit(conn)` on one consistent snapshot (a deferred read transaction), at once."""
-        return await self._read(unit)
+    async def read(self, unit: Callable[[sqlite3.Connection], T], *, snapshot: bool = True) -> T:
+        """Run `unit(conn)` at once, on one consistent snapshot (a deferred read transaction); a unit of
+        one statement (`snapshot=False`) is consistent by itself and spares the BEGIN and COMMIT."""
+        return await self._read(unit, "BEGIN" if snapshot else None)
 
     def _after_commit(self, units: int) -> None:
         before, self._commits = self._commits, self._commits + units
@@ -191,7 +243,7 @@ class DirectSQLite:
         except sqlite3.Error:
             pass  # the next one, or any other connection's automatic checkpoint, catches up
 
-    async def _read(self, unit: Callable[[sqlite3.Connection], T]) -> T:
+    async def _read(self, unit: Callable[[sqlite3.Connection], T], begin: str | None) -> T:
         deadline = time.monotonic() + LOCK_WAIT_S
         delay = 0.0005
         while True:
@@ -199,7 +251,8 @@ class DirectSQLite:
                 try:
                     # BEGIN inside the rollback guard: an exception raised right after it (a signal,
                     # a timeout) must not leave this shared connection inside a transaction.
-                    self._conn.execute("BEGIN")
+                    if begin is not None:
+                        self._conn.execute(begin)
                     out = unit(self._conn)
                     if self._conn.in_transaction:
                         self._conn.execute("COMMIT")
@@ -218,6 +271,9 @@ class DirectSQLite:
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
+        if self._turn is not None:
+            self._turn.cancel()
+            self._turn = None
         for _unit, future in self._pending:
             if not future.done():
                 future.set_exception(RuntimeError("the store was closed before this write was committed"))

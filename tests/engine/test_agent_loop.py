@@ -364,3 +364,18 @@ async def test_stop_request_ends_the_loop_at_the_next_safe_point(tools):
 
     result = await ReActAgent(llm, tools).run("q", make_ctx(), interrupts=queue, on_event=on_event)
     assert result.stopped_reason == "cancelled" and llm.unused_steps == [1]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_host_paces_each_model_reply_before_the_engine_acts_on_it(tools, mode):
+    llm = ScriptedLLM([LOOKUP, LOOKUP | {"args": {"order_id": "ORD002"}}, {"final": "done"}], mode=mode)
+    seen: list[int] = []
+
+    async def pace() -> None:  # the host's turn budget; here it records how far the run had got
+        seen.append(len(llm.requests))
+
+    run = await run_scripted([], tools, llm=llm, pace=pace)
+    loop_calls = [r for r in llm.requests if r.purpose == "loop"]
+    assert len(seen) == len(loop_calls) == 3  # once per reply of the tool loop …
+    assert seen == [1, 2, 3]  # … after that reply arrived, before the next call was made
+    assert [o.name for o in run.result.tool_outcomes] == ["lookup_order", "lookup_order"]

@@ -261,11 +261,20 @@ async def test_writes_handed_over_together_commit_together_and_a_failing_one_alo
 
         return direct.write(unit)
 
-    results = await asyncio.gather(put("a", 1), put("b", 2), put("a", 3), put("c", 4), return_exceptions=True)
-    assert results[0] == 1 and results[1] == 2 and results[3] == 3
-    assert isinstance(results[2], sqlite3.IntegrityError)  # the duplicate alone fails …
-    rows = direct.connection.execute("SELECT k, n FROM t_group ORDER BY k").fetchall()
-    assert rows == [("a", 1), ("b", 2), ("c", 4)]  # … the others of its group are committed
+    from bot.store.direct import INLINE_PER_TURN
+
+    # The first writes of a loop turn commit at once; the ones after them are grouped.
+    n = INLINE_PER_TURN
+    first = [put(f"0{i}", 0) for i in range(n)]
+    results = await asyncio.gather(
+        *first, put("a", 1), put("b", 2), put("a", 3), put("c", 4), return_exceptions=True
+    )
+    assert results[:n] == list(range(1, n + 1))
+    grouped = results[n:]
+    assert grouped[0] == n + 1 and grouped[1] == n + 2 and grouped[3] == n + 3
+    assert isinstance(grouped[2], sqlite3.IntegrityError)  # the duplicate alone fails …
+    rows = direct.connection.execute("SELECT k, n FROM t_group WHERE n > 0 ORDER BY k").fetchall()
+    assert rows == [("a", 1), ("b", 2), ("c", 4)]  # … the others of its group are committed, once
     assert not direct.connection.in_transaction
     with pytest.raises(sqlite3.IntegrityError):
         await put("b", 5)
