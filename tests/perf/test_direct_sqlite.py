@@ -241,7 +241,7 @@ def test_the_startup_heap_is_frozen_once_and_later_objects_stay_collectable() ->
     later = [[i] for i in range(1000)]
 
     class Node:
-        pass
+        """An object the collector must still free when it only lives in a cycle."""
 
     node = Node()
     node.me = node  # a reference cycle only the collector frees
