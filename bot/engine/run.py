@@ -221,13 +221,13 @@ class AgentRun:
             if left is not None and left <= 0:
                 return self.out_of_time()
             self.iterations = iteration
-            await self.check_context()
+            request = await self.check_context()
             await self.emit(ThinkingEvent(status="start", iteration=iteration))
             timeout = asyncio.timeout(self.remaining())
             try:
                 async with timeout:
                     response = await self.llm.chat(
-                        [api_message(m) for m in self.messages],
+                        request,
                         tools=self.schemas,
                         response_format=self.response_format,
                         purpose="loop",
@@ -278,20 +278,21 @@ class AgentRun:
         why = f"{o.name} failed three times with the same arguments and the same result ({o.result.code})"
         return fallbacks.repetition_text(self.ctx, self.calls.outcomes), StopReason.REPETITION, why
 
-    async def check_context(self) -> None:
+    async def check_context(self) -> list[dict[str, Any]]:
+        """The messages of the next model call as the API takes them, compacted first when they would
+        not fit the context window (built once per iteration: estimated and sent as they are)."""
         api = [api_message(m) for m in self.messages]
         self.raw_estimate = estimate_tokens(api, tools_estimate=self.schemas_estimate)
         if int(self.raw_estimate * self.guard.ratio) <= self.guard.budget:
-            return
+            return api
         if self.writer is not None:
             await self.writer.flush()  # the summary boundary is computed from stored ids
         compaction = await self.guard.compact(self.messages, self.llm, self.schemas)
         if compaction is None:
-            return
+            return api
         self.messages = compaction.messages
-        self.raw_estimate = estimate_tokens(
-            [api_message(m) for m in self.messages], tools_estimate=self.schemas_estimate
-        )
+        api = [api_message(m) for m in self.messages]
+        self.raw_estimate = estimate_tokens(api, tools_estimate=self.schemas_estimate)
         await self.emit(
             CompactEvent(
                 original_messages=compaction.original_messages,
@@ -303,6 +304,7 @@ class AgentRun:
             await self.memory.save_summary(
                 self.ctx.thread_id, compaction.upto_id, summary_note(compaction.summary)
             )
+        return api
 
     async def close_open_calls(self) -> None:
         """On cancellation: the results of calls that already finished are kept; `ThreadMemory.load`
