@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -95,14 +96,18 @@ class AgentRun:
         self.raw_estimate = 0
 
     def _tool_calls(self) -> ToolCalls:
+        # The callbacks reach this run through a weak proxy: closing over `self` would make every run a
+        # reference cycle (run → calls → callback → run) that only the cyclic collector frees, and a
+        # burst of finished runs would then cost full collections with the event loop stopped.
+        run = weakref.proxy(self)
         return ToolCalls(
             self.registry,
             self.ctx,
             self.emit,
             self.clock,
-            lambda: [self.query, *self.injected],
+            lambda: [run.query, *run.injected],
             json_mode=not self.native,
-            unread=lambda: bool(self.queue) or self.unread_injection,
+            unread=lambda: bool(run.queue) or run.unread_injection,
         )
 
     # ---- persistence -----------------------------------------------------------------------

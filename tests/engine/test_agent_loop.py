@@ -379,3 +379,32 @@ async def test_the_host_paces_each_model_reply_before_the_engine_acts_on_it(tool
     assert len(seen) == len(loop_calls) == 3  # once per reply of the tool loop …
     assert seen == [1, 2, 3]  # … after that reply arrived, before the next call was made
     assert [o.name for o in run.result.tool_outcomes] == ["lookup_order", "lookup_order"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_finished_run_is_freed_by_reference_counting_not_left_to_the_cyclic_collector(
+    tools, memory, mode
+):
+    import gc
+
+    from bot.engine.run import AgentRun
+
+    steps = [
+        LOOKUP,
+        {"tool": "issue_coupon", "args": {"order_id": "ORD001", "amount": 5000}},
+        {"final": "ok"},
+    ]
+    gc.collect()
+    gc.disable()  # what is still alive after the run, only the cyclic collector would free
+    try:
+        agent = ReActAgent(ScriptedLLM(steps, mode=mode), tools)
+        result = await agent.run("ORD001 배송이 늦어요", make_ctx(), memory=memory)
+        answer = "".join([d async for d in agent.stream_answer(result)])
+        assert result.answer == "ok" and answer
+        del agent, result
+        alive = [o for o in gc.get_objects() if isinstance(o, AgentRun)]
+    finally:
+        gc.enable()
+    # A run that is its own reference cycle keeps its whole graph (messages, outcomes, the model, the
+    # channel's renderer) until a full collection, which a burst of runs then pays with the loop stopped.
+    assert alive == []
