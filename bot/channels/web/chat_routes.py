@@ -195,8 +195,10 @@ async def _unless_gone(request: Request, waiting: Awaitable[RunStream | None]) -
 
 
 async def _disconnected(request: Request) -> None:
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
+    """Returns once the client has gone (the server reads `http.disconnect`)."""
+    message = await request.receive()
+    while message["type"] != "http.disconnect":
+        message = await request.receive()
 
 
 def check_thread_name(thread: str) -> None:
