@@ -7,11 +7,10 @@ is what the test proves.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import time
 from collections.abc import Callable
 from typing import Any
+
+from bench.polling import poll_until
 
 WITHIN = 15.0
 """Seconds a test waits for something that should happen at once on an idle machine."""
@@ -20,13 +19,4 @@ WITHIN = 15.0
 async def eventually(predicate: Callable[[], Any], *, what: str, within: float = WITHIN) -> Any:
     """Poll `predicate()` (sync or async) until it is truthy and return its value; fail the test with
     `what` after `within` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        value = predicate()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.02)
+    return await poll_until(predicate, within=within, what=what, interval=0.02)

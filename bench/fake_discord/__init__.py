@@ -9,11 +9,8 @@ test inject MESSAGE_CREATE and INTERACTION_CREATE dispatches, and can answer cho
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import itertools
 import re
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +19,7 @@ from aiohttp import web
 from bench.fake_discord.gateway import GatewayMixin
 from bench.fake_discord.rest import RestMixin
 from bench.fake_discord.world import EPHEMERAL, Call, FakeUser, FakeWorld, _Fault
+from bench.polling import poll_until
 
 __all__ = ["EPHEMERAL", "Call", "FakeDiscord", "FakeUser"]
 
@@ -131,13 +129,4 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         self, predicate: Callable[[], Any], *, within: float = 10.0, what: str = "condition"
     ) -> Any:
         """Poll until `predicate()` (sync or async) is truthy; fail the test with `what` after `within` seconds."""
-        deadline = time.monotonic() + within
-        while True:
-            value = predicate()
-            if inspect.isawaitable(value):
-                value = await value
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {within}s waiting for {what}")
-            await asyncio.sleep(0.01)
+        return await poll_until(predicate, within=within, what=what)
