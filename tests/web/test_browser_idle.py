@@ -22,8 +22,8 @@ ANSWER = "ORD004 마법사 코스튬은 배송 중입니다."
 assert CHROMIUM
 
 
-async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> None:  # noqa: F811
-    web = await make_web("native")
+async def answered_and_waiting(browser, web):  # noqa: F811
+    """The widget after its first answer, with its idle wait open on the server: (page, bot turns, streams)."""
     web.script({"final": FIRST})
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&lang=ko")
     await send(page, "ORD001 언제 오나요?")
@@ -32,6 +32,12 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
     await web.idle()
     streams = web.server.app.state.streams
     await eventually(lambda: streams.waiting(THREAD) == 1, what="the widget waits between runs")
+    return page, bots, streams
+
+
+async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> None:  # noqa: F811
+    web = await make_web("native")
+    page, bots, streams = await answered_and_waiting(browser, web)
 
     # Hold the widget's next wait on its way, then end the open one: the reply's stream starts and ends
     # in the gap between the two waits, when nobody is waiting on the server.
@@ -64,14 +70,7 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
 
 async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(browser, make_web) -> None:  # noqa: F811
     web = await make_web("native")
-    web.script({"final": FIRST})
-    page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&lang=ko")
-    await send(page, "ORD001 언제 오나요?")
-    bots = page.locator("li.msg.bot")
-    await expect(bots.locator(".bubble")).to_have_text([FIRST])
-    await web.idle()
-    streams = web.server.app.state.streams
-    await eventually(lambda: streams.waiting(THREAD) == 1, what="the widget waits between runs")
+    page, bots, streams = await answered_and_waiting(browser, web)
 
     # A staff reply still streaming (its end held back).
     reply = RunStream(web.deps.new_id(), THREAD, clock=web.deps.clock)

@@ -63,7 +63,8 @@ async def test_a_stream_that_ended_between_two_waits_goes_to_the_next_wait(web) 
     assert r.status_code == 204 and int(r.headers["x-arca-cursor"]) >= int(seen)
 
 
-async def test_a_wait_ends_when_its_client_goes_away(web) -> None:
+async def open_wait(web):
+    """After a first answer, a player's idle `?wait=25` that has reached the server: (streams, its request)."""
     player = web.client("P100")
     web.script({"final": "확인해 볼게요."})
     await web.chat(player, "안녕하세요")
@@ -71,6 +72,11 @@ async def test_a_wait_ends_when_its_client_goes_away(web) -> None:
     streams = web.server.app.state.streams
     wait = asyncio.create_task(player.get("/api/threads/main/events?wait=25"))
     await eventually(lambda: streams.waiting(THREAD) == 1, what="the wait reaches the server")
+    return streams, wait
+
+
+async def test_a_wait_ends_when_its_client_goes_away(web) -> None:
+    streams, wait = await open_wait(web)
     wait.cancel()  # the page closes: the connection goes
     with contextlib.suppress(asyncio.CancelledError):
         await wait
@@ -78,13 +84,7 @@ async def test_a_wait_ends_when_its_client_goes_away(web) -> None:
 
 
 async def test_a_wait_is_answered_when_the_server_stops(web) -> None:
-    player = web.client("P100")
-    web.script({"final": "확인해 볼게요."})
-    await web.chat(player, "안녕하세요")
-    await web.idle()
-    streams = web.server.app.state.streams
-    wait = asyncio.create_task(player.get("/api/threads/main/events?wait=25"))
-    await eventually(lambda: streams.waiting(THREAD) == 1, what="the wait reaches the server")
+    _streams, wait = await open_wait(web)
     await web.server.stop()
     try:
         response = await asyncio.wait_for(wait, 10)
