@@ -156,6 +156,18 @@ class Settings(BaseSettings):
         default=60.0, gt=0, le=86_400, allow_inf_nan=False, validation_alias=_env("ARCA_WEB_RATE_WINDOW")
     )
     """Seconds of the rate-limit window."""
+    web_trusted_proxies: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, validation_alias=_env("ARCA_WEB_TRUSTED_PROXIES")
+    )
+    """Proxies whose `X-Forwarded-For` names the client (addresses or networks, e.g. `10.0.0.5`); none
+    by default: a client's own forwarded header is never believed."""
+
+    @field_validator("web_trusted_proxies", mode="before")
+    @classmethod
+    def _split_proxies(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [p.strip() for p in value.replace(";", ",").split(",") if p.strip()]
+        return value
 
     @field_validator("web_origins", mode="before")
     @classmethod
@@ -336,8 +348,6 @@ def config_file() -> Path | None:
     return path
 
 
-_SECRET_WORDS = ("token", "key", "secret", "password")
-
 _FIELD_TO_ENV = {
     "discord_token": "DISCORD_TOKEN",
     "openai_api_key": "OPENAI_API_KEY",
@@ -357,19 +367,6 @@ def _env_name(field: str) -> str:
     return field
 
 
-def _shown_value(loc: tuple[Any, ...], value: Any) -> str:
-    """` (got 'x')` for a plain value of a plain setting; nothing for secrets, tables and lists.
-
-    A value inside `[models.*]` is never shown: the table may hold an `api_key`, and a key typed where a
-    table belongs must not be echoed either. URLs are shown with their passwords hidden.
-    """
-    if loc[0] == "models" or any(w in str(part).lower() for part in loc for w in _SECRET_WORDS):
-        return ""
-    if not isinstance(value, str | int | float | bool) or value is None:
-        return ""
-    return f" (got {redact_urls(repr(value))})"
-
-
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings, turning any validation failure into one clear `ConfigError` line."""
     try:
@@ -378,8 +375,8 @@ def load_settings(**overrides: Any) -> Settings:
         loc, msg = first_error(exc)
         loc = loc or ("?",)
         name = ".".join(str(p) for p in loc) if loc[0] == "models" else _env_name(str(loc[0]))
-        shown = _shown_value(loc, exc.errors()[0].get("input"))
-        raise ConfigError(f"{name}: {redact_urls(msg)}{shown}") from None
+        # Never the value: a secret pasted into the wrong variable must not reach the screen or a log.
+        raise ConfigError(f"{name}: {redact_urls(msg)}") from None
     except SettingsError as exc:
         match = re.search(r'field "(\w+)"', str(exc))
         if match:

@@ -295,6 +295,22 @@ async def check_discord(settings: Settings) -> Check:
     return Check("Discord token", "ok", f"set ({channels} support channel(s) configured)")
 
 
+async def check_web_secret(settings: Settings) -> Check:
+    from bot.channels.web.identity import secret_problem
+
+    secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
+    if not secret.strip():
+        return Check(
+            "web secret",
+            "warn",
+            "ARCA_WEB_SECRET is not set: the web channel cannot verify player tokens (visitors are anonymous)",
+            "set ARCA_WEB_SECRET to the key the game's server signs player tokens with (32+ bytes)",
+        )
+    if problem := secret_problem(secret):
+        return Check("web secret", "fail", problem, "the web channel refuses to start with it")
+    return Check("web secret", "ok", "ARCA_WEB_SECRET set (32+ bytes)")
+
+
 CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_policies,
     check_database,
@@ -302,6 +318,7 @@ CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_policy_index,
     check_llm,
     check_discord,
+    check_web_secret,
 ]
 
 

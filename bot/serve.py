@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from bot.channels.discord_bot import NO_LLM_LINE, NO_TOKEN_LINE, run_discord
-from bot.channels.web.runner import BackgroundPolicyIndex, start_web
+from bot.channels.web.runner import BackgroundPolicyIndex, identity_service, start_web
 
 
 async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int:
@@ -23,6 +23,7 @@ async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int
     if not settings.llm_configured:
         print(NO_LLM_LINE, file=sys.stderr)
         return 2
+    identity_service(settings)  # a weak ARCA_WEB_SECRET stops the start before anything is built
     metrics, metrics_server = start_metrics(settings)
     index_state = None
     background = None

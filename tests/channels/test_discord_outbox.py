@@ -17,7 +17,7 @@ from bot.staff.console import mint_link
 from bot.store.models import StaffOutbox
 from bot.store.outbox import OutboxPoller, claim_reply, enqueue_reply, pending_replies
 from tests.web.conftest import SECRET
-from tests.web.staff.conftest import CSRF
+from tests.web.staff.conftest import CSRF, post_login
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 STAFF = FakeDiscord.STAFF_CHANNEL
@@ -109,7 +109,7 @@ async def test_a_reply_typed_in_the_web_console_arrives_in_the_loopback_discord_
     try:
         url = await mint_link(conv.store, staff_id="4242", staff_name="Mina", base=server.url)
         async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
-            r = await client.post("/staff/login", data={"token": url.split("token=", 1)[1]})
+            r = await post_login(client, url.split("token=", 1)[1])
             assert r.status_code == 303, r.text
             csrf = CSRF.search((await client.get("/staff/conversations")).text).group(1)
             await client.post(f"/staff/conversations/{THREAD}/handoff", data={"csrf": csrf})

@@ -11,6 +11,7 @@ from fastapi.responses import Response
 
 from bot.channels.web.deps import WebDeps, WebError, deps_of
 from bot.channels.web.identity import ANON_COOKIE, ANON_COOKIE_MAX_AGE, Identity, TokenError
+from bot.channels.web.limits import check_all
 from tools.base import Actor
 
 
@@ -41,8 +42,23 @@ def resolve_caller(request: Request) -> Caller:
     visitor = deps.identities.read_visitor(request.cookies.get(ANON_COOKIE))
     if visitor is not None:
         return Caller(visitor)
+    wait = check_all([(request.app.state.new_visitors, client_address(request))])
+    if wait:
+        raise WebError(
+            429,
+            "rate_limited",
+            f"요청이 너무 많습니다. {wait}초 후에 다시 시도해 주세요. / Too many new visitors from this address; "
+            f"try again in {wait} s.",
+            headers={"Retry-After": str(wait)},
+            retry_after=wait,
+        )
     identity, cookie = deps.identities.new_visitor()
     return Caller(identity, cookie)
+
+
+def client_address(request: Request) -> str:
+    """The client's address as the server sees it (a trusted proxy's `X-Forwarded-For` already applied)."""
+    return request.client.host if request.client else "unknown"
 
 
 def set_visitor_cookie(response: Response, caller: Caller, deps: WebDeps) -> None:

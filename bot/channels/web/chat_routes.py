@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from bot.channels.web.callers import identity_json, resolve_caller, set_visitor_cookie
+from bot.channels.web.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
 from bot.channels.web.deps import (
     HISTORY_LIMIT,
     NO_LLM_MESSAGE,
@@ -26,6 +26,7 @@ from bot.channels.web.deps import (
     WebError,
     deps_of,
 )
+from bot.channels.web.json_body import read_json_object
 from bot.channels.web.limits import check_all
 from bot.channels.web.stream import RunStream, WebSurface
 from bot.conversations import Incoming, detect_locale
@@ -73,7 +74,7 @@ def chat_router() -> APIRouter:
             raise WebError(413, "message_too_long", verdict.reply, limit=deps.max_message_chars)
         if not body.message.strip():
             raise WebError(400, "empty_message", "The message is empty.")
-        ip = request.client.host if request.client else "unknown"
+        ip = client_address(request)
         limit_id, limit_ip = request.app.state.limits
         wait = check_all([(limit_id, caller.identity.key), (limit_ip, ip)])
         if wait:
@@ -208,30 +209,7 @@ def check_thread_name(thread: str) -> None:
 
 async def _read_chat_request(request: Request, deps: WebDeps) -> ChatRequest:
     """The JSON body, with one clear error for each way it can be wrong."""
-    max_bytes = deps.max_message_chars * 4 + 4_096
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise WebError(413, "body_too_large", f"The request body is larger than {max_bytes:,} bytes.")
-    raw = b""
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > max_bytes:
-            raise WebError(413, "body_too_large", f"The request body is larger than {max_bytes:,} bytes.")
-    content_type = request.headers.get("content-type", "")
-    if "json" not in content_type.lower():
-        raise WebError(
-            415,
-            "unsupported_media_type",
-            'Send JSON: Content-Type: application/json, {"thread": "main", "message": "..."}',
-        )
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise WebError(400, "invalid_json", f"The body is not valid JSON ({exc}).") from None
-    if not isinstance(data, dict):
-        raise WebError(
-            400, "invalid_request", 'The body must be a JSON object: {"thread": "main", "message": "..."}'
-        )
+    data = await read_json_object(request, '{"thread": "main", "message": "..."}')
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as exc:

@@ -61,6 +61,11 @@ class WebDeps:
     rate_limit: int = 20
     rate_limit_ip: int = 60
     rate_window: float = 60.0
+    new_visitors_ip: int = 10
+    """New anonymous visitors (requests without a visitor cookie) one address may start per `rate_window`."""
+    trusted_proxies: list[str] = field(default_factory=list)
+    """`ARCA_WEB_TRUSTED_PROXIES`: addresses whose `X-Forwarded-For` / `-Proto` name the client (uvicorn's
+    `forwarded_allow_ips`); none by default, so a client cannot pick the address its limits count."""
     origins: list[str] = field(default_factory=list)
     secure_cookies: bool = False
     """Set the visitor cookie `Secure; SameSite=None` (the page is embedded cross-site over HTTPS)."""
@@ -86,6 +91,7 @@ class WebDeps:
             rate_limit_ip=settings.web_rate_limit_ip,
             rate_window=settings.web_rate_window,
             origins=list(settings.web_origins),
+            trusted_proxies=list(settings.web_trusted_proxies),
             conversation_idle_minutes=settings.conversation_idle_minutes,
             resolution_window_minutes=settings.resolution_window_minutes,
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),

@@ -18,6 +18,7 @@ from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
 from bot.channels.web.callers import resolve_caller, set_visitor_cookie
 from bot.channels.web.chat_routes import check_thread_name
 from bot.channels.web.deps import WebError, deps_of
+from bot.channels.web.json_body import read_json_object
 from bot.store import Run, ThreadMessage
 
 VOTES = {"up": 1, "down": -1}
@@ -31,11 +32,9 @@ def feedback_router() -> APIRouter:
         deps = deps_of(request)
         caller = resolve_caller(request)
         check_thread_name(thread)
-        try:
-            body: Any = await request.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or body.get("vote") not in VOTES:
+        usage = '{"vote": "up" | "down", "comment": "..."}'
+        body: Any = await read_json_object(request, usage)
+        if body.get("vote") not in VOTES:
             raise WebError(
                 400, "invalid_request", 'Send {"vote": "up" | "down"} (and an optional "comment").'
             )

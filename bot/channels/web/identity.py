@@ -25,6 +25,18 @@ ANON_COOKIE_MAX_AGE = 365 * 24 * 3600
 IDENTITY_PATTERN = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 """What a player id may look like: it becomes part of the thread id `web:<identity>:<thread>`."""
 DEFAULT_TTL = 15 * 60
+MIN_SECRET_BYTES = 32
+"""A shorter HS256 key is guessed from one token in seconds, and then any player's token is forged."""
+
+
+def secret_problem(secret: str) -> str | None:
+    """Why `ARCA_WEB_SECRET` cannot sign tokens (never quoting it), or None for a usable key."""
+    if len(secret.encode()) < MIN_SECRET_BYTES:
+        return (
+            f"ARCA_WEB_SECRET is shorter than {MIN_SECRET_BYTES} bytes: set a long random value, e.g. the "
+            'output of `python -c "import secrets; print(secrets.token_urlsafe(32))"`'
+        )
+    return None
 
 
 class TokenError(Exception):
@@ -81,6 +93,9 @@ class IdentityService:
         """A player token as the game's server makes it (`arca-bot web-token`, tests)."""
         if not IDENTITY_PATTERN.fullmatch(player_id):
             raise ValueError("a player id is 1-64 letters, digits or _ . @ -")
+        if player_id.startswith("anon-"):
+            # `anon-…` names anonymous visitors: `verify_token` refuses it, so no token carries it.
+            raise ValueError("a player id may not start with `anon-` (reserved for anonymous visitors)")
         issued = int(time.time() if now is None else now)
         claims = {"sub": player_id, "iat": issued, "exp": issued + int(ttl_seconds)}
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM)

@@ -19,8 +19,9 @@ from typing import Any
 
 import uvicorn
 
-from bot.channels.web.identity import IdentityService
+from bot.channels.web.identity import IdentityService, secret_problem
 from bot.channels.web.server import WebDeps, create_app
+from bot.config import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,13 @@ class WebServer:
         sock.bind((self.host, self.port))
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
+        trusted = list(getattr(getattr(getattr(self.app, "state", None), "web", None), "trusted_proxies", []))
         config = uvicorn.Config(
             self.app,
+            # Forwarded headers only from `ARCA_WEB_TRUSTED_PROXIES` (uvicorn trusts 127.0.0.1 by default).
+            proxy_headers=bool(trusted),
+            forwarded_allow_ips=",".join(trusted) or "",
+            log_config=None,  # uvicorn's own lines go through the bot's handler (ARCA_LOG_FORMAT)
             log_level="warning",
             access_log=False,  # request lines could carry what a player typed in a query; keep them out
             lifespan="off",
@@ -181,8 +187,8 @@ def identity_service(settings: Any) -> IdentityService:
             "anonymous visitors lose their conversations when the server restarts"
         )
         secret = secrets.token_urlsafe(32)
-    elif len(secret.encode()) < 32:
-        log.warning("ARCA_WEB_SECRET is shorter than 32 bytes; use a long random value (HS256 key)")
+    elif problem := secret_problem(secret):
+        raise ConfigError(problem)  # refused: a weak key lets anyone forge a player's token
     return IdentityService(secret)
 
 
@@ -209,6 +215,7 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
     """`arca-bot web`: the web channel alone, with the configured LLM; starts (and says so) without one."""
     from bot.app import build_app, make_policy_index_safely, start_metrics
 
+    identity_service(settings)  # a weak ARCA_WEB_SECRET stops the start before anything is built
     metrics, metrics_server = start_metrics(settings)
     # Started once the server listens: its imports and embedding would otherwise delay /healthz.
     index = BackgroundPolicyIndex(lambda cancelled: make_policy_index_safely(settings, cancelled=cancelled))
@@ -271,6 +278,9 @@ def web_token_command(settings: Any, player_id: str, ttl: str, *, link: bool = F
         print(
             "arca-bot: ARCA_WEB_SECRET is not set; the web channel could not verify a token", file=sys.stderr
         )
+        return 2
+    if problem := secret_problem(secret):
+        print(f"arca-bot: {problem}", file=sys.stderr)
         return 2
     try:
         seconds = parse_ttl(ttl)

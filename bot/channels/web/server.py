@@ -11,10 +11,12 @@ from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from bot.channels.web.body_limits import BodyLimit
 from bot.channels.web.callers import Caller, resolve_caller
 from bot.channels.web.chat_routes import chat_router
 from bot.channels.web.deps import StreamRegistry, WebDeps, WebError, deps_of
@@ -36,13 +38,16 @@ def create_app(deps: WebDeps) -> FastAPI:
         SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
         SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),
     )
+    # A request without a cookie is a new visitor: capped per address, or dropping the cookie would
+    # reset the per-identity limit.
+    app.state.new_visitors = SlidingWindowLimiter(deps.new_visitors_ip, deps.rate_window, clock=deps.clock)
     if deps.origins:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=deps.origins,
             allow_credentials=True,
             allow_methods=["GET", "POST"],
-            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Arca-Request"],
             expose_headers=["Retry-After"],
         )
 
@@ -54,6 +59,13 @@ def create_app(deps: WebDeps) -> FastAPI:
             headers=exc.headers,
         )
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # Never pydantic's details (they quote the input): the API's error shape, one plain sentence.
+        return JSONResponse({"error": "invalid_request", "message": "The request is not valid."}, 400)
+
+    # Outermost: no route, CORS answer or error handler reads more than the cap.
+    app.add_middleware(BodyLimit, chat_cap=deps.max_message_chars * 4 + 4_096)
     app.include_router(page_router())
     app.include_router(chat_router())
     app.include_router(feedback_router())

@@ -15,6 +15,7 @@ from bot.staff.console import mint_link
 from bot.store import Coupon
 
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+LOGIN_CSRF = re.compile(r'name="login_csrf" value="([^"]+)"')
 
 
 @dataclass
@@ -31,10 +32,18 @@ def token_of(url: str) -> str:
     return url.split("token=", 1)[1]
 
 
+async def post_login(client: httpx.AsyncClient, token: str) -> httpx.Response:
+    """What a browser does with a sign-in link: open its page, then press the button."""
+    page = await client.get("/staff/login", params={"token": token})
+    return await client.post(
+        "/staff/login", data={"token": token, "login_csrf": LOGIN_CSRF.search(page.text).group(1)}
+    )
+
+
 async def sign_in(web: Any, name: str = "Mina", staff_id: str = "4242") -> Staff:
     url = await link(web, name, staff_id)
     client = web.client()
-    r = await client.post("/staff/login", data={"token": token_of(url)})
+    r = await post_login(client, token_of(url))
     assert r.status_code == 303 and r.headers["location"] == "/staff/conversations", r.text
     page = await client.get("/staff/conversations")
     assert page.status_code == 200

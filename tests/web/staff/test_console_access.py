@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from bot.staff.console import token_hash
 from bot.store import AuditEntry, utcnow
 from bot.store.models import StaffLink, StaffSession
-from tests.web.staff.conftest import add_pending, link, sign_in, token_of
+from tests.web.staff.conftest import LOGIN_CSRF, add_pending, link, post_login, sign_in, token_of
 
 ROUTES = [
     "/staff",
@@ -92,13 +92,13 @@ async def test_the_login_page_never_spends_the_link_and_a_link_works_once(web) -
     client = web.client()
     page = await client.get(f"/staff/login?token={token}")  # what a chat app's link preview does
     assert page.status_code == 200 and 'name="token"' in page.text
-    first = await client.post("/staff/login", data={"token": token})
+    first = await post_login(client, token)
     assert first.status_code == 303
     cookie = first.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/staff" in cookie
     assert "Secure" not in cookie  # plain http on 127.0.0.1; Secure when served over TLS
     other = web.client()
-    again = await other.post("/staff/login", data={"token": token})
+    again = await post_login(other, token)
     assert again.status_code == 401 and "arca_staff" not in again.headers.get("set-cookie", "")
     refused(await other.get("/staff/conversations"))
     assert (await client.get("/staff/conversations")).status_code == 200
@@ -110,9 +110,11 @@ async def test_an_expired_or_unknown_link_is_refused(web) -> None:
     async with store.session() as s, s.begin():
         await s.execute(update(StaffLink).values(expires_at=utcnow() - timedelta(seconds=1)))
     client = web.client()
-    assert (await client.post("/staff/login", data={"token": token_of(url)})).status_code == 401
-    assert (await client.post("/staff/login", data={"token": "made-up"})).status_code == 401
-    assert (await client.post("/staff/login", data={})).status_code == 401
+    assert (await post_login(client, token_of(url))).status_code == 401
+    assert (await post_login(client, "made-up")).status_code == 401
+    page = await client.get("/staff/login", params={"token": "x"})
+    no_link = {"login_csrf": LOGIN_CSRF.search(page.text).group(1)}
+    assert (await client.post("/staff/login", data=no_link)).status_code == 401
     refused(await client.get("/staff/ledger"))
 
 

@@ -20,7 +20,7 @@ from bot.staff.console import token_hash
 from bot.store import AuditEntry, Coupon, Run
 from bot.store.models import StaffOutbox, StaffSession
 from tests.web.conftest import SECRET
-from tests.web.staff.conftest import add_pending, sign_in, token_of
+from tests.web.staff.conftest import LOGIN_CSRF, add_pending, sign_in, token_of
 from tools.base import Actor
 
 
@@ -189,7 +189,14 @@ async def test_slash_console_gives_a_one_time_link(make_web, tmp_path) -> None:
     url = reply.data["url"]
     assert url.startswith("https://support.example.com/staff/login?token=") and url in reply.text
     client = web.client()
-    login = await client.post("/staff/login", data={"token": token_of(url)})
+    page = await client.get("/staff/login", params={"token": token_of(url)})
+    assert "; Secure" in page.headers["set-cookie"]  # the page's token too: this client never sends it back
+    page_token = LOGIN_CSRF.search(page.text).group(1)
+    login = await client.post(
+        "/staff/login",
+        data={"token": token_of(url), "login_csrf": page_token},
+        headers={"Cookie": f"arca_staff_login={page_token}"},
+    )
     assert login.status_code == 303
     assert "; Secure" in login.headers["set-cookie"]  # served as https (ARCA_WEB_PUBLIC_URL): Secure cookie
     async with conv.store.session() as s:

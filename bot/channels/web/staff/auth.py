@@ -25,6 +25,8 @@ __all__ = ["LINK_TTL", "LOGIN_PATH", "console_base_url", "mint_link", "token_has
 IDLE_TIMEOUT = timedelta(minutes=30)
 MAX_AGE = timedelta(hours=12)
 SESSION_COOKIE = "arca_staff"
+LOGIN_COOKIE = "arca_staff_login"
+"""The sign-in page's token; `POST /staff/login` must send it back as the form's `login_csrf`."""
 
 
 @dataclass(frozen=True)
@@ -118,8 +120,13 @@ async def session_active(store: Any, cookie: str | None) -> bool:
     )
 
 
+def login_form_ok(cookie: str | None, sent: str | None) -> bool:
+    """Whether a sign-in form came from the page this server showed (its cookie and field agree)."""
+    return bool(cookie) and bool(sent) and hmac.compare_digest(str(cookie).encode(), str(sent).encode())
+
+
 def csrf_ok(user: StaffUser, sent: str | None) -> bool:
-    return bool(sent) and hmac.compare_digest(user.csrf, sent)
+    return bool(sent) and hmac.compare_digest(user.csrf.encode(), str(sent).encode())
 
 
 async def list_sessions(store: Any) -> list[StaffSession]:

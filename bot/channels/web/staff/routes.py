@@ -8,6 +8,7 @@ with the staff member's `staff:<id>` label.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 from urllib.parse import quote
 
@@ -51,11 +52,27 @@ def staff_router() -> APIRouter:
         # The link only shows a button: chat apps fetch links to preview them, and a GET must not
         # spend the one-time token.
         token = request.query_params.get("token", "")
-        return render(request, "login.html", None, token=token, failed=False)
+        # The page's own token, as a cookie and a hidden field: a sign-in form another site submits
+        # has neither, so nobody is signed in as someone else's link (login CSRF).
+        page_token = secrets.token_urlsafe(24)
+        response = render(request, "login.html", None, token=token, failed=False, login_csrf=page_token)
+        response.set_cookie(
+            auth.LOGIN_COOKIE,
+            page_token,
+            max_age=3600,
+            httponly=True,
+            secure=is_secure(request),
+            samesite="strict",
+            path="/staff/login",
+        )
+        return response
 
     @router.post("/login")
     async def login(request: Request) -> Response:
         form = await form_of(request)
+        if not auth.login_form_ok(request.cookies.get(auth.LOGIN_COOKIE), form.get("login_csrf")):
+            text = "로그인 링크를 다시 열어 주세요. / Open the sign-in link again."
+            return render(request, "message.html", None, status=403, text=text)
         conv = conversations_of(request)
         got = await auth.redeem_link(
             conv.store, form.get("token", ""), user_agent=request.headers.get("user-agent")

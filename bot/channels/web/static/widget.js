@@ -199,7 +199,7 @@
   // ---- HTTP --------------------------------------------------------------------------------------
 
   function headers(extra) {
-    const h = Object.assign({}, extra || {});
+    const h = Object.assign({ "X-Arca-Request": "1" }, extra || {}); // the server refuses state changes without it from other sites
     if (state.token) h["Authorization"] = "Bearer " + state.token;
     return h;
   }

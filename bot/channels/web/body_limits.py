@@ -1,0 +1,111 @@
+"""A size cap on every request body, applied before any route reads it (an ASGI middleware).
+
+The body is read here, up to the route's cap, and handed on: a 100 MB sign-in form or feedback vote is
+answered 413 after at most the cap (at once when `Content-Length` says so), and a client that goes away
+half-way is dropped with one log line instead of a traceback from deep inside the route.
+Written by hand: Starlette has no per-route body limit, and the ASGI contract makes it twenty lines.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[Message], Any]
+
+DEFAULT_CAP = 16 * 1024
+"""Bytes of any body the routes below do not name (feedback votes, unknown paths)."""
+STAFF_CAP = 64 * 1024
+"""The console's forms: a staff reply, a revoke reason."""
+LOGIN_CAP = 4 * 1024
+"""`POST /staff/login` carries a link token and the page's token."""
+_WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+def body_cap(path: str, chat_cap: int) -> int:
+    """The largest body (bytes) a request to `path` may send."""
+    if path == "/api/chat":
+        return chat_cap
+    if path == "/staff/login":
+        return LOGIN_CAP
+    if path.startswith("/staff"):
+        return STAFF_CAP
+    return DEFAULT_CAP
+
+
+class BodyLimit:
+    """Reads each request body up to its cap before the app sees it; 413 past the cap."""
+
+    def __init__(self, app: Any, chat_cap: int) -> None:
+        self.app = app
+        self.chat_cap = chat_cap
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        cap = body_cap(path, self.chat_cap)
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > cap:
+            await _too_large(path, cap, send)
+            return
+        if scope.get("method") not in _WITH_BODY:
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                # A half-sent body: nobody is left to answer.
+                log.info("a client went away before sending the whole request body (%s)", path)
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > cap:
+                await _too_large(path, cap, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()  # after the body: `http.disconnect` for the SSE routes' watchers
+
+        await self.app(scope, replay, send)
+
+
+async def _too_large(path: str, cap: int, send: Send) -> None:
+    if path.startswith("/staff"):
+        body = f"<!doctype html><title>413</title><p>The request is larger than {cap:,} bytes.</p>".encode()
+        media = b"text/html; charset=utf-8"
+    else:
+        body = json.dumps(
+            {"error": "body_too_large", "message": f"The request body is larger than {cap:,} bytes."}
+        ).encode()
+        media = b"application/json"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", media),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
