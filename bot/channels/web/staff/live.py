@@ -28,6 +28,7 @@ from bot.channels.web.staff.pages import (
     THREAD_ID,
     conversations_of,
     lang_of,
+    list_position,
     render,
     render_html,
     require_user,
@@ -184,7 +185,12 @@ def add_live_routes(router: APIRouter) -> None:
         user = await require_user(request)
         conv = conversations_of(request)
         lang, zone, path = lang_of(request), zone_of(request), "/staff/conversations"
-        watch = hub_of(request).watch("list", lambda: queries.conversation_rows(conv), LIST_INTERVAL)
+        page, search = list_position(request)
+        watch = hub_of(request).watch(
+            f"list:{page}:{search}",
+            lambda: queries.conversation_rows(conv, page=page, search=search),
+            LIST_INTERVAL,
+        )
         cookie = request.cookies.get(SESSION_COOKIE)
 
         async def events() -> AsyncIterator[ServerSentEvent]:

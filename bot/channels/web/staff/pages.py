@@ -4,6 +4,8 @@ headers, the language and time zone of the page, and small responses (assets, CS
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
+from collections.abc import AsyncIterator
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -12,7 +14,13 @@ from urllib.parse import parse_qs, quote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import (
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from bot.channels.web.staff import auth
@@ -168,6 +176,24 @@ def back(request: Request, path: str, reply: Any | None = None) -> Response:
     return with_console_headers(RedirectResponse(url, status_code=303))
 
 
+FORM_KEYS_KEPT = 10_000
+"""Sent reply forms remembered (per process) to refuse a second press; the oldest are forgotten first."""
+
+
+def claim_form(request: Request, key: str) -> bool:
+    """True the first time a form's key is sent (a form without a key always passes). No await between
+    the check and the claim: two parallel posts of one form cannot both pass."""
+    if not key:
+        return True
+    sent: OrderedDict[str, None] = request.app.state.__dict__.setdefault("staff_forms_sent", OrderedDict())
+    if key in sent:
+        return False
+    sent[key] = None
+    while len(sent) > FORM_KEYS_KEPT:
+        sent.popitem(last=False)
+    return True
+
+
 def ledger_row(c: Any) -> list[Any]:
     return [
         c.id,
@@ -181,6 +207,13 @@ def ledger_row(c: Any) -> list[Any]:
         c.created_at,
         c.revoked_at,
     ]
+
+
+def list_position(request: Request) -> tuple[int, str]:
+    """The conversation list's `?page=` (from 1) and `?q=` search text."""
+    page = request.query_params.get("page", "1")
+    search = request.query_params.get("q", "").strip()[:100]
+    return (max(1, int(page)) if re.fullmatch(r"[0-9]{1,5}", page) else 1), search
 
 
 def flash_of(request: Request) -> dict[str, Any]:
@@ -198,6 +231,22 @@ def asset_response(name: str, media_type: str) -> Response:
 def csv_response(body: str, filename: str) -> Response:
     response = PlainTextResponse(
         "\ufeff" + body,
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+    return with_console_headers(response)
+
+
+def csv_stream(chunks: AsyncIterator[str], filename: str) -> Response:
+    """A CSV download written as it is read (the audit log has no size limit)."""
+
+    async def body() -> AsyncIterator[str]:
+        yield "\ufeff"
+        async for chunk in chunks:
+            yield chunk
+
+    response = StreamingResponse(
+        body(),
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -29,17 +30,27 @@ class ConversationRow:
     messages: int
 
 
-async def conversation_rows(conversations: Any, limit: int = PAGE_LIMIT) -> list[ConversationRow]:
-    """Every thread with messages, most recent first, with its state, player and last message."""
+async def conversation_rows(
+    conversations: Any, limit: int = PAGE_LIMIT, *, page: int = 1, search: str = ""
+) -> list[ConversationRow]:
+    """Threads with messages, most recent first, with their state, player and last message: page `page`
+    of `limit` rows, only threads whose id or player contains `search` when it is given."""
     store = conversations.store
+    query = select(ThreadMessage.thread_id, func.max(ThreadMessage.id), func.count(ThreadMessage.id)).where(
+        ThreadMessage.role.in_(("user", "assistant"))
+    )
+    if search:
+        asked = select(Run.thread_id).where(Run.player.contains(search, autoescape=True))
+        query = query.where(
+            ThreadMessage.thread_id.contains(search, autoescape=True) | ThreadMessage.thread_id.in_(asked)
+        )
     async with store.session() as s:
         latest = (
             await s.execute(
-                select(ThreadMessage.thread_id, func.max(ThreadMessage.id), func.count(ThreadMessage.id))
-                .where(ThreadMessage.role.in_(("user", "assistant")))
-                .group_by(ThreadMessage.thread_id)
+                query.group_by(ThreadMessage.thread_id)
                 .order_by(func.max(ThreadMessage.id).desc())
                 .limit(limit)
+                .offset((max(page, 1) - 1) * limit)
             )
         ).all()
         if not latest:
@@ -172,7 +183,9 @@ class CouponFilter:
     day: str = ""
 
 
-async def coupons(store: Any, f: CouponFilter, timezone: str = "UTC") -> list[tuple[Coupon, Order | None]]:
+async def coupons(
+    store: Any, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT
+) -> list[tuple[Coupon, Order | None]]:
     query = select(Coupon, Order).join(Order, Order.id == Coupon.order_id, isouter=True)
     if f.player:
         query = query.where(Coupon.player_id == f.player)
@@ -184,7 +197,7 @@ async def coupons(store: Any, f: CouponFilter, timezone: str = "UTC") -> list[tu
         start = _day_start(f.day, timezone)
         if start is not None:
             query = query.where(Coupon.created_at >= start, Coupon.created_at < start + timedelta(days=1))
-    query = query.order_by(Coupon.id.desc()).limit(PAGE_LIMIT)
+    query = query.order_by(Coupon.id.desc()).limit(limit)
     async with store.session() as s:
         return [(c, o) for c, o in (await s.execute(query)).all()]
 
@@ -224,16 +237,42 @@ class AuditFilter:
     code: str = ""
 
 
-async def audit_rows(store: Any, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
+def _audit_query(f: AuditFilter) -> Any:
     query = select(AuditEntry)
     if f.actor:
-        query = query.where(AuditEntry.actor.contains(f.actor))
+        query = query.where(AuditEntry.actor.contains(f.actor, autoescape=True))
     if f.action:
-        query = query.where(AuditEntry.action.contains(f.action))
+        query = query.where(AuditEntry.action.contains(f.action, autoescape=True))
     if f.code:
         query = query.where(AuditEntry.code == f.code)
+    return query
+
+
+async def audit_rows(store: Any, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
     async with store.session() as s:
-        return list((await s.execute(query.order_by(AuditEntry.id.desc()).limit(limit))).scalars())
+        return list((await s.execute(_audit_query(f).order_by(AuditEntry.id.desc()).limit(limit))).scalars())
+
+
+AUDIT_HEADER = ["id", "at", "actor", "action", "thread_id", "target", "code", "detail"]
+CSV_BATCH = 500
+
+
+async def audit_csv(store: Any, f: AuditFilter) -> AsyncIterator[str]:
+    """Every audit row of the filter as CSV text, newest first, `CSV_BATCH` rows per read (by id, so
+    rows written meanwhile neither repeat nor shift a batch)."""
+    yield to_csv(AUDIT_HEADER, [])
+    before: int | None = None
+    while True:
+        query = _audit_query(f)
+        if before is not None:
+            query = query.where(AuditEntry.id < before)
+        async with store.session() as s:
+            batch = list((await s.execute(query.order_by(AuditEntry.id.desc()).limit(CSV_BATCH))).scalars())
+        if not batch:
+            return
+        rows = [[r.id, r.at, r.actor, r.action, r.thread_id, r.target, r.code, r.detail] for r in batch]
+        yield to_csv(None, rows)
+        before = batch[-1].id
 
 
 def _cell(value: Any) -> str:
@@ -242,10 +281,11 @@ def _cell(value: Any) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def to_csv(header: list[str], rows: list[list[Any]]) -> str:
+def to_csv(header: list[str] | None, rows: list[list[Any]]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(header)
+    if header is not None:
+        writer.writerow(header)
     for row in rows:
         writer.writerow([_cell(v) for v in row])
     return buf.getvalue()

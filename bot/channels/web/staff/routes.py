@@ -8,9 +8,10 @@ with the staff member's `staff:<id>` label.
 
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -24,13 +25,16 @@ from bot.channels.web.staff.pages import (
     Refused,
     asset_response,
     back,
+    claim_form,
     conversations_of,
     csv_response,
+    csv_stream,
     dispatch,
     flash_of,
     form_of,
     is_secure,
     ledger_row,
+    list_position,
     policy_documents,
     render,
     require_post,
@@ -122,8 +126,22 @@ def staff_router() -> APIRouter:
     @router.get("/conversations")
     async def conversations_page(request: Request) -> Response:
         user = await require_user(request)
-        rows = await queries.conversation_rows(conversations_of(request))
-        return render(request, "conversations.html", user, rows=rows, **flash_of(request))
+        page, search = list_position(request)
+        # One row more than a page: whether a next page exists.
+        rows = await queries.conversation_rows(
+            conversations_of(request), queries.PAGE_LIMIT + 1, page=page, search=search
+        )
+        return render(
+            request,
+            "conversations.html",
+            user,
+            rows=rows[: queries.PAGE_LIMIT],
+            page=page,
+            search=search,
+            more=len(rows) > queries.PAGE_LIMIT,
+            live_query=urlencode({"page": page, "q": search}),
+            **flash_of(request),
+        )
 
     @router.get("/conversations/{thread_id}")
     async def conversation_page(thread_id: str, request: Request) -> Response:
@@ -137,6 +155,7 @@ def staff_router() -> APIRouter:
             thread_id=thread_id,
             messages=messages,
             running=conv.is_running(thread_id),
+            reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
             handed_off=await queries.is_handed_off(conv.store, thread_id),
             replies=await reply_statuses(conv.store, thread_id),
             **flash_of(request),
@@ -152,8 +171,8 @@ def staff_router() -> APIRouter:
         if action in ("handoff", "resume"):
             return back(request, here, await dispatch(request, user, f"/{action}", channel=thread_id))
         text = form.get("text", "").strip()
-        if not text:
-            return back(request, here)
+        if not text or not claim_form(request, form.get("reply_key", "")):
+            return back(request, here)  # empty, or this form was already sent (a double press)
         await conv.memory.append(
             thread_id,
             {"role": "assistant", "content": text, "name": f"staff:{user.staff_id}"},
@@ -198,8 +217,11 @@ def staff_router() -> APIRouter:
             status=q.get("status", "").strip(),
             day=q.get("day", "").strip(),
         )
-        rows = await queries.coupons(conv.store, f, conv.services.timezone)
-        if q.get("format") == "csv":
+        csv = q.get("format") == "csv"  # the download has every row, the page the latest ones
+        rows = await queries.coupons(
+            conv.store, f, conv.services.timezone, None if csv else queries.PAGE_LIMIT
+        )
+        if csv:
             header = ["id", "code", "order_id", "player_id", "amount", "status", "issued_by", "reason"]
             header += ["created_at", "revoked_at"]
             body = queries.to_csv(header, [ledger_row(c) for c, _ in rows])
@@ -226,13 +248,10 @@ def staff_router() -> APIRouter:
             action=q.get("action", "").strip(),
             code=q.get("code", "").strip(),
         )
-        rows = await queries.audit_rows(conversations_of(request).store, f)
-        if q.get("format") == "csv":
-            body = queries.to_csv(
-                ["id", "at", "actor", "action", "thread_id", "target", "code", "detail"],
-                [[r.id, r.at, r.actor, r.action, r.thread_id, r.target, r.code, r.detail] for r in rows],
-            )
-            return csv_response(body, "audit.csv")
+        store = conversations_of(request).store
+        if q.get("format") == "csv":  # every row, read and sent in batches
+            return csv_stream(queries.audit_csv(store, f), "audit.csv")
+        rows = await queries.audit_rows(store, f)
         return render(request, "audit.html", user, rows=rows, f=f)
 
     @router.get("/dashboard")
@@ -286,9 +305,11 @@ def staff_router() -> APIRouter:
         return render(request, "sessions.html", user, rows=rows, **flash_of(request))
 
     @router.post("/sessions/{session_id}/revoke")
-    async def sessions_revoke(session_id: int, request: Request) -> Response:
-        user, _ = await require_post(request)
-        await auth.revoke_session(conversations_of(request).store, session_id, by=user)
+    async def sessions_revoke(session_id: str, request: Request) -> Response:
+        user, _ = await require_post(request)  # the session first: a stranger learns nothing from a 400
+        if not re.fullmatch(r"[0-9]{1,18}", session_id):
+            return render(request, "message.html", user, status=400, text="bad request")
+        await auth.revoke_session(conversations_of(request).store, int(session_id), by=user)
         return back(request, "/staff/sessions")
 
     # Anything else under /staff: 401 without a session (never a 404 that tells what exists).
