@@ -253,3 +253,23 @@ async def test_half_sent_bodies_leave_one_json_line_each_and_no_traceback(make_w
 def test_identity_service_signs_no_anon_ids():
     with pytest.raises(ValueError, match="anon-"):
         IdentityService(SECRET).issue_token("anon-abc")
+
+
+async def test_odd_numbers_in_a_resume_request_are_no_500(make_web):
+    web = await make_web()
+    web.script({"final": "네."})
+    client = web.client("P100")
+    await web.chat(client, "안녕")
+    await web.idle()
+    run = (await client.get("/api/threads/main")).json()["messages"][-1]["run"]
+    events = "/api/threads/main/events"
+    for params, headers in [
+        ({"after": "9" * 5_000}, {}),
+        ({"after": "²"}, {}),
+        ({"wait": "²"}, {}),
+        ({"wait": "9" * 5_000}, {}),
+        ({}, {"Last-Event-ID": f"{run}-" + "9" * 5_000}),
+        ({}, {"Last-Event-ID": f"{run}-\u00b2".encode("latin-1")}),
+    ]:
+        r = await client.get(events, params=params, headers=headers)
+        assert r.status_code in (200, 204), (params, headers, r.status_code)

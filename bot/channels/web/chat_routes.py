@@ -163,17 +163,17 @@ def chat_router() -> APIRouter:
         last = request.headers.get("last-event-id") or request.query_params.get("last_event_id")
         stream = None
         after = 0
-        if last:
+        if last and re.fullmatch(r"[A-Za-z0-9_-]{1,64}-[0-9]{1,9}", last):  # else: not one of our ids
             stream = streams.find(thread_id, last.rpartition("-")[0])
             if stream is not None:
                 after = stream.seq_of(last)
         seen = request.query_params.get("after", "")
-        if stream is None and seen.isdigit():
+        if stream is None and re.fullmatch(r"[0-9]{1,15}", seen):
             stream = streams.next_after(thread_id, int(seen))
         if stream is None:
             stream = streams.open_stream(thread_id)
         wait = request.query_params.get("wait", "")
-        if stream is None and wait.replace(".", "", 1).isdigit():
+        if stream is None and re.fullmatch(r"[0-9]{1,6}(\.[0-9]{0,6})?", wait):
             # Between runs, a client may wait for the thread's next stream (a staff reply, another tab).
             stream = await _unless_gone(request, streams.wait_stream(thread_id, min(float(wait), MAX_WAIT)))
         if stream is None:
