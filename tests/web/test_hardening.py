@@ -273,3 +273,14 @@ async def test_odd_numbers_in_a_resume_request_are_no_500(make_web):
     ]:
         r = await client.get(events, params=params, headers=headers)
         assert r.status_code in (200, 204), (params, headers, r.status_code)
+
+
+async def test_an_embedding_site_can_read_the_413(make_web):
+    site = "https://arca.example.com"
+    web = await make_web(origins=[site])
+    r = await web.client("P100").post(
+        "/api/threads/main/feedback",
+        content=b"x" * 100_000,
+        headers={**JSON, "Origin": site, "X-Arca-Request": "1"},
+    )
+    assert r.status_code == 413 and r.headers["access-control-allow-origin"] == site

@@ -41,6 +41,8 @@ def create_app(deps: WebDeps) -> FastAPI:
     # A request without a cookie is a new visitor: capped per address, or dropping the cookie would
     # reset the per-identity limit.
     app.state.new_visitors = SlidingWindowLimiter(deps.new_visitors_ip, deps.rate_window, clock=deps.clock)
+    # Before any route reads a body (inside CORS, so an embedding page can read the 413).
+    app.add_middleware(BodyLimit, chat_cap=deps.max_message_chars * 4 + 4_096)
     if deps.origins:
         app.add_middleware(
             CORSMiddleware,
@@ -64,8 +66,6 @@ def create_app(deps: WebDeps) -> FastAPI:
         # Never pydantic's details (they quote the input): the API's error shape, one plain sentence.
         return JSONResponse({"error": "invalid_request", "message": "The request is not valid."}, 400)
 
-    # Outermost: no route, CORS answer or error handler reads more than the cap.
-    app.add_middleware(BodyLimit, chat_cap=deps.max_message_chars * 4 + 4_096)
     app.include_router(page_router())
     app.include_router(chat_router())
     app.include_router(feedback_router())

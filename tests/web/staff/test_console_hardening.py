@@ -40,6 +40,13 @@ async def test_validation_comes_after_the_session_check(web) -> None:
     mina = await sign_in(web)
     r = await mina.client.post("/staff/sessions/abc/revoke", data={"csrf": mina.csrf})
     assert r.status_code == 400 and "int_parsing" not in r.text
+    # A CSRF or page token that is not ASCII is a wrong token (403), not a crash in the comparison.
+    r = await mina.client.post("/staff/logout", data={"csrf": "토큰"})
+    assert r.status_code == 403
+    r = await web.client().post(
+        "/staff/login", data={"token": "x", "login_csrf": "토큰"}, cookies={"arca_staff_login": "x"}
+    )
+    assert r.status_code == 403
     assert (await mina.client.get("/staff/conversations")).status_code == 200
 
 
