@@ -165,9 +165,11 @@ async def test_unreadable_numbers_and_strings_answer_400_not_500(make_web):
             b'{"thread": "main", "message": "\\udfff"}',
             b'{"thread": "main", "message": ' + b"[" * 5_000 + b"]" * 5_000 + b"}",
             b'{"thread": "main", "message": "\xff"}',
+            b'{"thread": "main", "message": "NUL \\u0000 here"}',
         ],
         "/api/threads/orders/feedback": [
             b'{"vote": "down", "comment": "\\udfff"}',
+            b'{"vote": "down", "comment": "a\\u0000b"}',
             b'{"vote": "down", "n": ' + b"9" * 5_001 + b"}",
         ],
     }

@@ -48,7 +48,8 @@ async def read_json_object(request: Request, usage: str) -> dict[str, Any]:
     raw = await request.body()  # capped before the route (`BodyLimit`)
     try:
         data = json.loads(raw.decode("utf-8"))
-        # A lone surrogate ("\udfff") parses but can be neither stored nor sent back.
+        # A lone surrogate ("\udfff") parses but can be neither stored nor sent back; PostgreSQL
+        # refuses a NUL character in text.
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeError:
         raise WebError(400, "invalid_json", "The body is not valid UTF-8 text.") from None
@@ -56,6 +57,18 @@ async def read_json_object(request: Request, usage: str) -> dict[str, Any]:
         raise WebError(400, "invalid_json", f"The body is not valid JSON ({exc}).") from None
     except (ValueError, RecursionError):  # a 5,000-digit number, nesting deeper than Python recurses
         raise WebError(400, "invalid_json", "The body holds a number or nesting too large to read.") from None
+    if _has_nul(data):
+        raise WebError(400, "invalid_request", "Text may not contain NUL characters.")
     if not isinstance(data, dict):
         raise WebError(400, "invalid_request", f"The body must be a JSON object: {usage}")
     return data
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False

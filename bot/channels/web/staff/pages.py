@@ -149,7 +149,8 @@ async def require_user(request: Request) -> StaffUser:
 async def form_of(request: Request) -> dict[str, str]:
     """The urlencoded form body (no multipart: the console only posts small forms)."""
     body = (await request.body()).decode("utf-8", "replace")
-    return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+    # No NUL in what is stored: PostgreSQL refuses it in text.
+    return {k: v[0].replace("\x00", "") for k, v in parse_qs(body, keep_blank_values=True).items()}
 
 
 async def require_post(request: Request) -> tuple[StaffUser, dict[str, str]]:
