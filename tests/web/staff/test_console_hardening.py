@@ -109,3 +109,23 @@ async def test_the_conversation_list_pages_and_searches(web) -> None:
     assert found.text.count('href="/staff/conversations/web:') == 1 and "web:P007x:main" in found.text
     for page in ("0", "-1", "abc", "9" * 5_001):
         assert (await staff.client.get("/staff/conversations", params={"page": page})).status_code == 200
+
+
+async def test_every_staff_route_checks_the_session_before_its_path(web) -> None:
+    from bot.channels.web.staff import staff_router
+
+    stranger = web.client()
+    checked = 0
+    for route in staff_router().routes:
+        path = getattr(route, "path", "")
+        if not path.startswith("/staff") or path.startswith("/staff/login"):
+            continue
+        for odd in ("abc", "-1", "9" * 40, "%ED%BF%BF"):
+            url = re.sub(r"\{[^}]+\}", odd, path.replace("{rest:path}", "x/y"))
+            for method in sorted(getattr(route, "methods", None) or {"GET"}):
+                if method == "HEAD":
+                    continue
+                r = await stranger.request(method, url, data={"csrf": "x"} if method != "GET" else None)
+                assert r.status_code == 401, (method, url, r.status_code, r.text[:200])
+                checked += 1
+    assert checked > 40
