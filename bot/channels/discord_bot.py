@@ -34,6 +34,7 @@ from bot.channels.discord_staff import (
 )
 from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
 from bot.conversations import Incoming
+from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -85,8 +86,8 @@ def bot_intents() -> discord.Intents:
 def thread_id_of_message(message: discord.Message) -> str:
     """`discord:<channel_id>` (a Discord thread is a channel too), `dm:<user_id>` in a DM."""
     if message.guild is None:
-        return f"dm:{message.author.id}"
-    return f"discord:{message.channel.id}"
+        return ThreadId.dm(message.author.id)
+    return ThreadId.discord(message.channel.id)
 
 
 async def _discord_call(awaitable: Awaitable[T]) -> T:

@@ -19,6 +19,7 @@ import discord
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
 from bot.channels.discord_staff import role_names
+from bot.vocabulary import ThreadId
 from tools.base import Actor
 from tools.coupon_staff import approve, reject
 
@@ -58,13 +59,14 @@ async def tell_thread(client: Any, thread_id: str | None, text: str) -> bool:
     if not thread_id:
         return False
     conv = client.conversations
-    kind, _, ident = thread_id.partition(":")
+    tid = ThreadId(thread_id)
+    ident = tid.snowflake
     try:
-        if kind == "discord" and ident.isdigit():
-            channel = client.get_channel(int(ident)) or await client.fetch_channel(int(ident))
+        if tid.kind == "discord" and ident is not None:
+            channel = client.get_channel(ident) or await client.fetch_channel(ident)
             await channel.send(text, allowed_mentions=NO_MENTIONS)
-        elif kind == "dm" and ident.isdigit():
-            user = client.get_user(int(ident)) or await client.fetch_user(int(ident))
+        elif tid.kind == "dm" and ident is not None:
+            user = client.get_user(ident) or await client.fetch_user(ident)
             await user.send(text, allowed_mentions=NO_MENTIONS)
     except discord.HTTPException:
         log.exception("could not tell %s the outcome", thread_id)
@@ -103,7 +105,9 @@ class ApprovalButton(
         actor = await _actor(interaction)
         name = "coupon approve" if self.act == "ok" else "coupon revoke"
         if not actor.is_staff:
-            await _refuse(interaction, actor, name, self.thread_id or f"discord:{interaction.channel_id}")
+            await _refuse(
+                interaction, actor, name, self.thread_id or ThreadId.discord(interaction.channel_id or "")
+            )
             return
         await interaction.response.defer()
         change = approve if self.act == "ok" else reject

@@ -21,6 +21,7 @@ from discord.ext import commands
 
 from bot.channels.renderer import DISCORD_LIMIT, split_message
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
+from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
     from bot.conversations import Conversations
@@ -46,8 +47,8 @@ DEFAULT_PERMISSIONS = discord.Permissions(manage_messages=True)
 def thread_id_of_interaction(interaction: discord.Interaction) -> str:
     """The conversation the command was typed in: `discord:<channel_id>`, or `dm:<user_id>` in a DM."""
     if interaction.guild_id is None:
-        return f"dm:{interaction.user.id}"
-    return f"discord:{interaction.channel_id}"
+        return ThreadId.dm(interaction.user.id)
+    return ThreadId.discord(interaction.channel_id or "")
 
 
 def role_names(user: discord.abc.User) -> set[str]:
@@ -63,7 +64,7 @@ def slash_values(cmd: StaffCommand, options: dict[str, Any]) -> dict[str, Any]:
     for param in cmd.params:
         value = options.get(param.name)
         if param.channel and value is not None:
-            value = f"discord:{value.id}"
+            value = ThreadId.discord(value.id)
         values[param.name] = value
     return values
 
@@ -239,12 +240,10 @@ def _check_order(cmd: StaffCommand) -> None:
 def _where(thread_id: str | None) -> str:
     if not thread_id:
         return "?"
-    kind, _, ident = thread_id.partition(":")
-    if kind == "discord" and ident.isdigit():
-        return f"<#{ident}>"
-    if kind == "dm" and ident.isdigit():
-        return f"DM <@{ident}>"
-    return thread_id
+    tid = ThreadId(thread_id)
+    if tid.snowflake is None:
+        return thread_id
+    return f"<#{tid.snowflake}>" if tid.kind == "discord" else f"DM <@{tid.snowflake}>"
 
 
 def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:

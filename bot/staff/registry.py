@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bot.vocabulary import Locale, detect_language
+from bot.vocabulary import Locale, ThreadId, detect_language
 from tools.base import Actor
 
 if TYPE_CHECKING:
@@ -212,12 +212,12 @@ def resolve_channel(raw: str, current: str) -> str:
     """`<#123>` or `123` → `discord:123`; `kind:name` as is; a bare name → same kind as the current channel."""
     m = re.fullmatch(r"<#([0-9]+)>", raw.strip())
     if m:
-        return f"discord:{m.group(1)}"
+        return ThreadId.discord(m.group(1))
     if ":" in raw:
         return raw.strip()
-    if raw.isascii() and raw.isdigit() and current.startswith(("discord:", "dm:")):
-        return f"discord:{raw}"
-    kind = current.split(":", 1)[0]
+    kind = ThreadId(current).kind
+    if raw.isascii() and raw.isdigit() and kind in ("discord", "dm"):
+        return ThreadId.discord(raw)
     return f"{kind}:{raw.strip()}"
 
 
