@@ -21,7 +21,6 @@ from discord.ext import commands
 
 from bot.channels.discord_components import (
     attach_feedback,
-    pressed_on_card,
     register_components,
     staff_notice_view,
 )
@@ -316,7 +315,7 @@ class ArcaDiscordBot(commands.Bot):
         if channel_id is None:
             log.warning("%s not posted: ARCA_STAFF_CHANNEL is not set", kind)
             return
-        if kind == "handoff" and pressed_on_card():
+        if kind == "handoff" and payload.get("on_card"):
             return  # Take over was pressed on a card: that card is edited instead
         channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
         if not isinstance(channel, discord.abc.Messageable):

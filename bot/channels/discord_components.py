@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-from contextvars import ContextVar
 from datetime import UTC
 from typing import Any
 
@@ -26,7 +25,6 @@ from tools.coupon_staff import approve, reject
 log = logging.getLogger(__name__)
 
 CUSTOM_ID_LIMIT = 100
-ON_CARD: ContextVar[bool] = ContextVar("arca_handoff_on_card", default=False)
 NO_MENTIONS = discord.AllowedMentions.none()
 
 
@@ -180,13 +178,15 @@ class HandoffButton(
             await _refuse(interaction, actor, name, self.thread_id)
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
-        token = ON_CARD.set(True)  # this card is the handoff's card: no second one is posted
-        try:
-            reply = await conv.staff.dispatch(
-                f"/{name} {self.thread_id}", actor=actor, channel=self.thread_id, conversations=conv
-            )
-        finally:
-            ON_CARD.reset(token)
+        # This card is the handoff's card: the command's notice says so and no second card is posted.
+        reply = await conv.staff.dispatch_values(
+            conv.staff.commands[name],
+            {"channel": self.thread_id},
+            actor=actor,
+            channel=self.thread_id,
+            conversations=conv,
+            on_card=True,
+        )
         if reply.ok and interaction.message is not None:
             # The card shows who took (or handed back) the conversation and offers the other step.
             content = interaction.message.content or ""
@@ -200,12 +200,6 @@ class HandoffButton(
                 allowed_mentions=NO_MENTIONS,
             )
         await interaction.followup.send(reply.text, ephemeral=True)
-
-
-def pressed_on_card() -> bool:
-    """True while a Take over / Hand back press runs its command: the press edits its own card, so the
-    staff channel gets no second card for the same hand-off."""
-    return ON_CARD.get()
 
 
 # ---- 👍 / 👎 on answers ---------------------------------------------------------------------------

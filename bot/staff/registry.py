@@ -62,6 +62,9 @@ class Invocation:
     """A channel's live progress sink: long commands (`/ops draft`) report each step's line to it."""
     text: str = ""
     """What the staff member typed: the command line, or the text of a slash command's options."""
+    on_card: bool = False
+    """A staff-channel card's button runs the command and the card shows its outcome: the command's own
+    staff notice says so (`on_card` in its payload), so the staff channel gets no second card."""
 
     @property
     def locale(self) -> Locale:
@@ -290,9 +293,11 @@ class StaffRegistry:
         actor: Actor,
         channel: str,
         conversations: Conversations,
+        on_card: bool = False,
     ) -> StaffReply:
-        """A command whose options arrived typed (Discord's slash options, e.g. `amount` as an `int`):
-        the same role check, audit and reply as `dispatch`, and the values reach the handler as given."""
+        """A command whose options arrived typed (Discord's slash options, e.g. `amount` as an `int`; a
+        card's button, `on_card`): the same role check, audit and reply as `dispatch`, and the values
+        reach the handler as given."""
         if cmd.staff_only and not actor.is_staff:
             return await _deny(conversations, actor=actor, channel=channel, name=cmd.name)
         try:
@@ -300,7 +305,14 @@ class StaffRegistry:
         except ArgumentError as exc:
             return StaffReply(f"⚠ {exc}", ok=False)
         typed = " ".join(str(v) for v in args.values() if isinstance(v, str))
-        inv = Invocation(actor=actor, channel=channel, conversations=conversations, command=cmd, text=typed)
+        inv = Invocation(
+            actor=actor,
+            channel=channel,
+            conversations=conversations,
+            command=cmd,
+            text=typed,
+            on_card=on_card,
+        )
         return await _run(inv, args)
 
     async def audit_refused_line(
