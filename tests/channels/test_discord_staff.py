@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import discord
 import pytest
 from sqlalchemy import select
 
@@ -331,3 +332,13 @@ async def test_ops_draft_is_refused_for_a_player(harness, fake):
 
     assert flags & EPHEMERAL and "⛔" in text
     assert sum(scripted.calls.values()) == 0
+
+
+async def test_unloading_the_cog_takes_its_commands_off_the_tree(harness, fake):
+    running = await harness.start(ScriptedLLM([]))
+    guild = discord.Object(id=FakeDiscord.GUILD_ID)
+    assert {c.name for c in running.bot.tree.get_commands(guild=guild)} >= {"order", "coupon", "console"}
+
+    await running.bot.remove_cog("Staff")
+
+    assert running.bot.tree.get_commands(guild=guild) == []
