@@ -90,7 +90,7 @@ async def serve(
                 print(f"arca-bot web: serving {server.url}  (Ctrl-C stops)", file=sys.stderr)
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not on this platform / thread
             loop.add_signal_handler(signal.SIGTERM, stop.set)
-        waits = {asyncio.create_task(stop.wait())}
+        waits: set[asyncio.Future[Any]] = {asyncio.create_task(stop.wait())}
         if launch is not None:
             from bot.channels.discord_bot import ArcaDiscordBot, run_client
 
@@ -103,7 +103,9 @@ async def serve(
             client = asyncio.create_task(run_client(bot, launch.token))
             waits.add(client)
         if server is not None:
-            waits.add(asyncio.create_task(server.wait()))
+            # Shielded: cancelling this watch must not cancel uvicorn (that would skip its shutdown and
+            # leave the port bound); `server.stop()` ends it below.
+            waits.add(asyncio.shield(asyncio.create_task(server.wait())))
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels this task): the same shutdown
