@@ -3,7 +3,9 @@ wherever a thread id is stored or compared."""
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +48,27 @@ def test_a_web_thread_names_its_identity_and_its_thread():
 def test_a_text_that_is_not_a_thread_id_is_refused(text: str):
     with pytest.raises(ValueError, match="not a thread id"):
         ThreadId.parse(text)
+
+
+ACTOR_LABELS = {
+    ("tools/base.py", "f'discord:{self.discord_id}'"),
+    ("bot/channels/web/identity.py", "f'web:{self.key}'"),
+    ("bot/channels/console.py", "f'console:{discord_id}'"),
+}
+"""Who is talking (an audit label, a display name), not where: these look like thread ids but are not."""
+
+
+def test_no_module_builds_a_thread_id_by_hand():
+    """Thread ids are built by `ThreadId` only: no f-string opening with a thread kind (`f"dm:{…}"`)."""
+    root = Path(__file__).resolve().parents[2]
+    kinds = ("discord:", "dm:", "console:", "replay:", "web:")
+    built = []
+    for path in [*root.joinpath("bot").rglob("*.py"), *root.joinpath("tools").rglob("*.py")]:
+        rel = str(path.relative_to(root))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.JoinedStr) and node.values:
+                head = node.values[0]
+                if isinstance(head, ast.Constant) and str(head.value).startswith(kinds):
+                    if rel != "bot/vocabulary/thread_id.py" and (rel, ast.unparse(node)) not in ACTOR_LABELS:
+                        built.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    assert built == []
