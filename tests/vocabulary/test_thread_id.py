@@ -51,9 +51,9 @@ def test_a_text_that_is_not_a_thread_id_is_refused(text: str):
 
 
 ACTOR_LABELS = {
-    ("tools/base.py", "f'discord:{self.discord_id}'"),
-    ("bot/channels/web/identity.py", "f'web:{self.key}'"),
-    ("bot/channels/console.py", "f'console:{discord_id}'"),
+    "f'discord:{self.discord_id}'",  # tools/base.py, Actor.label
+    "f'web:{self.key}'",  # the web identity's actor display name
+    "f'console:{discord_id}'",  # the console actor's display name
 }
 """Who is talking (an audit label, a display name), not where: these look like thread ids but are not."""
 
@@ -69,6 +69,6 @@ def test_no_module_builds_a_thread_id_by_hand():
             if isinstance(node, ast.JoinedStr) and node.values:
                 head = node.values[0]
                 if isinstance(head, ast.Constant) and str(head.value).startswith(kinds):
-                    if rel != "bot/vocabulary/thread_id.py" and (rel, ast.unparse(node)) not in ACTOR_LABELS:
+                    if rel != "bot/vocabulary/thread_id.py" and ast.unparse(node) not in ACTOR_LABELS:
                         built.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
     assert built == []
