@@ -290,13 +290,13 @@ async def test_an_embedding_site_can_read_the_413(make_web):
 
 async def test_run_with_the_web_channel_refuses_a_weak_secret_before_it_starts(tmp_path):
     from bot.config import ConfigError
-    from bot.serve import run_discord_and_web
+    from bot.serve import serve
     from tests.channels.conftest import make_settings
 
     settings = make_settings(
         tmp_path / "var", web_port=0, web_secret="hunter2-weak", model="m", openai_api_key="sk-test-x"
     )
     with pytest.raises(ConfigError) as info:
-        await asyncio.wait_for(run_discord_and_web(settings), 10)
+        await asyncio.wait_for(serve(settings, discord=True, web=True, port=0), 10)
     assert "ARCA_WEB_SECRET" in str(info.value) and "hunter2" not in str(info.value)
     assert not (tmp_path / "var").exists()  # refused before a database was opened
