@@ -27,7 +27,7 @@ async def test_the_list_pages_searches_and_stays_live(browser, web) -> None:  # 
         await expect(rows).to_have_count(1)
         # A new message in the searched thread shows live; one outside the search does not join it.
         await memory.append("web:P007x:main", {"role": "user", "content": "아직인가요?"}, kind="query")
-        await memory.append("web:P300x:main", {"role": "user", "content": "다른 대화"}, kind="query")
+        await memory.append("web:P100x:main", {"role": "user", "content": "다른 대화"}, kind="query")
         await expect(rows.first).to_contain_text("아직인가요?")
         await page.wait_for_timeout(1_200)
         await expect(rows).to_have_count(1)
