@@ -156,6 +156,9 @@ class Settings(BaseSettings):
         default=60.0, gt=0, le=86_400, allow_inf_nan=False, validation_alias=_env("ARCA_WEB_RATE_WINDOW")
     )
     """Seconds of the rate-limit window."""
+    web_debug: bool = Field(default=False, validation_alias=_env("ARCA_WEB_DEBUG"))
+    """Let the widget show each step's tool name, arguments, result and the run's figures when its
+    address carries `#debug=1` (for operators; players see plain status lines)."""
 
     @field_validator("web_origins", mode="before")
     @classmethod

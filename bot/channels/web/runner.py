@@ -19,6 +19,7 @@ from typing import Any
 
 import uvicorn
 
+from bot.channels.web.deps import NO_LLM_MESSAGE
 from bot.channels.web.identity import IdentityService
 from bot.channels.web.server import WebDeps, create_app
 
@@ -214,7 +215,8 @@ async def run_web(settings: Any, *, host: str | None = None, port: int | None = 
     index = BackgroundPolicyIndex(lambda cancelled: make_policy_index_safely(settings, cancelled=cancelled))
     llm_factory = None
     if not settings.llm_configured:
-        log.warning("no LLM configured: the web page says so and /api/chat answers 503")
+        # The operator's hint goes to the log; the player's page only says it cannot answer now.
+        log.warning("%s (/api/chat answers 503 until then)", NO_LLM_MESSAGE)
 
         def llm_factory() -> Any:
             raise RuntimeError("no LLM configured")

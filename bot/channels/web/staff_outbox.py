@@ -30,7 +30,9 @@ def web_outbox(app: FastAPI, *, interval: float = 1.0) -> OutboxPoller:
 
         async def feed() -> None:
             _publish(stream, reply.text)
-            stream.publish("done", done_payload(reply.text, 0, {}, 0.0, None))
+            stream.publish(
+                "done", done_payload(reply.text, 0, {}, 0.0, None, by="staff", staff_name=reply.staff)
+            )
 
         streams.add(stream)
         stream.feed(asyncio.create_task(feed()), lambda: streams.close(stream))

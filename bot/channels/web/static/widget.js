@@ -12,6 +12,7 @@
   const input = $("input");
   const form = $("composer");
   const notice = $("notice");
+  const narrow = window.matchMedia("(max-width: 480px)");
 
   const params = new URLSearchParams(location.hash.slice(1));
   const { storedToken, storeToken } = window.ArcaWidgetToken;
@@ -22,6 +23,7 @@
     identity: null,
     readers: 0, // streams being read (a run's and a staff reply's may be read at once)
     cursor: null, // the last stream number the server told us about (X-Arca-Cursor)
+    debug: false, // the operator's step detail (#debug=1, only where the server allows it)
   };
   if (!TEXT[state.lang]) state.lang = "ko";
   if (params.has("token")) {
@@ -41,6 +43,8 @@
     document.documentElement.lang = state.lang;
     for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
     for (const el of document.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = t(el.dataset.i18nPlaceholder);
+    // A phone's composer cannot show the keyboard hint whole (and Enter there is the on-screen key).
+    if (narrow.matches) input.placeholder = t("placeholder_short");
     for (const el of document.querySelectorAll("[data-i18n-label]")) el.setAttribute("aria-label", t(el.dataset.i18nLabel));
     const lang = $("lang");
     lang.textContent = t("lang_button");
@@ -112,7 +116,34 @@
     return JSON.stringify(value, null, 2);
   }
 
+  // What a player sees of a tool call: the tool's own status line and how it ended, in plain words.
+  function label(data) {
+    return (data.label && data.label[state.lang]) || t("working");
+  }
+
+  function statusCard(turn, data) {
+    const card = el("div", "tool running");
+    card.append(el("span", "label", label(data)), el("span", "state", t("running")));
+    card.dataset.iteration = String(data.iteration);
+    card.setAttribute("role", "status");
+    turn.tools.appendChild(card);
+    turn.cards.push(card);
+    return card;
+  }
+
+  function finishStatusCard(turn, data) {
+    const card =
+      turn.cards.find((c) => c.classList.contains("running") && c.dataset.iteration === String(data.iteration)) ||
+      statusCard(turn, data);
+    const outcome = data.outcome || (data.error ? "failed" : "done");
+    card.classList.remove("running");
+    card.classList.add(outcome);
+    card.querySelector(".state").textContent = t("outcome_" + outcome);
+  }
+
+  // The operator's debug view: the raw step detail of seed 000's protocol.
   function toolCard(turn, data) {
+    if (!state.debug) return statusCard(turn, data);
     const card = el("details", "tool running");
     const summary = el("summary");
     summary.append(el("span", "name", data.tool_name), el("span", "state", t("running")));
@@ -129,6 +160,7 @@
   }
 
   function finishCard(turn, data) {
+    if (!state.debug) return finishStatusCard(turn, data);
     const card =
       turn.cards.find((c) => c.classList.contains("running") && c.dataset.tool === data.tool_name && c.dataset.iteration === String(data.iteration)) ||
       toolCard(turn, data);
@@ -148,7 +180,7 @@
         else if (data.type === "thinking" && data.status === "done" && data.reasoning) turn.reasoning[data.iteration] = data.reasoning;
         else if (data.type === "iteration" && data.status === "start") {
           toolCard(turn, data);
-          turn.status.textContent = `${data.tool_name} ${t("running")}`;
+          turn.status.textContent = state.debug ? `${data.tool_name} ${t("running")}` : label(data) + "…";
         } else if (data.type === "iteration" && data.status === "done") finishCard(turn, data);
         else if (data.type === "answer") turn.status.textContent = t("writing");
         break;
@@ -180,8 +212,9 @@
           renderRich(turn.bubble, data.answer);
         }
         const tokens = (data.usage && data.usage.total_tokens) || 0;
-        const staff = data.run_id === null && !data.iterations; // a reply from the support team
-        turn.footer.textContent = staff ? t("staff_reply") : t("footer", data.iterations, tokens, Number(data.elapsed || 0).toFixed(1));
+        const staff = data.by === "staff"; // a reply from the support team
+        if (staff) markStaff(turn.li, data.staff_name);
+        else if (state.debug) turn.footer.textContent = t("footer", data.iterations, tokens, Number(data.elapsed || 0).toFixed(1));
         turn.status.textContent = "";
         turn.bubble.setAttribute("aria-busy", "false");
         turn.finished = true;
@@ -190,6 +223,12 @@
       }
     }
     scrollDown();
+  }
+
+  function markStaff(li, name) {
+    li.classList.add("staff");
+    const footer = li.querySelector(".footer") || li.appendChild(el("div", "footer"));
+    footer.textContent = name ? t("staff_reply_by", name) : t("staff_reply");
   }
 
   function addFeedback(li, run) {
@@ -327,7 +366,8 @@
       if (m.role === "user") addUser(m.content);
       else {
         const li = addBotText(m.content);
-        if (m.run) addFeedback(li, m.run);
+        if (m.by === "staff") markStaff(li, m.staff_name);
+        else if (m.run) addFeedback(li, m.run);
       }
     }
     scrollDown();
@@ -347,9 +387,10 @@
       }
       const status = await response.json();
       state.identity = status.identity;
+      state.debug = status.debug === true && params.get("debug") === "1";
       if (status.max_message_chars) input.maxLength = status.max_message_chars;
       applyLanguage();
-      if (!status.llm) showNotice(t("no_llm") + (status.message ? "\n" + t("operator") + status.message : ""));
+      if (!status.llm) showNotice(t("no_llm"));
       await loadHistory();
       idle.start();
     } catch (e) {
@@ -380,6 +421,8 @@
     input.style.height = Math.min(input.scrollHeight, 160) + "px";
   }
   input.addEventListener("input", autosize);
+
+  narrow.addEventListener("change", applyLanguage);
 
   $("lang").addEventListener("click", () => {
     state.lang = state.lang === "ko" ? "en" : "ko";
