@@ -5,6 +5,8 @@ the composer's hint are whole. Desktop and phone, Korean and English; screenshot
 
 from __future__ import annotations
 
+import asyncio
+
 from playwright.async_api import expect
 
 from tests.web.staff.conftest import sign_in
@@ -45,7 +47,6 @@ async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name
     await expect(ack).not_to_have_class("msg bot staff")
     await expect(ack.locator(".feedback")).to_have_count(0)  # nothing to rate: the bot did not answer
     await expect(page.locator(".msg.bot .status:not(:empty)")).to_have_count(0)  # nothing left "working"
-    assert not web.queue or web.queue == []
 
     await staff.client.post(f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": STAFF})
     live = bots.nth(2)
@@ -127,3 +128,24 @@ async def test_on_a_phone_the_guest_subtitle_and_the_composer_hint_are_whole(bro
             name = "phone" if viewport is PHONE else "desktop"
             await shot(page, f"{name}_{lang}_guest_header_and_composer")
             await page.context.close()
+
+
+async def test_a_staff_reply_during_a_run_gets_its_own_signed_bubble(browser, make_web):  # noqa: F811
+    web = await make_web("native")
+    held = web.held_script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
+    page = await open_widget(browser, web, viewport=PHONE, fragment=f"token={web.token('P100')}&lang=ko")
+    staff = await sign_in(web, name="미나")
+    await send(page, "ORD001 언제 오나요?")
+    await asyncio.wait_for(held.holding.wait(), 10)
+    await staff.client.post(f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": STAFF})
+    reply = page.locator("li.msg.bot.staff")
+    await expect(reply.locator(".bubble")).to_have_text(STAFF)  # while the run still holds
+    await expect(reply.locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    held.release()
+    answer = page.locator("li.msg.bot:not(.staff)")
+    await expect(answer.locator(".bubble")).to_have_text(FIRST)
+    await expect(answer.locator(".feedback")).to_have_count(1)
+    await expect(reply.locator(".bubble")).to_have_text(STAFF)  # the run's answer did not land in it
+    await shot(page, "phone_ko_staff_reply_during_a_run")
+    assert page.errors == []  # type: ignore[attr-defined]
+    await page.context.close()

@@ -102,3 +102,36 @@ async def test_staff_replies_in_the_history_and_live_are_signed_with_the_staff_n
         "미나",
         text,
     )
+
+
+async def test_a_staff_reply_during_a_run_is_signed_on_its_answer_events(make_web):
+    web = await make_web("native")
+    held = web.held_script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}
+    )
+    client = web.client("P100")
+    staff = await sign_in(web, name="미나", staff_id="4242")
+    text = "담당자 미나입니다. 이 건은 제가 이어서 볼게요."
+
+    async def staff_replies_while_the_run_holds() -> None:
+        await asyncio.wait_for(held.holding.wait(), 10)
+        await staff.client.post(
+            f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": text}
+        )
+        stream = web.server.app.state.streams.open_stream(THREAD)
+        for _ in range(100):  # the outbox poller (1 s) posts it on the run's open stream
+            if any(e.payload.get("by") == "staff" for e in stream.events):
+                break
+            await asyncio.sleep(0.1)
+        held.release()
+
+    events, _ = await asyncio.gather(
+        web.chat(client, "ORD001 언제 와요?"), staff_replies_while_the_run_holds()
+    )
+
+    signed = [e.data for e in events if e.event == "answer" and e.data.get("by") == "staff"]
+    assert [d["status"] for d in signed] == ["start", "delta", "done"]
+    assert all(d["staff_name"] == "미나" for d in signed) and signed[1]["content"] == text
+    run_answer = [e.data for e in events if e.event == "answer" and "by" not in e.data]
+    assert "".join(d.get("content", "") for d in run_answer) == "ORD001은 배송 지연입니다."
+    assert events[-1].event == "done" and events[-1].data["by"] == "bot"

@@ -113,7 +113,33 @@
   const steps = window.ArcaWidgetSteps.create({ t, lang: () => state.lang, debug: () => state.debug });
   const { toolCard, finishCard, label } = steps;
 
+  // A staff reply's answer events carry `by: "staff"`: drawn in a bubble of their own, never into the
+  // answer of a run the same stream carries; its `done` then has nothing left to draw.
+  function staffAnswer(view, data) {
+    if (data.status === "start" || !view.staff) {
+      const li = el("li", "msg bot");
+      view.staff = { li, bubble: el("div", "bubble"), text: "" };
+      li.append(view.staff.bubble);
+      log.appendChild(li);
+    }
+    const reply = view.staff;
+    if (data.status === "delta") {
+      reply.text += data.content || "";
+      renderRich(reply.bubble, reply.text);
+    } else if (data.status === "done") {
+      markStaff(reply.li, data.staff_name);
+      view.staff = null;
+      view.staffDrawn = true;
+    }
+    scrollDown();
+  }
+
   function onEvent(view, channel, data) {
+    if (channel === "answer" && data.by === "staff") return staffAnswer(view, data);
+    if (channel === "done" && data.by === "staff" && view.staffDrawn) {
+      view.staffDrawn = false;
+      return;
+    }
     const turn = channel === "compact" ? null : currentTurn(view);
     switch (channel) {
       case "step":
