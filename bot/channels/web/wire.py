@@ -21,7 +21,8 @@ or `notice` — a refusal, a failure, the acknowledgement of a message staff wil
 `done.staff_name`, the name a staff reply is signed with; `iteration.label` (`{ko, en}`: the tool's own
 status line, what a player is shown instead of the tool's name and arguments), and on `iteration` done
 `code` (the tool's result code) and `outcome` (`done`, `pending`, `declined` or `failed`: how the call
-ended in a player's words, see `outcome_of`).
+ended in a player's words, see `outcome_of`). A staff reply's `answer` events also carry `by: "staff"`
+and `staff_name` (`staff_outbox`): on a run's open stream they tell it from the run's own answer.
 
 Answer deltas and `done` are not taken from the engine's events: the browser gets the text the output
 guard released (see `stream.WebSurface`), so they are built here from plain values.
