@@ -180,23 +180,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from bot.channels.discord_bot import run_discord
+    from bot.serve import serve
 
     settings = _settings()
     _require_policies(settings)
-    if settings.web_port is not None:
-        from bot.serve import run_discord_and_web
-
-        return asyncio.run(run_discord_and_web(settings))
-    return asyncio.run(run_discord(settings))
+    return asyncio.run(serve(settings, discord=True, web=settings.web_port is not None))
 
 
 def cmd_web(args: argparse.Namespace) -> int:
-    from bot.channels.web.runner import run_web
+    from bot.serve import serve
 
     settings = _settings()
     _require_policies(settings)
-    return asyncio.run(run_web(settings, host=args.host, port=args.port))
+    return asyncio.run(serve(settings, discord=False, web=True, host=args.host, port=args.port))
 
 
 def cmd_web_token(args: argparse.Namespace) -> int:

@@ -1,49 +1,173 @@
-"""`arca-bot run` with `ARCA_WEB_PORT`: several channels in one process, on one app and one event loop.
-It lives above the channels so that each channel stays independent of the others."""
+"""The one start-and-stop of `arca-bot run` (Discord, and the web channel beside it with `ARCA_WEB_PORT`)
+and `arca-bot web` (the web channel alone): one app on one event loop. It lives above the channels so
+that each channel stays independent of the others.
+
+Start: what the chosen channels need is checked first (one line and exit 2, nothing started); then the
+app (store, policy index, LLM), the web server, the policy index build, the Discord client. SIGTERM (and
+Ctrl-C) end in one shutdown, in order: the Discord client (its outbox, answers in progress), the web
+server (its outbox, waiting streams, uvicorn), the runs still going, the policy index build, the store.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.channels.discord_bot import NO_LLM_LINE, NO_TOKEN_LINE, run_discord
-from bot.channels.web.runner import BackgroundPolicyIndex, start_web
+if TYPE_CHECKING:
+    from bot.app import App
+    from bot.config import Settings
+
+log = logging.getLogger(__name__)
+
+NO_LLM_LINE = (
+    "arca-bot: no LLM configured — set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see README), "
+    "or try `arca-bot demo` first."
+)
 
 
-async def run_discord_and_web(settings: Any, *, policy_index: Any = None) -> int:
-    """`arca-bot run` with `ARCA_WEB_PORT`: one app, one loop, Discord and the web channel side by side.
+async def serve(
+    settings: Settings,
+    *,
+    discord: bool = True,
+    web: bool = False,
+    host: str | None = None,
+    port: int | None = None,
+    app: App | None = None,
+    policy_index: Any = None,
+    **client_options: Any,
+) -> int:
+    """Run the chosen channels until SIGTERM, Ctrl-C or the Discord client's end. Returns the exit status.
 
-    The policy index is built in the background here too, so `/healthz` answers at once."""
-    from bot.app import build_app, make_policy_index_safely, start_metrics
+    `app` (tests) is used as given and left open; `policy_index` replaces the background-built one;
+    `client_options` go to the Discord client.
+    """
+    launch = None
+    if discord:
+        from bot.channels.discord_bot import discord_launch
 
-    token = settings.discord_token.get_secret_value().strip() if settings.discord_token else ""
-    if not token:
-        print(NO_TOKEN_LINE, file=sys.stderr)
-        return 2
-    if not settings.llm_configured:
-        print(NO_LLM_LINE, file=sys.stderr)
-        return 2
-    metrics, metrics_server = start_metrics(settings)
-    index_state = None
-    background = None
-    if policy_index is None:
-        background = BackgroundPolicyIndex(
-            lambda cancelled: make_policy_index_safely(settings, cancelled=cancelled)
+        launch = discord_launch(settings)
+        if isinstance(launch, str):
+            print(launch, file=sys.stderr)
+            return 2
+        if app is None and not settings.llm_configured:
+            print(NO_LLM_LINE, file=sys.stderr)
+            return 2
+    own_app = app is None
+    metrics_server = None
+    index = None
+    if app is None:
+        from bot.app import build_app, make_policy_index_safely, start_metrics
+
+        metrics, metrics_server = start_metrics(settings)
+        if policy_index is None and web:
+            from bot.channels.web.runner import BackgroundPolicyIndex
+
+            # Built once the server listens: its imports and embedding would otherwise delay /healthz.
+            index = BackgroundPolicyIndex(
+                lambda cancelled: make_policy_index_safely(settings, cancelled=cancelled)
+            )
+            policy_index = index
+        app = await build_app(
+            settings, metrics=metrics, policy_index=policy_index, llm_factory=_no_llm(settings)
         )
-        policy_index, index_state = background, lambda: background.state
-    app = await build_app(settings, metrics=metrics, policy_index=policy_index)
     server = None
+    bot = None
+    client: asyncio.Task[int] | None = None
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
     try:
-        server = await start_web(settings, app.conversations, port=settings.web_port, index_state=index_state)
-        if background is not None:
-            background.start()
-        return await run_discord(settings, app=app)
+        if web:
+            server = await _start_web(settings, app, host, port, index)
+            if server is None:
+                return 2
+            if index is not None:
+                index.start()
+            if not discord:
+                print(f"arca-bot web: serving {server.url}  (Ctrl-C stops)", file=sys.stderr)
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on this platform / thread
+            loop.add_signal_handler(signal.SIGTERM, stop.set)
+        waits: set[asyncio.Future[Any]] = {asyncio.create_task(stop.wait())}
+        if launch is not None:
+            from bot.channels.discord_bot import ArcaDiscordBot, run_client
+
+            bot = ArcaDiscordBot(
+                app.conversations,
+                settings,
+                shard_plan=launch.plan,
+                **{**launch.client_options, **client_options},
+            )
+            client = asyncio.create_task(run_client(bot, launch.token))
+            waits.add(client)
+        if server is not None:
+            # Shielded: cancelling this watch must not cancel uvicorn (that would skip its shutdown and
+            # leave the port bound); `server.stop()` ends it below.
+            waits.add(asyncio.shield(asyncio.create_task(server.wait())))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels this task): the same shutdown
+            pass
+        finally:
+            for task in waits - {client}:
+                task.cancel()
+        if client is not None and client.done():
+            return client.result()
+        return 0
     finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
+        if bot is not None and not bot.is_closed():
+            await bot.close()
+        if client is not None:
+            await asyncio.wait({client}, timeout=10)
         if server is not None:
             await server.stop()
-        await app.conversations.wait_idle()
-        if background is not None:
-            await background.stop()
-        await app.store.close()
+        if own_app:
+            await app.conversations.wait_idle()
+        if index is not None:
+            await index.stop()
+        if own_app:
+            await app.store.close()
         if metrics_server is not None:
             metrics_server.close()
+
+
+def _no_llm(settings: Settings) -> Any:
+    """Without an LLM (only `arca-bot web` starts without one) the page says so and `/api/chat` answers
+    503; otherwise None, the configured model."""
+    if settings.llm_configured:
+        return None
+    from bot.channels.web.deps import NO_LLM_MESSAGE
+
+    # The operator's hint goes to the log; the player's page only says it cannot answer now.
+    log.warning("%s (/api/chat answers 503 until then)", NO_LLM_MESSAGE)
+
+    def llm_factory() -> Any:
+        raise RuntimeError("no LLM configured")
+
+    return llm_factory
+
+
+async def _start_web(settings: Settings, app: App, host: str | None, port: int | None, index: Any) -> Any:
+    """The web server on this loop, or None (and one line on stderr) when its address cannot be bound."""
+    from bot.channels.web.runner import DEFAULT_PORT, start_web
+
+    if port is None:
+        port = settings.web_port if settings.web_port is not None else DEFAULT_PORT
+    try:
+        return await start_web(
+            settings,
+            app.conversations,
+            host=host,
+            port=port,
+            index_state=None if index is None else (lambda: index.state),
+        )
+    except OSError as exc:
+        print(
+            f"arca-bot: cannot serve the web channel on {host or settings.web_host}:{port} ({exc})",
+            file=sys.stderr,
+        )
+        return None

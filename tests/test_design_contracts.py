@@ -890,15 +890,16 @@ def test_llm_protocol_names() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def test_thread_id_for() -> None:
-    from bot.conversations import thread_id_for
+def test_thread_ids_have_the_five_forms_of_design_7() -> None:
+    from bot.vocabulary import ThreadId
 
-    assert thread_id_for("discord", 123) == "discord:123"
-    assert thread_id_for("dm", "456") == "dm:456"
-    assert thread_id_for("console", "main") == "console:main"
-    assert thread_id_for("replay", "over-limit") == "replay:over-limit"
+    assert ThreadId.discord(123) == "discord:123"
+    assert ThreadId.dm("456") == "dm:456"
+    assert ThreadId.console("main") == "console:main"
+    assert ThreadId.replay("over-limit") == "replay:over-limit"
+    assert ThreadId.web("P100", "main") == "web:P100:main"
     with pytest.raises(ValueError):
-        thread_id_for("slack", "x")
+        ThreadId.parse("slack:x")
 
 
 def test_discord_thread_ids() -> None:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.conversations import Conversations, Incoming
+from bot.vocabulary import ThreadId
 
 _ESCAPE_SEQUENCE = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks, clipboard writes
@@ -124,7 +125,7 @@ async def run_console(
     """Chat until EOF. Returns the exit status."""
     stdin = stdin or sys.stdin
     surface = ConsoleSurface(out)
-    thread = f"console:{channel}"
+    thread = ThreadId.console(channel)
     actor = await conversations.resolve_actor(discord_id, roles, display_name=f"console:{discord_id}")
 
     async def staff_sink(kind: str, payload: dict[str, Any]) -> None:

@@ -1,6 +1,6 @@
 """The Discord channel: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and shows
-replies through `DiscordSurface` (the Renderer's Surface over Discord messages); `run_discord` is the
-`arca-bot run` entry point. Every decision about a message (guards, commands, runs, interrupts) is
+replies through `DiscordSurface` (the Renderer's Surface over Discord messages); `discord_launch` and
+`run_client` are what `bot.serve` starts it with. Every decision about a message (guards, commands, runs, interrupts) is
 made by `Conversations`; this module only decides which messages are addressed to the bot.
 """
 
@@ -10,9 +10,9 @@ import asyncio
 import contextlib
 import logging
 import re
-import signal
 import sys
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
@@ -21,7 +21,6 @@ from discord.ext import commands
 
 from bot.channels.discord_components import (
     attach_feedback,
-    pressed_on_card,
     register_components,
     staff_notice_view,
 )
@@ -34,9 +33,9 @@ from bot.channels.discord_staff import (
 )
 from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
 from bot.conversations import Incoming
+from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
-    from bot.app import App
     from bot.config import Settings
     from bot.conversations import Conversations
     from bot.sharding import ShardPlan
@@ -60,10 +59,6 @@ BAD_TOKEN_LINE = (
     "arca-bot: Discord rejected DISCORD_TOKEN (login failed) — copy the bot token again from the Developer "
     "Portal (Bot → Reset Token)."
 )
-NO_LLM_LINE = (
-    "arca-bot: no LLM configured — set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see README), "
-    "or try `arca-bot demo` first."
-)
 NO_INTENT_LINE = (
     "arca-bot: Discord refused the Message Content intent — enable it in the Developer Portal "
     "(Bot → Privileged Gateway Intents → Message Content Intent)."
@@ -85,8 +80,8 @@ def bot_intents() -> discord.Intents:
 def thread_id_of_message(message: discord.Message) -> str:
     """`discord:<channel_id>` (a Discord thread is a channel too), `dm:<user_id>` in a DM."""
     if message.guild is None:
-        return f"dm:{message.author.id}"
-    return f"discord:{message.channel.id}"
+        return ThreadId.dm(message.author.id)
+    return ThreadId.discord(message.channel.id)
 
 
 async def _discord_call(awaitable: Awaitable[T]) -> T:
@@ -320,7 +315,7 @@ class ArcaDiscordBot(commands.Bot):
         if channel_id is None:
             log.warning("%s not posted: ARCA_STAFF_CHANNEL is not set", kind)
             return
-        if kind == "handoff" and pressed_on_card():
+        if kind == "handoff" and payload.get("on_card"):
             return  # Take over was pressed on a card: that card is edited instead
         channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
         if not isinstance(channel, discord.abc.Messageable):
@@ -338,42 +333,33 @@ class ArcaDiscordBot(commands.Bot):
         await self.conversations.wait_idle()
 
 
-async def run_discord(settings: Settings, *, app: App | None = None, **client_options: Any) -> int:
-    """Build the app and run the bot until it is closed. Returns the exit status.
+@dataclass(frozen=True)
+class DiscordLaunch:
+    """What starting the client needs, read from the settings before anything else starts."""
 
-    A missing or rejected token ends with one line on stderr (exit 2), not a traceback.
-    """
+    token: str
+    plan: ShardPlan
+    client_options: dict[str, Any]
+    """The shard options of this process (`ShardPlan.client_options`)."""
+
+
+def discord_launch(settings: Settings) -> DiscordLaunch | str:
+    """The client's token and shard plan, or the one line that says why Discord cannot start."""
     token = settings.discord_token.get_secret_value().strip() if settings.discord_token else ""
     if not token:
-        print(NO_TOKEN_LINE, file=sys.stderr)
-        return 2
+        return NO_TOKEN_LINE
     from bot.sharding import ShardingError, ShardPlan
 
     try:
         plan = ShardPlan.from_settings(settings)
-        shard_options = plan.client_options()
+        return DiscordLaunch(token, plan, plan.client_options())
     except ShardingError as exc:
-        print(f"arca-bot: {exc}", file=sys.stderr)
-        return 2
-    own_app = app is None
-    metrics_server = None
-    if app is None:
-        from bot.app import build_app, start_metrics
+        return f"arca-bot: {exc}"
 
-        if not settings.llm_configured:
-            print(NO_LLM_LINE, file=sys.stderr)
-            return 2
-        metrics, metrics_server = start_metrics(settings)
-        app = await build_app(settings, metrics=metrics)
-    bot = ArcaDiscordBot(app.conversations, settings, shard_plan=plan, **{**shard_options, **client_options})
-    loop = asyncio.get_running_loop()
-    stop_signals: list[signal.Signals] = []
-    for sig in (signal.SIGTERM,):
-        try:
-            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(bot.close()))
-            stop_signals.append(sig)
-        except (NotImplementedError, RuntimeError):  # not on this platform / not the main thread
-            pass
+
+async def run_client(bot: ArcaDiscordBot, token: str) -> int:
+    """Log in and run until the client is closed. The exit status: 0 when closed; 2 for a rejected token
+    or a refused intent, 1 when Discord cannot be reached (one line on stderr each, not a traceback)."""
     try:
         await bot.start(token)
         return 0
@@ -386,13 +372,3 @@ async def run_discord(settings: Settings, *, app: App | None = None, **client_op
     except (aiohttp.ClientConnectionError, discord.GatewayNotFound) as exc:
         print(f"arca-bot: cannot reach Discord ({type(exc).__name__}: {exc}).", file=sys.stderr)
         return 1
-    finally:
-        for sig in stop_signals:
-            loop.remove_signal_handler(sig)
-        if not bot.is_closed():
-            await bot.close()
-        if own_app:
-            await app.conversations.wait_idle()
-            await app.store.close()
-        if metrics_server is not None:
-            metrics_server.close()

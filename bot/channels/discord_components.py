@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-from contextvars import ContextVar
 from datetime import UTC
 from typing import Any
 
@@ -19,13 +18,13 @@ import discord
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
 from bot.channels.discord_staff import role_names
+from bot.vocabulary import ThreadId
 from tools.base import Actor
 from tools.coupon_staff import approve, reject
 
 log = logging.getLogger(__name__)
 
 CUSTOM_ID_LIMIT = 100
-ON_CARD: ContextVar[bool] = ContextVar("arca_handoff_on_card", default=False)
 NO_MENTIONS = discord.AllowedMentions.none()
 
 
@@ -58,13 +57,14 @@ async def tell_thread(client: Any, thread_id: str | None, text: str) -> bool:
     if not thread_id:
         return False
     conv = client.conversations
-    kind, _, ident = thread_id.partition(":")
+    tid = ThreadId(thread_id)
+    ident = tid.snowflake
     try:
-        if kind == "discord" and ident.isdigit():
-            channel = client.get_channel(int(ident)) or await client.fetch_channel(int(ident))
+        if tid.kind == "discord" and ident is not None:
+            channel = client.get_channel(ident) or await client.fetch_channel(ident)
             await channel.send(text, allowed_mentions=NO_MENTIONS)
-        elif kind == "dm" and ident.isdigit():
-            user = client.get_user(int(ident)) or await client.fetch_user(int(ident))
+        elif tid.kind == "dm" and ident is not None:
+            user = client.get_user(ident) or await client.fetch_user(ident)
             await user.send(text, allowed_mentions=NO_MENTIONS)
     except discord.HTTPException:
         log.exception("could not tell %s the outcome", thread_id)
@@ -103,7 +103,9 @@ class ApprovalButton(
         actor = await _actor(interaction)
         name = "coupon approve" if self.act == "ok" else "coupon revoke"
         if not actor.is_staff:
-            await _refuse(interaction, actor, name, self.thread_id or f"discord:{interaction.channel_id}")
+            await _refuse(
+                interaction, actor, name, self.thread_id or ThreadId.discord(interaction.channel_id or "")
+            )
             return
         await interaction.response.defer()
         change = approve if self.act == "ok" else reject
@@ -176,13 +178,15 @@ class HandoffButton(
             await _refuse(interaction, actor, name, self.thread_id)
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
-        token = ON_CARD.set(True)  # this card is the handoff's card: no second one is posted
-        try:
-            reply = await conv.staff.dispatch(
-                f"/{name} {self.thread_id}", actor=actor, channel=self.thread_id, conversations=conv
-            )
-        finally:
-            ON_CARD.reset(token)
+        # This card is the handoff's card: the command's notice says so and no second card is posted.
+        reply = await conv.staff.dispatch_values(
+            conv.staff.commands[name],
+            {"channel": self.thread_id},
+            actor=actor,
+            channel=self.thread_id,
+            conversations=conv,
+            on_card=True,
+        )
         if reply.ok and interaction.message is not None:
             # The card shows who took (or handed back) the conversation and offers the other step.
             content = interaction.message.content or ""
@@ -196,12 +200,6 @@ class HandoffButton(
                 allowed_mentions=NO_MENTIONS,
             )
         await interaction.followup.send(reply.text, ephemeral=True)
-
-
-def pressed_on_card() -> bool:
-    """True while a Take over / Hand back press runs its command: the press edits its own card, so the
-    staff channel gets no second card for the same hand-off."""
-    return ON_CARD.get()
 
 
 # ---- 👍 / 👎 on answers ---------------------------------------------------------------------------

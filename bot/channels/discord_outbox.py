@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING
 import discord
 
 from bot.store.outbox import OutboxPoller, OutboxReply
+from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
     from bot.channels.discord_bot import ArcaDiscordBot
 
 PREFIX = "discord:"
+"""The threads whose replies this process claims."""
 
 
 def staff_message(reply: OutboxReply) -> str:
@@ -20,10 +22,10 @@ def staff_message(reply: OutboxReply) -> str:
 
 
 def _channel_of(bot: ArcaDiscordBot, thread_id: str) -> discord.abc.Messageable | None:
-    raw = thread_id.removeprefix(PREFIX)
-    if not raw.isdigit():
+    tid = ThreadId(thread_id)
+    if tid.kind != "discord" or tid.snowflake is None:
         return None
-    channel = bot.get_channel(int(raw))
+    channel = bot.get_channel(tid.snowflake)
     guild = getattr(channel, "guild", None)
     if channel is None or guild is None:
         return None

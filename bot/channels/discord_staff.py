@@ -1,9 +1,9 @@
 """Staff slash commands: one Cog generated from the `StaffRegistry`, the tree's error handler, and sync;
 and the staff-channel posts of escalations and approval requests.
 
-Each slash command rebuilds the text line (`/coupon issue ORD001 5000 사과`) from its options and runs it
-through `StaffRegistry.dispatch`, so the role check, parsing, auditing and replies are exactly the
-console's. Replies are ephemeral; a command that takes a while is deferred first.
+Each slash command is built with discord.py's public `app_commands` API from the registry's typed
+parameters, and its options reach `StaffRegistry.dispatch_values` typed, so the role check, auditing and
+replies are exactly the console's. Replies are ephemeral; a command that takes a while is deferred first.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import asyncio
 import inspect
 import io
 import logging
-import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from discord.ext import commands
 
 from bot.channels.renderer import DISCORD_LIMIT, split_message
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
+from bot.vocabulary import ThreadId
 from tools.coupon_staff import approval_reason
 
 if TYPE_CHECKING:
@@ -48,8 +48,8 @@ DEFAULT_PERMISSIONS = discord.Permissions(manage_messages=True)
 def thread_id_of_interaction(interaction: discord.Interaction) -> str:
     """The conversation the command was typed in: `discord:<channel_id>`, or `dm:<user_id>` in a DM."""
     if interaction.guild_id is None:
-        return f"dm:{interaction.user.id}"
-    return f"discord:{interaction.channel_id}"
+        return ThreadId.dm(interaction.user.id)
+    return ThreadId.discord(interaction.channel_id or "")
 
 
 def role_names(user: discord.abc.User) -> set[str]:
@@ -58,34 +58,23 @@ def role_names(user: discord.abc.User) -> set[str]:
     return {r.name for r in roles if not r.is_default()}
 
 
-def command_line(cmd: StaffCommand, values: dict[str, Any]) -> str:
-    """The text form of a slash invocation: positional arguments, the last one taking the rest of the line."""
-    given = [(p, values.get(p.name)) for p in cmd.params]
-    while given and given[-1][1] is None:
-        given.pop()
-    parts = [f"/{cmd.name}"]
-    for index, (param, value) in enumerate(given):
-        last = index == len(given) - 1
-        if value is None:
-            if param.channel:
-                # An omitted channel in the middle of the line means "this channel", as in the text form.
-                raise ValueError(f"/{cmd.name}: [{param.name}] must be the last option")
-            raise ValueError(f"/{cmd.name}: optional <{param.name}> is followed by another option")
-        if param.channel:
-            text = f"discord:{value.id}"
-        elif param.kind is int:
-            text = str(int(value))
-        else:
-            text = str(value).strip()
-        parts.append(text if last else shlex.quote(text))
-    return " ".join(parts)
+def slash_values(cmd: StaffCommand, options: dict[str, Any]) -> dict[str, Any]:
+    """The slash options as the registry takes them: a channel option becomes its thread id, every
+    other value stays as discord.py typed it (an `int` option is an `int`)."""
+    values: dict[str, Any] = {}
+    for param in cmd.params:
+        value = options.get(param.name)
+        if param.channel and value is not None:
+            value = ThreadId.discord(value.id)
+        values[param.name] = value
+    return values
 
 
 def _annotation(param: Param) -> Any:
     if param.channel:
         base: Any = discord.TextChannel | discord.Thread
     elif param.kind is int:
-        base = int
+        base = int if param.minimum is None else app_commands.Range[int, param.minimum, None]
     else:
         base = str
     return base | None if param.optional else base
@@ -116,21 +105,39 @@ async def reply_ephemeral(
 
 
 class StaffCommands(commands.Cog, name="Staff"):
-    """The staff slash commands, one per registry entry; groups become `app_commands.Group`s."""
+    """The staff slash commands, one per registry entry (groups become `app_commands.Group`s), added to
+    the bot's command tree when the Cog loads and removed when it unloads."""
 
     def __init__(
         self,
+        bot: commands.Bot,
         conversations: Conversations,
         registry: StaffRegistry | None = None,
         *,
+        guilds: Sequence[discord.abc.Snowflake] = (),
         defer_after: float = DEFER_AFTER,
     ) -> None:
+        self.bot = bot
         self.conversations = conversations
         self.registry = registry if registry is not None else conversations.staff
         if self.registry is None:
             raise ValueError("Conversations has no staff registry")
+        self.guilds = list(guilds)
         self.defer_after = defer_after
-        self.__cog_app_commands__ = list(self.__cog_app_commands__) + self._build()
+        self.slash_commands = self._build()
+        """The top-level commands and groups, as added to the tree."""
+
+    async def cog_load(self) -> None:
+        for command in self.slash_commands:
+            if self.guilds:
+                self.bot.tree.add_command(command, guilds=self.guilds)
+            else:
+                self.bot.tree.add_command(command)
+
+    async def cog_unload(self) -> None:
+        for command in self.slash_commands:
+            for guild in self.guilds or [None]:
+                self.bot.tree.remove_command(command.name, guild=guild)
 
     # ---- generation -------------------------------------------------------------------------
 
@@ -139,38 +146,41 @@ class StaffCommands(commands.Cog, name="Staff"):
         top: list[app_commands.Command[Any, ..., Any] | app_commands.Group] = []
         for cmd in self.registry.commands.values():
             _check_order(cmd)
-            callback = self._callback(cmd)
-            if cmd.group is None:
-                top.append(
-                    app_commands.Command(
-                        name=cmd.leaf, description=_describe(cmd.help, cmd.name), callback=callback
+            group = None
+            if cmd.group is not None:
+                group = groups.get(cmd.group)
+                if group is None:
+                    group = app_commands.Group(
+                        name=cmd.group,
+                        description=GROUP_DESCRIPTIONS.get(cmd.group, f"{cmd.group} (staff)"),
+                        guild_only=True,
+                        default_permissions=DEFAULT_PERMISSIONS,
                     )
-                )
-                continue
-            group = groups.get(cmd.group)
-            if group is None:
-                group = app_commands.Group(
-                    name=cmd.group,
-                    description=GROUP_DESCRIPTIONS.get(cmd.group, f"{cmd.group} (staff)"),
-                    guild_only=True,
-                    default_permissions=DEFAULT_PERMISSIONS,
-                )
-                groups[cmd.group] = group
-                top.append(group)
-            group.add_command(
-                app_commands.Command(
-                    name=cmd.leaf, description=_describe(cmd.help, cmd.name), callback=callback, parent=group
-                )
+                    groups[cmd.group] = group
+                    top.append(group)
+            command = app_commands.Command(
+                name=cmd.leaf,
+                description=_describe(cmd.help, cmd.name),
+                callback=self._callback(cmd),
+                parent=group,
             )
+            app_commands.describe(**{p.name: _describe(p.help, p.name) for p in cmd.params})(command)
+            if group is None:
+                app_commands.guild_only(command)
+                app_commands.default_permissions(manage_messages=True)(command)
+                top.append(command)
+            else:
+                group.add_command(command)
         return top
 
     def _callback(self, cmd: StaffCommand) -> Callable[..., Awaitable[None]]:
+        """A callback whose signature declares the registry's parameters: discord.py reads the options
+        (their types, which are required) from it."""
         cog = self
 
-        async def callback(interaction: discord.Interaction, **values: Any) -> None:
-            await cog.invoke(interaction, cmd, values)
+        async def callback(interaction: discord.Interaction, **options: Any) -> None:
+            await cog.invoke(interaction, cmd, slash_values(cmd, options))
 
-        # app_commands reads the options from the signature: build it from the registry's params.
         params = [
             inspect.Parameter(
                 "interaction", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=discord.Interaction
@@ -186,13 +196,6 @@ class StaffCommands(commands.Cog, name="Staff"):
                 )
             )
         callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        callback.__name__ = cmd.name.replace(" ", "_")
-        callback.__discord_app_commands_param_description__ = {  # type: ignore[attr-defined]
-            p.name: _describe(p.help, p.name) for p in cmd.params
-        }
-        if cmd.group is None:
-            callback = app_commands.guild_only()(callback)
-            callback = app_commands.default_permissions(manage_messages=True)(callback)
         return callback
 
     # ---- invocation -------------------------------------------------------------------------
@@ -200,9 +203,9 @@ class StaffCommands(commands.Cog, name="Staff"):
     async def invoke(
         self, interaction: discord.Interaction, cmd: StaffCommand, values: dict[str, Any]
     ) -> None:
-        """Run the command's text form through the registry; reply ephemerally, deferring when slow."""
-        line = command_line(cmd, values)
-        work = asyncio.ensure_future(self._dispatch(interaction, line))
+        """Run the command with its typed values through the registry; reply ephemerally, deferring when
+        slow."""
+        work = asyncio.ensure_future(self._dispatch(interaction, cmd, values))
         if cmd.slow:
             await interaction.response.defer(ephemeral=True, thinking=True)
         else:
@@ -212,11 +215,17 @@ class StaffCommands(commands.Cog, name="Staff"):
         reply = await work
         await reply_ephemeral(interaction, reply.text, (reply.data or {}).get("attachment"))
 
-    async def _dispatch(self, interaction: discord.Interaction, line: str) -> StaffReply:
+    async def _dispatch(
+        self, interaction: discord.Interaction, cmd: StaffCommand, values: dict[str, Any]
+    ) -> StaffReply:
         user = interaction.user
         actor = await self.conversations.resolve_actor(str(user.id), role_names(user), user.display_name)
-        return await self.registry.dispatch(
-            line, actor=actor, channel=thread_id_of_interaction(interaction), conversations=self.conversations
+        return await self.registry.dispatch_values(
+            cmd,
+            values,
+            actor=actor,
+            channel=thread_id_of_interaction(interaction),
+            conversations=self.conversations,
         )
 
 
@@ -232,12 +241,10 @@ def _check_order(cmd: StaffCommand) -> None:
 def _where(thread_id: str | None) -> str:
     if not thread_id:
         return "?"
-    kind, _, ident = thread_id.partition(":")
-    if kind == "discord" and ident.isdigit():
-        return f"<#{ident}>"
-    if kind == "dm" and ident.isdigit():
-        return f"DM <@{ident}>"
-    return thread_id
+    tid = ThreadId(thread_id)
+    if tid.snowflake is None:
+        return thread_id
+    return f"<#{tid.snowflake}>" if tid.kind == "discord" else f"DM <@{tid.snowflake}>"
 
 
 def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
@@ -316,12 +323,9 @@ async def install_staff_commands(
 
     Called from `setup_hook`, which runs once per login, so a reconnect does not re-sync.
     """
-    cog = StaffCommands(conversations)
     guilds = [discord.Object(id=g) for g in guild_ids]
-    if guilds:
-        await bot.add_cog(cog, guilds=guilds)
-    else:
-        await bot.add_cog(cog)
+    cog = StaffCommands(bot, conversations, guilds=guilds)
+    await bot.add_cog(cog)
     try:
         if guilds:
             for guild in guilds:

@@ -5,7 +5,7 @@ and the output guard, `messages` what channels send and get back, `renderer` and
 answer is streamed onto a channel.
 """
 
-from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale, thread_id_for
+from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale
 from bot.conversations.routing import Conversations, EventHook, LLMFactory
 from bot.conversations.surface import Surface, SurfaceError
 
@@ -19,5 +19,4 @@ __all__ = [
     "SurfaceError",
     "TurnOutcome",
     "detect_locale",
-    "thread_id_for",
 ]

@@ -1,5 +1,5 @@
-"""What flows between a channel and `Conversations`: an incoming message, what was done with it, the
-thread ids of DESIGN.md §7, and the conversation's language."""
+"""What flows between a channel and `Conversations`: an incoming message, what was done with it, and the
+conversation's language (thread ids are `bot.vocabulary.ThreadId`)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,6 @@ def detect_locale(text: str) -> str:
     """The conversation's language is the language of the player's latest message (DESIGN.md §5):
     Hangul → Korean, anything else → English."""
     return detect_language(text)
-
-
-def thread_id_for(kind: str, ident: str | int) -> str:
-    """`discord:<channel_id>`, `dm:<user_id>`, `console:<name>`, `replay:<case>`."""
-    if kind not in ("discord", "dm", "console", "replay"):
-        raise ValueError(f"unknown channel kind {kind!r}")
-    return f"{kind}:{ident}"
 
 
 @dataclass

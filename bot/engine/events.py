@@ -76,7 +76,7 @@ class PhaseEvent(BaseModel):
 
 
 class InjectEvent(BaseModel):
-    """User messages that arrived during the run were injected as one `[USER INTERRUPT]` message."""
+    """User messages that arrived during the run were injected as one message opened by `INTERRUPT_PREFIX`."""
 
     type: Literal["inject"] = "inject"
     content: str

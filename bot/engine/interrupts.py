@@ -6,7 +6,7 @@ seed allows (JSON mode: after each assistant message; native mode: after all too
 
 from __future__ import annotations
 
-INTERRUPT_PREFIX = "[USER INTERRUPT]"
+from bot.vocabulary.interrupt import INTERRUPT_PREFIX
 
 
 class InterruptQueue:

@@ -38,6 +38,7 @@ from bot.replay.format import (
 from bot.replay.recorders import LoopInputs, recording
 from bot.store import Store
 from bot.store.seed import apply_seed
+from bot.vocabulary import ThreadId
 from bot.vocabulary.language import HANGUL_RANGE
 from tools.coupon_rules import CouponRules, load_coupon_rules
 
@@ -125,7 +126,7 @@ class Replayer:
                     coupon_rules=self._coupon_rules(case),
                 )
                 conv = app.conversations
-                thread = f"replay:{_slug(case.name)}"
+                thread = ThreadId.replay(_slug(case.name))
                 first_player = (
                     next((p.discord_id for p in case.seed.players if p.discord_id), None)
                     if case.seed

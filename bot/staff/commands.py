@@ -210,7 +210,10 @@ async def cmd_handoff(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     await inv.conversations.stop(thread)
     await inv.conversations.set_handoff(thread, True, by=inv.actor.label)
     # Staff see who took which conversation; in Discord the card carries a Hand back button.
-    await inv.conversations.notify_staff("handoff", {"thread_id": thread, "by": inv.actor.label})
+    notice: dict[str, Any] = {"thread_id": thread, "by": inv.actor.label}
+    if inv.on_card:
+        notice["on_card"] = True  # the Take over card shows it: no second card in the staff channel
+    await inv.conversations.notify_staff("handoff", notice)
     return StaffReply(
         f"{thread}: 상담원이 이어받았습니다. 봇은 /resume 전까지 답하지 않습니다. / Bot paused."
     )

@@ -1,5 +1,6 @@
 """The staff command registry and its text form (DESIGN.md §8): one definition per command, parsed,
-role-checked, run and audited here; the console, transcripts and the Discord Cog all dispatch through it.
+role-checked, run and audited here; the console, transcripts and the Discord Cog all dispatch through it
+(the console and transcripts as text lines, `dispatch`; Discord with its typed options, `dispatch_values`).
 
 The role is checked before the arguments are parsed; non-staff get a clear denial and the attempt is
 audited.
@@ -14,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bot.vocabulary import Locale, ThreadId, detect_language
 from tools.base import Actor
 
 if TYPE_CHECKING:
@@ -58,10 +60,16 @@ class Invocation:
     command: StaffCommand
     progress: Callable[[str], Any] | None = None
     """A channel's live progress sink: long commands (`/ops draft`) report each step's line to it."""
+    text: str = ""
+    """What the staff member typed: the command line, or the text of a slash command's options."""
+    on_card: bool = False
+    """A staff-channel card's button runs the command and the card shows its outcome: the command's own
+    staff notice says so (`on_card` in its payload), so the staff channel gets no second card."""
 
     @property
-    def locale(self) -> str:
-        return "ko"
+    def locale(self) -> Locale:
+        """The invocation's language: Hangul in what was typed → `ko`, anything else → `en`."""
+        return detect_language(self.text)
 
 
 Handler = Callable[[Invocation, dict[str, Any]], Awaitable[StaffReply]]
@@ -170,16 +178,49 @@ def parse_args(cmd: StaffCommand, rest: str, channel: str) -> dict[str, Any]:
     return values
 
 
+def check_values(cmd: StaffCommand, values: dict[str, Any], channel: str) -> dict[str, Any]:
+    """Typed options (a Discord slash command's): the same rules as `parse_args` without a text line to
+    read — a missing required value, an `int` below its minimum, an omitted `[channel]` (this one)."""
+    unknown = set(values) - {p.name for p in cmd.params}
+    if unknown:
+        raise ArgumentError(f"unknown option(s) {sorted(unknown)}. Usage: {cmd.usage}")
+    checked: dict[str, Any] = {}
+    for p in cmd.params:
+        value = values.get(p.name)
+        if isinstance(value, str):
+            value = value.strip()
+        if value is None or value == "":
+            if p.channel:
+                checked[p.name] = channel
+            elif p.optional:
+                checked[p.name] = None
+            else:
+                raise ArgumentError(f"missing <{p.name}>. Usage: {cmd.usage}")
+        elif p.kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ArgumentError(f"<{p.name}> must be a whole number, e.g. 5000. Usage: {cmd.usage}")
+            if p.minimum is not None and value < p.minimum:
+                raise ArgumentError(
+                    f"<{p.name}> must be at least {p.minimum} (got {value}). Usage: {cmd.usage}"
+                )
+            checked[p.name] = value
+        elif p.channel:
+            checked[p.name] = resolve_channel(str(value), channel)
+        else:
+            checked[p.name] = str(value)
+    return checked
+
+
 def resolve_channel(raw: str, current: str) -> str:
     """`<#123>` or `123` → `discord:123`; `kind:name` as is; a bare name → same kind as the current channel."""
     m = re.fullmatch(r"<#([0-9]+)>", raw.strip())
     if m:
-        return f"discord:{m.group(1)}"
+        return ThreadId.discord(m.group(1))
     if ":" in raw:
         return raw.strip()
-    if raw.isascii() and raw.isdigit() and current.startswith(("discord:", "dm:")):
-        return f"discord:{raw}"
-    kind = current.split(":", 1)[0]
+    kind = ThreadId(current).kind
+    if raw.isascii() and raw.isdigit() and kind in ("discord", "dm"):
+        return ThreadId.discord(raw)
     return f"{kind}:{raw.strip()}"
 
 
@@ -228,17 +269,12 @@ class StaffRegistry:
     async def dispatch(
         self, text: str, *, actor: Actor, channel: str, conversations: Conversations
     ) -> StaffReply:
+        """A text line (the console, transcripts, a command typed into a Discord channel)."""
         cmd, rest, group = self.find(text)
         name = cmd.name if cmd else (group or text.split()[0].lstrip("/"))
         if (cmd is None or cmd.staff_only) and not actor.is_staff:
             # The role is checked before the arguments are parsed, and the attempt is audited.
-            await _audit_denied(conversations, actor=actor, channel=channel, name=name)
-            return StaffReply(
-                f"⛔ /{name} 은(는) 운영진({conversations.staff_role}) 전용 명령입니다. "
-                f"This command is for staff ({conversations.staff_role}) only.",
-                ok=False,
-                denied=True,
-            )
+            return await _deny(conversations, actor=actor, channel=channel, name=name)
         if cmd is None:
             subs = ", ".join(c.usage for c in self.commands.values() if c.group == group)
             return StaffReply(f"알 수 없는 하위 명령입니다. 사용법 / usage: {subs}", ok=False)
@@ -246,20 +282,38 @@ class StaffRegistry:
             args = parse_args(cmd, rest, channel)
         except ArgumentError as exc:
             return StaffReply(f"⚠ {exc}", ok=False)
-        inv = Invocation(actor=actor, channel=channel, conversations=conversations, command=cmd)
+        inv = Invocation(actor=actor, channel=channel, conversations=conversations, command=cmd, text=text)
+        return await _run(inv, args)
+
+    async def dispatch_values(
+        self,
+        cmd: StaffCommand,
+        values: dict[str, Any],
+        *,
+        actor: Actor,
+        channel: str,
+        conversations: Conversations,
+        on_card: bool = False,
+    ) -> StaffReply:
+        """A command whose options arrived typed (Discord's slash options, e.g. `amount` as an `int`; a
+        card's button, `on_card`): the same role check, audit and reply as `dispatch`, and the values
+        reach the handler as given."""
+        if cmd.staff_only and not actor.is_staff:
+            return await _deny(conversations, actor=actor, channel=channel, name=cmd.name)
         try:
-            reply = await cmd.handler(inv, args)
-        except Exception as exc:  # a broken command is reported to the staff member, not swallowed
-            log.exception("staff command /%s failed", cmd.name)
-            reply = StaffReply(f"⚠ /{cmd.name} failed: {type(exc).__name__}: {exc}", ok=False)
-        await conversations.store.audit(
-            actor=actor.label,
-            action=f"staff./{cmd.name}",
-            thread_id=channel,
-            target=str(next(iter(args.values()), "") or "")[:MAX_AUDITED_TARGET],
-            code="OK" if reply.ok else "ERROR",
+            args = check_values(cmd, values, channel)
+        except ArgumentError as exc:
+            return StaffReply(f"⚠ {exc}", ok=False)
+        typed = " ".join(str(v) for v in args.values() if isinstance(v, str))
+        inv = Invocation(
+            actor=actor,
+            channel=channel,
+            conversations=conversations,
+            command=cmd,
+            text=typed,
+            on_card=on_card,
         )
-        return reply
+        return await _run(inv, args)
 
     async def audit_refused_line(
         self, text: str, *, actor: Actor, channel: str, conversations: Conversations
@@ -276,6 +330,35 @@ class StaffRegistry:
 
     def help_text(self) -> str:
         return "\n".join(f"{c.usage} — {c.help}" for c in self.commands.values())
+
+
+async def _run(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    """Run the handler on checked arguments and audit the outcome."""
+    cmd = inv.command
+    try:
+        reply = await cmd.handler(inv, args)
+    except Exception as exc:  # a broken command is reported to the staff member, not swallowed
+        log.exception("staff command /%s failed", cmd.name)
+        reply = StaffReply(f"⚠ /{cmd.name} failed: {type(exc).__name__}: {exc}", ok=False)
+    await inv.conversations.store.audit(
+        actor=inv.actor.label,
+        action=f"staff./{cmd.name}",
+        thread_id=inv.channel,
+        target=str(next(iter(args.values()), "") or "")[:MAX_AUDITED_TARGET],
+        code="OK" if reply.ok else "ERROR",
+    )
+    return reply
+
+
+async def _deny(conversations: Any, *, actor: Actor, channel: str, name: str) -> StaffReply:
+    """The clear denial a non-staff member gets; the attempt is audited."""
+    await _audit_denied(conversations, actor=actor, channel=channel, name=name)
+    return StaffReply(
+        f"⛔ /{name} 은(는) 운영진({conversations.staff_role}) 전용 명령입니다. "
+        f"This command is for staff ({conversations.staff_role}) only.",
+        ok=False,
+        denied=True,
+    )
 
 
 async def _audit_denied(conversations: Any, *, actor: Actor, channel: str, name: str) -> None:

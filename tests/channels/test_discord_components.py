@@ -160,6 +160,7 @@ async def test_escalation_card_takes_over_and_hands_back(harness, fake):
     assert fake.buttons(mid) == [f"arca:ho:back:{PLAYER_THREAD}"]
     # The handoff is still recorded for every other listener (the web console's feed).
     assert [k for k, _ in conv.notifications] == ["escalation", "handoff"]
+    assert conv.notifications[-1][1]["on_card"] is True, "the notice says the card shows it"
     back = await fake.press(42, mid, f"arca:ho:back:{PLAYER_THREAD}")
     await fake.wait_for(lambda: fake.interactions[back]["followups"], what="hand back")
     assert not await conv.is_paused(PLAYER_THREAD)
@@ -171,6 +172,20 @@ async def test_escalation_card_takes_over_and_hands_back(harness, fake):
     ]
     assert actions == ["handoff", "resume"]
     assert [r.target for r in await audit_rows(running, "staff.denied")] == ["/handoff"]
+
+
+async def test_a_handoff_typed_as_a_command_posts_its_own_card(harness, fake):
+    running = await harness.start(ScriptedLLM([]))
+
+    token = await fake.slash(42, STAFF, "handoff", {"channel": SUPPORT})
+    await fake.wait_for(lambda: fake.interaction_texts(token), what="the handoff reply")
+    [card] = await fake.wait_for(
+        lambda: [m for m in fake.bot_messages(STAFF) if f"discord:{SUPPORT}" in m["content"]],
+        what="the handoff card",
+    )
+
+    assert fake.buttons(int(card["id"])) == [f"arca:ho:back:discord:{SUPPORT}"]
+    assert "on_card" not in running.conversations.notifications[-1][1]
 
 
 async def test_an_answer_gets_thumbs_and_votes_are_stored_and_changed(harness, fake):

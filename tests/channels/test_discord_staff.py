@@ -3,12 +3,16 @@ guild, ephemeral replies, refused for players (and audited), deferred when slow,
 
 from __future__ import annotations
 
+from typing import Any
+
+import discord
+import pytest
 from sqlalchemy import select
 
+import bot.app as app_module
 from bench.fake_discord import EPHEMERAL, FakeDiscord
-from bot.channels.discord_staff import command_line
 from bot.llm.scripted import ScriptedLLM
-from bot.staff import Param, StaffCommand, StaffReply, parse_args
+from bot.staff import Param, StaffCommand, StaffReply
 from bot.store import AuditEntry, Coupon
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
@@ -175,39 +179,117 @@ async def test_unknown_command_gets_a_clear_ephemeral_error(harness, fake):
     assert "out of date" in text
 
 
-async def _noop(inv, args) -> StaffReply:
-    return StaffReply("")
+NOTE = StaffCommand(
+    "note add",
+    (
+        Param("who"),
+        Param("amount", int, minimum=1),
+        Param("text", optional=True),
+        Param("channel", optional=True, channel=True),
+    ),
+    "메모 / note",
+    lambda inv, args: _record(inv, args),
+)
+RECEIVED: list[tuple[Any, dict[str, Any]]] = []
 
 
-def test_slash_options_become_a_text_line_the_registry_parses_back_to_the_same_values():
-    cmd = StaffCommand(
-        "note add",
-        (
-            Param("who"),
-            Param("amount", int),
-            Param("text", optional=True),
-            Param("channel", optional=True, channel=True),
-        ),
-        "",
-        _noop,
+async def _record(inv, args) -> StaffReply:
+    RECEIVED.append((inv, dict(args)))
+    return StaffReply("기록했습니다")
+
+
+@pytest.fixture
+def note_command(monkeypatch):
+    """`/note add <who> <amount> [text] [channel]` beside the real commands, its handler recording."""
+    real = app_module.staff_commands
+    monkeypatch.setattr(app_module, "staff_commands", lambda settings=None: [*real(settings), NOTE])
+    RECEIVED.clear()
+    yield RECEIVED
+    RECEIVED.clear()
+
+
+_OPTION_TYPE = {str: 3, int: 4}
+_CHANNEL_OPTION = 7
+
+
+async def test_every_registry_command_is_registered_with_its_typed_options(harness, fake):
+    bot = await harness.start(ScriptedLLM([]))
+
+    synced = {c["name"]: c for c in fake.synced_commands[GUILD_KEY]}
+    for cmd in bot.conversations.staff.commands.values():
+        entry = synced[cmd.group or cmd.leaf]
+        if cmd.group is not None:
+            entry = next(o for o in entry["options"] if o["name"] == cmd.leaf)
+            assert entry["type"] == 1, f"/{cmd.name} is a subcommand"
+        options = entry.get("options", [])
+        assert [o["name"] for o in options] == [p.name for p in cmd.params], f"/{cmd.name}"
+        for param, option in zip(cmd.params, options, strict=True):
+            kind = _CHANNEL_OPTION if param.channel else _OPTION_TYPE[param.kind]
+            assert option["type"] == kind, f"/{cmd.name} <{param.name}>"
+            assert option.get("required", False) is not param.optional, f"/{cmd.name} <{param.name}>"
+            assert option["description"], f"/{cmd.name} <{param.name}> has a description"
+            if param.minimum is not None:
+                assert option["min_value"] == param.minimum, f"/{cmd.name} <{param.name}>"
+
+
+async def test_typed_options_reach_the_handler_typed_without_a_text_line(harness, fake, note_command):
+    await harness.start(ScriptedLLM([]))
+
+    # A value the text form would change: the last argument takes the rest of the line, outer quotes dropped.
+    token = await fake.slash(
+        42, STAFF, "note", {"who": "두 단어", "amount": 5000, "text": '"인용된 메모"'}, sub="add"
     )
+    [(text, flags)] = await fake.wait_for(_replies(fake, token), what="the reply")
 
-    class Channel:
-        id = 123
+    assert text == "기록했습니다" and flags & EPHEMERAL
+    [(inv, args)] = note_command
+    assert args == {"who": "두 단어", "amount": 5000, "text": '"인용된 메모"', "channel": f"discord:{STAFF}"}
+    assert type(args["amount"]) is int
+    assert inv.channel == f"discord:{STAFF}" and inv.actor.is_staff
+    assert inv.locale == "ko", "the options were written in Korean"
 
-    values = {"who": "두 단어", "amount": 5000, "text": "공백이 있는 메모", "channel": Channel()}
-    line = command_line(cmd, values)
-    rest = line.removeprefix("/note add ")
 
-    assert parse_args(cmd, rest, "discord:1") == {**values, "channel": "discord:123"}
-    assert parse_args(
-        cmd, command_line(cmd, {"who": "x", "amount": 1}).removeprefix("/note add "), "discord:1"
-    ) == {
-        "who": "x",
-        "amount": 1,
-        "text": None,
-        "channel": "discord:1",
-    }
+async def test_an_omitted_option_before_a_given_one_stays_empty(harness, fake, note_command):
+    await harness.start(ScriptedLLM([]))
+
+    token = await fake.slash(42, STAFF, "note", {"who": "x", "amount": 1, "channel": SUPPORT}, sub="add")
+    await fake.wait_for(_replies(fake, token), what="the reply")
+
+    [(inv, args)] = note_command
+    assert args == {"who": "x", "amount": 1, "text": None, "channel": f"discord:{SUPPORT}"}
+    assert inv.locale == "en"
+
+
+async def test_an_integer_below_its_minimum_is_refused_before_the_handler(harness, fake, note_command):
+    bot = await harness.start(ScriptedLLM([]))
+
+    token = await fake.slash(42, STAFF, "note", {"who": "x", "amount": 0}, sub="add")
+    [(text, flags)] = await fake.wait_for(_replies(fake, token), what="the refusal")
+
+    assert flags & EPHEMERAL and "<amount> must be at least 1" in text
+    assert note_command == []
+    async with bot.app.store.session() as s:
+        rows = (await s.execute(select(AuditEntry).where(AuditEntry.action == "staff./note add"))).all()
+    assert rows == []
+
+
+async def test_typed_command_by_a_player_is_denied_before_its_options_are_checked(
+    harness, fake, note_command
+):
+    bot = await harness.start(ScriptedLLM([]))
+
+    token = await fake.slash(9001, SUPPORT, "note", {"who": "x", "amount": 0}, sub="add")
+    [(text, _)] = await fake.wait_for(_replies(fake, token), what="the refusal")
+
+    assert "⛔" in text and "must be at least" not in text
+    assert note_command == []
+    async with bot.app.store.session() as s:
+        denied = (
+            (await s.execute(select(AuditEntry).where(AuditEntry.action == "staff.denied"))).scalars().all()
+        )
+    assert [(d.target, d.code, d.thread_id) for d in denied] == [
+        ("/note add", "DENIED", f"discord:{SUPPORT}")
+    ]
 
 
 async def test_ops_draft_runs_end_to_end_and_a_long_draft_arrives_as_a_file(harness, fake):
@@ -250,3 +332,13 @@ async def test_ops_draft_is_refused_for_a_player(harness, fake):
 
     assert flags & EPHEMERAL and "⛔" in text
     assert sum(scripted.calls.values()) == 0
+
+
+async def test_unloading_the_cog_takes_its_commands_off_the_tree(harness, fake):
+    running = await harness.start(ScriptedLLM([]))
+    guild = discord.Object(id=FakeDiscord.GUILD_ID)
+    assert {c.name for c in running.bot.tree.get_commands(guild=guild)} >= {"order", "coupon", "console"}
+
+    await running.bot.remove_cog("Staff")
+
+    assert running.bot.tree.get_commands(guild=guild) == []

@@ -22,7 +22,7 @@ from bot.channels.web.stream import RunStream, WebSurface
 from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
-from bot.serve import run_discord_and_web
+from bot.serve import serve
 from tests.channels.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
 from tests.eventually import eventually
 from tests.fakes.openai_server import FakeOpenAIServer, reply
@@ -226,7 +226,7 @@ async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):  # noq
             openai_api_key="sk-test-not-a-real-key",
         )
         assert settings.discord_token is not None and FakeDiscord.TOKEN
-        task = asyncio.create_task(run_discord_and_web(settings, policy_index=EmptyPolicyIndex()))
+        task = asyncio.create_task(serve(settings, web=True, policy_index=EmptyPolicyIndex()))
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=20) as client:
 

@@ -5,7 +5,7 @@ on the bot's event loop, `stream` turns a run into numbered SSE events, `identit
 """
 
 from bot.channels.web.identity import Identity, IdentityService
-from bot.channels.web.runner import WebServer, run_web, start_web
+from bot.channels.web.runner import WebServer, start_web
 from bot.channels.web.server import WebDeps, create_app
 
 __all__ = [
@@ -14,6 +14,5 @@ __all__ = [
     "WebDeps",
     "WebServer",
     "create_app",
-    "run_web",
     "start_web",
 ]

@@ -29,10 +29,10 @@ from bot.channels.web.deps import (
 from bot.channels.web.limits import check_all
 from bot.channels.web.stream import RunStream, WebSurface
 from bot.conversations import Incoming, detect_locale
-from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.guards.input import check_input
 from bot.guards.output import OutputGuard
 from bot.store.outbox import staff_names
+from bot.vocabulary.interrupt import INTERRUPT_PREFIX
 from bot.yaml_files import first_error
 
 log = logging.getLogger(__name__)

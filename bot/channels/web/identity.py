@@ -17,6 +17,7 @@ from typing import Literal
 
 import jwt
 
+from bot.vocabulary import ThreadId
 from tools.base import Actor
 
 ALGORITHM = "HS256"
@@ -49,14 +50,13 @@ class Identity:
 
     def thread_id(self, thread: str) -> str:
         """DESIGN §7: `web:<identity>:<thread>`."""
-        return f"web:{self.key}:{thread}"
+        return ThreadId.web(self.key, thread)
 
     @classmethod
     def of_thread(cls, thread_id: str) -> Identity | None:
         """Whose `web:<identity>:<thread>` thread this is (None for another channel's thread)."""
-        channel, _, rest = thread_id.partition(":")
-        key, sep, _ = rest.rpartition(":")
-        if channel != "web" or not sep or not IDENTITY_PATTERN.fullmatch(key):
+        key = (ThreadId(thread_id).web_parts or ("", ""))[0]
+        if not IDENTITY_PATTERN.fullmatch(key):
             return None
         return cls("anon" if key.startswith("anon-") else "player", key)
 

@@ -1,6 +1,6 @@
-"""Serving the web channel: uvicorn as a task on the bot's own event loop (`WebServer`), the policy
-index built in the background so `/healthz` answers at once (`BackgroundPolicyIndex`), and the entry
-points of `arca-bot web`, `arca-bot run` (beside Discord) and `arca-bot web-token`.
+"""Serving the web channel: uvicorn as a task on the bot's own event loop (`WebServer`, `start_web`), the
+policy index built in the background so `/healthz` answers at once (`BackgroundPolicyIndex`), and
+`arca-bot web-token`. Starting and stopping the process (`arca-bot web`, `arca-bot run`) is `bot.serve`'s.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import signal
 import socket
 import sys
 import threading
@@ -19,7 +18,6 @@ from typing import Any
 
 import uvicorn
 
-from bot.channels.web.deps import NO_LLM_MESSAGE
 from bot.channels.web.identity import IdentityService
 from bot.channels.web.server import WebDeps, create_app
 
@@ -204,62 +202,6 @@ async def start_web(
     server = await WebServer(app, host or settings.web_host, port).start()
     log.info("web channel on %s", server.url)
     return server
-
-
-async def run_web(settings: Any, *, host: str | None = None, port: int | None = None) -> int:
-    """`arca-bot web`: the web channel alone, with the configured LLM; starts (and says so) without one."""
-    from bot.app import build_app, make_policy_index_safely, start_metrics
-
-    metrics, metrics_server = start_metrics(settings)
-    # Started once the server listens: its imports and embedding would otherwise delay /healthz.
-    index = BackgroundPolicyIndex(lambda cancelled: make_policy_index_safely(settings, cancelled=cancelled))
-    llm_factory = None
-    if not settings.llm_configured:
-        # The operator's hint goes to the log; the player's page only says it cannot answer now.
-        log.warning("%s (/api/chat answers 503 until then)", NO_LLM_MESSAGE)
-
-        def llm_factory() -> Any:
-            raise RuntimeError("no LLM configured")
-
-    app = await build_app(settings, policy_index=index, metrics=metrics, llm_factory=llm_factory)
-    port = (
-        port if port is not None else (settings.web_port if settings.web_port is not None else DEFAULT_PORT)
-    )
-    try:
-        server = await start_web(
-            settings, app.conversations, host=host, port=port, index_state=lambda: index.state
-        )
-    except OSError as exc:
-        print(
-            f"arca-bot: cannot serve the web channel on {host or settings.web_host}:{port} ({exc})",
-            file=sys.stderr,
-        )
-        await app.store.close()
-        return 2
-    index.start()
-    print(f"arca-bot web: serving {server.url}  (Ctrl-C stops)", file=sys.stderr)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # not on this platform / thread
-        loop.add_signal_handler(signal.SIGTERM, stop.set)
-    try:
-        # Ctrl-C cancels this task (asyncio.run); SIGTERM sets `stop`: both end in the same shutdown.
-        await asyncio.wait(
-            {asyncio.create_task(stop.wait()), asyncio.create_task(server.wait())},
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-    except asyncio.CancelledError:
-        pass
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGTERM)
-        await server.stop()
-        await app.conversations.wait_idle()
-        await index.stop()
-        await app.store.close()
-        if metrics_server is not None:
-            metrics_server.close()
-    return 0
 
 
 def web_token_command(settings: Any, player_id: str, ttl: str, *, link: bool = False) -> int:
