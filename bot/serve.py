@@ -144,7 +144,10 @@ def _no_llm(settings: Settings) -> Any:
     503; otherwise None, the configured model."""
     if settings.llm_configured:
         return None
-    log.warning("no LLM configured: the web page says so and /api/chat answers 503")
+    from bot.channels.web.deps import NO_LLM_MESSAGE
+
+    # The operator's hint goes to the log; the player's page only says it cannot answer now.
+    log.warning("%s (/api/chat answers 503 until then)", NO_LLM_MESSAGE)
 
     def llm_factory() -> Any:
         raise RuntimeError("no LLM configured")

@@ -104,6 +104,31 @@ APPROVED = Text(
 NOTHING_TO_APPROVE = Text(
     "주문 {order}에는 승인 대기 중인 쿠폰이 없습니다.", "Order {order} has no coupon awaiting approval."
 )
+REJECTED = Text(
+    "주문 {order}의 승인 대기 쿠폰 요청({amount})을 거절했습니다. 쿠폰은 발급되지 않았습니다.",
+    "Rejected the pending coupon request for order {order} ({amount}); no coupon was issued.",
+)
+ALREADY_APPROVED = Text(
+    "주문 {order}의 쿠폰은 이미 {name} 님이 {at}에 승인했습니다: {coupon}.",
+    "The coupon of order {order} was already approved by {name} at {at}: {coupon}.",
+)
+ALREADY_APPROVED_NOT_REJECTED = Text(
+    "주문 {order}의 쿠폰은 이미 {name} 님이 {at}에 승인해 거절하지 않았습니다: {coupon}. "
+    "되돌리려면 /coupon revoke {order}",
+    "The coupon of order {order} was already approved by {name} at {at}, so it was not rejected: "
+    "{coupon}. To take it back: /coupon revoke {order}",
+)
+ALREADY_REJECTED = Text(
+    "주문 {order}의 쿠폰 요청은 이미 {name} 님이 {at}에 거절했습니다. 쿠폰은 발급되지 않았습니다.",
+    "The coupon request of order {order} was already rejected by {name} at {at}; no coupon was issued.",
+)
+APPROVAL_OVER_THRESHOLD = Text(
+    "승인 기준 {threshold} 초과: 요청 {amount}", "Over the approval threshold of {threshold}: asked {amount}"
+)
+APPROVAL_UNTRUSTED = Text(
+    "입력이 신뢰할 수 없음으로 표시됨 (봇에게 지시하거나 권한을 주장한 메시지의 요청)",
+    "Input marked untrusted (asked in a message that tried to instruct the bot or claimed authority)",
+)
 NO_ACTIVE_COUPON = Text("주문 {order}에는 활성 쿠폰이 없습니다.", "Order {order} has no active coupon.")
 ORDER_COUPON = Text("주문 {order}: {coupon}", "Order {order}: {coupon}")
 LIST_HEAD = Text("쿠폰 {count}개 (최신순):", "{count} coupon(s), newest first:")

@@ -3,18 +3,21 @@ the order's live coupon. Every change is staff-only, serialised per order and au
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
-from bot.store import Coupon, Order, utcnow
+from bot.store import AuditEntry, Coupon, Order, utcnow
 from bot.vocabulary.catalogue import STAFF_ONLY_COMMAND, Text
 from tools import coupon_messages as say
 from tools.base import Actor
 from tools.coupon_queries import LIVE_STATUSES, begin_write, coupon_view, live_coupon
+from tools.money import format_krw
 from tools.order_views import normalize_order_id, order_not_found_message
 from tools.results import ResultCode, ToolResult
 
@@ -64,7 +67,7 @@ async def _change_live(
         if order is None:
             result = ToolResult(False, ResultCode.ORDER_NOT_FOUND, order_not_found_message(oid, locale), {})
         elif coupon is None or coupon.status not in wanted:
-            result = ToolResult(
+            result = await _decided_before(session, where, oid, coupon, action) or ToolResult(
                 False,
                 ResultCode.ERROR,
                 nothing(locale, order=oid),
@@ -73,11 +76,15 @@ async def _change_live(
         else:
             before = coupon.status
             apply(coupon, now)
-            described = say.describe_coupon(coupon, locale, timezone)
+            if before == "pending" and coupon.status == "rejected":
+                # Never issued: no code, no expiry, and not "revoked".
+                message = say.REJECTED(locale, order=oid, amount=format_krw(coupon.amount, locale))
+            else:
+                message = done(locale, order=oid, coupon=say.describe_coupon(coupon, locale, timezone))
             result = ToolResult(
                 True,
                 ResultCode.OK,
-                done(locale, order=oid, coupon=described),
+                message,
                 {"coupon": coupon_view(coupon, timezone), "previous_status": before},
             )
         await store.audit(
@@ -86,11 +93,87 @@ async def _change_live(
             thread_id=thread_id,
             target=oid,
             code=str(result.code),
-            detail={"reason": reason, "message": result.message, "coupon": result.data.get("coupon")},
+            detail={
+                "reason": reason,
+                "message": result.message,
+                "coupon": result.data.get("coupon"),
+                "by": actor.display_name,  # who decided, by name, for whoever loses a race to it
+            },
             session=session,
         )
         await session.commit()
     return result
+
+
+async def _decided_before(
+    session: Any, where: _Where, oid: str, live: Coupon | None, action: str
+) -> ToolResult | None:
+    """An approval or rejection that lost a race (or came late): who decided the request, and when.
+    None when nobody did (there was no request to decide)."""
+    if action not in ("coupon.approve", "coupon.revoke") or (live is not None and live.status != "active"):
+        return None
+    latest = (
+        live
+        or (
+            await session.execute(
+                select(Coupon)
+                .where(Coupon.order_id == oid)
+                .order_by(Coupon.created_at.desc(), Coupon.id.desc())
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+    )
+    if latest is None or latest.status not in ("active", "rejected"):
+        return None
+    decided_by = "coupon.approve" if latest.status == "active" else "coupon.revoke"
+    row = (
+        await session.execute(
+            select(AuditEntry)
+            .where(
+                AuditEntry.target == oid,
+                AuditEntry.action == decided_by,
+                AuditEntry.code == ResultCode.OK,
+                AuditEntry.detail.contains(latest.code),  # a decision on this request, not an older one
+            )
+            .order_by(AuditEntry.id.desc())
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+    if row is None:
+        return None  # active from the start (issued without approval): nothing was pending
+    name = _decider_name(row)
+    at = row.at.astimezone(ZoneInfo(where.timezone)).strftime("%Y-%m-%d %H:%M")
+    locale = where.locale
+    coupon = say.describe_coupon(latest, locale, where.timezone)
+    if latest.status == "active":
+        text = say.ALREADY_APPROVED if action == "coupon.approve" else say.ALREADY_APPROVED_NOT_REJECTED
+        message = text(locale, order=oid, name=name, at=at, coupon=coupon)
+        code = ResultCode.ALREADY_ISSUED
+    else:
+        message, code = say.ALREADY_REJECTED(locale, order=oid, name=name, at=at), ResultCode.ERROR
+    view = coupon_view(latest, where.timezone)
+    return ToolResult(False, code, message, {"coupon": view, "decided_by": name, "decided_at": at})
+
+
+def _decider_name(row: AuditEntry) -> str:
+    try:
+        detail = json.loads(row.detail or "{}")
+    except ValueError:
+        detail = {}
+    return str(detail.get("by") or row.actor) if isinstance(detail, dict) else row.actor
+
+
+def approval_reason(why: Mapping[str, Any], amount: int, locale: str) -> str:
+    """Why a coupon waits for approval, with the rule and the figures (from the issuance's audit detail:
+    `{"review": "untrusted_request"}` or `{"threshold": 30000}`); "" when the detail does not say."""
+    if why.get("review"):
+        return say.APPROVAL_UNTRUSTED(locale)
+    threshold = why.get("threshold")
+    if isinstance(threshold, int):
+        return say.APPROVAL_OVER_THRESHOLD(
+            locale, threshold=format_krw(threshold, locale), amount=format_krw(amount, locale)
+        )
+    return ""
 
 
 async def revoke(

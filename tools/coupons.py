@@ -22,7 +22,7 @@ class IssueCouponArgs(BaseModel):
 @tool(
     name="issue_coupon",
     side_effect=True,
-    status=Text("쿠폰 발급 처리 중…", "Processing the coupon…"),
+    status=Text("보상 쿠폰을 확인하고 있어요", "Checking your compensation coupon"),
     coupon_outcome=True,
 )
 async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:

@@ -210,14 +210,14 @@ async def _issue(
 ) -> ToolResult:
     for _attempt in range(3):
         try:
-            result, _extra = await _decide_and_audit(store, rules, req)
+            result, extra = await _decide_and_audit(store, rules, req)
         except (write.RaceLost, IntegrityError):
             result = await _after_race(store, req)
             if result is None:
                 continue  # a coupon-code collision, nothing else holds the slot: draw a new code
             return result
         if result.code == ResultCode.PENDING_APPROVAL and not result.data.get("replayed"):
-            await _notify(notify, "approval", _approval_payload(req, result))
+            await _notify(notify, "approval", _approval_payload(req, result, extra))
         return result
     return req.result(False, ResultCode.ERROR, say.ISSUE_FAILED(req.locale))
 
@@ -239,7 +239,7 @@ async def _after_race(store: Any, req: IssueRequest) -> ToolResult | None:
     return result
 
 
-def _approval_payload(req: IssueRequest, result: ToolResult) -> dict[str, Any]:
+def _approval_payload(req: IssueRequest, result: ToolResult, why: dict[str, Any]) -> dict[str, Any]:
     coupon = result.data.get("coupon") or {}
     return {
         "order_id": req.order_id,
@@ -250,6 +250,7 @@ def _approval_payload(req: IssueRequest, result: ToolResult) -> dict[str, Any]:
         "requested_by": req.actor.label,
         "coupon_code": coupon.get("code"),
         "flagged": req.review,
+        "why": dict(why),  # the rule that made it wait: {"review": …} or {"threshold": N}
     }
 
 

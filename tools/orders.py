@@ -81,7 +81,7 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     )
 
 
-@tool(name="lookup_order", status=Text("주문 조회 중…", "Looking up the order…"))
+@tool(name="lookup_order", status=Text("주문 정보를 확인하고 있어요", "Checking your order"))
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
     """Look up one of the player's orders by its order number (e.g. ORD001): item, amount, status and any coupon on it.
 
@@ -156,7 +156,7 @@ def _parse_status(raw: str | None) -> str | ValueError | None:
     return ValueError(raw)
 
 
-@tool(name="list_my_orders", status=Text("주문 목록 확인 중…", "Checking your orders…"))
+@tool(name="list_my_orders", status=Text("주문 목록을 확인하고 있어요", "Checking your orders"))
 async def list_my_orders(args: ListMyOrdersArgs, ctx: ToolContext) -> ToolResult:
     """List the player's own recent orders (newest first, up to 10) with each order number and status.
 

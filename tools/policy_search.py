@@ -60,7 +60,11 @@ def _hit_data(hit: Any) -> dict[str, Any]:
     return data
 
 
-@tool(name="search_policy", allowed_unlinked=True, status=Text("정책 검색 중…", "Searching the policies…"))
+@tool(
+    name="search_policy",
+    allowed_unlinked=True,
+    status=Text("운영 정책을 찾아보고 있어요", "Looking through our policies"),
+)
 async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolResult:
     """Search Arca Online's official support policies (compensation coupons, delivery delays, refunds,
     cash-shop items not received, duplicate payments, minors' payments, account security and 2FA,

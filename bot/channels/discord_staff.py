@@ -22,6 +22,7 @@ from discord.ext import commands
 from bot.channels.renderer import DISCORD_LIMIT, split_message
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
 from bot.vocabulary import ThreadId
+from tools.coupon_staff import approval_reason
 
 if TYPE_CHECKING:
     from bot.conversations import Conversations
@@ -267,6 +268,10 @@ def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
             if payload.get("flagged")
             else ""
         )
+        threshold = (payload.get("why") or {}).get("threshold")
+        if not payload.get("flagged") and isinstance(threshold, int) and isinstance(amount, int):
+            why = [approval_reason({"threshold": threshold}, amount, lang) for lang in ("ko", "en")]
+            flagged = "\n⚖️ " + " / ".join(why)
         return (
             f"🧾 **쿠폰 승인 요청 / Coupon approval** · {payload.get('order_id')} · {shown} · "
             f"player {payload.get('player_id') or '-'} · {where}{reason}{flagged}\n"

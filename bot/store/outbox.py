@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import insert, select, update
 
 from bot.store.database import Store
-from bot.store.models import AuditEntry, StaffOutbox, utcnow
+from bot.store.models import AuditEntry, StaffOutbox, StaffSession, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -209,3 +209,17 @@ class OutboxPoller:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+async def staff_names(store: Store, staff_ids: set[str]) -> dict[str, str]:
+    """The name each staff member last signed in to the console with (what their replies are signed
+    with), by `staff_id`; ids never signed in are left out."""
+    if not staff_ids:
+        return {}
+    async with store.session() as session:
+        rows = await session.execute(
+            select(StaffSession.staff_id, StaffSession.staff_name)
+            .where(StaffSession.staff_id.in_(sorted(staff_ids)))
+            .order_by(StaffSession.id)
+        )
+        return {staff_id: name for staff_id, name in rows}

@@ -86,8 +86,8 @@ async def test_two_racing_approve_presses_issue_exactly_one_coupon(harness, fake
 
     assert await coupon_status(running) == ["active"]
     approvals = await audit_rows(running, "coupon.approve")
-    assert sorted(r.code for r in approvals) == ["ERROR", "OK"], (
-        "one transition, the other press found nothing"
+    assert sorted(r.code for r in approvals) == ["ALREADY_ISSUED", "OK"], (
+        "one transition; the other press is told it was already approved"
     )
     assert all(r.thread_id == PLAYER_THREAD for r in approvals)
     edited = fake.messages[mid]
@@ -96,7 +96,11 @@ async def test_two_racing_approve_presses_issue_exactly_one_coupon(harness, fake
     told = [m["content"] for m in fake.bot_messages(SUPPORT)]
     assert len([t for t in told if "쿠폰을 승인했습니다" in t]) == 1, told
     followups = [f["content"] for tok in (t1, t2) for f in fake.interactions[tok]["followups"]]
-    assert any(f.startswith("[OK]") for f in followups) and any(f.startswith("[ERROR]") for f in followups)
+    assert any(f.startswith("[OK]") for f in followups)
+    [lost] = [f for f in followups if not f.startswith("[OK]")]
+    assert (
+        "쿠폰은 이미 " in lost and "승인했습니다" in lost and "승인 대기 중인 쿠폰이 없습니다" not in lost
+    ), lost
 
 
 async def test_a_player_press_is_refused_ephemerally_and_audited(harness, fake):

@@ -63,13 +63,13 @@ async def test_status_line_then_answer_in_the_same_message() -> None:
     clock = VirtualClock()
     surface = RecordingSurface(clock)
     r = _renderer(surface, clock)
-    await r.status("⏳ 주문 조회 중…")
+    await r.status("⏳ 주문 정보를 확인하고 있어요")
     for word in ["ORD001은 ", "배송 지연 ", "상태입니다."]:
         await r.append(word)
         clock.now += 0.3
     await r.finish()
     assert list(surface.messages.values()) == ["ORD001은 배송 지연 상태입니다."]
-    assert surface.sends[0][2] == "⏳ 주문 조회 중…"
+    assert surface.sends[0][2] == "⏳ 주문 정보를 확인하고 있어요"
 
 
 async def test_edits_per_message_never_exceed_one_per_interval() -> None:

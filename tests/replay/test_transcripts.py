@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import staff_commands
+from bot.app import PROJECT_ROOT, staff_commands
 from bot.replay.format import Transcript, load_transcript
 from bot.replay.runner import MODES, Replayer
 from tests.replay.conftest import DEMO_CASES, TRANSCRIPTS
 from tools.base import ResultCode
+from tools.ledger import load_coupon_rules
 
 CASE_FILES = sorted(TRANSCRIPTS.glob("*.yaml"))
 
@@ -32,6 +33,18 @@ async def test_transcript_case_passes(path: Path, mode: str, replayer: Replayer)
 async def test_demo_case_passes_in_native_mode(path: Path, replayer: Replayer) -> None:
     result = await replayer.run_case(load_transcript(path), "native")
     assert result.passed, "\n".join(result.failures)
+
+
+def test_the_demo_attack_is_refused_for_its_injection_not_for_its_amount() -> None:
+    """A newcomer watching `arca-bot demo` learns what protects the ledger: the untrusted input (the coupon
+    waits for a person), not the amount limit (the asked amount is within every rule)."""
+    rules = load_coupon_rules(PROJECT_ROOT / "policies" / "coupon_rules.yaml")
+    case = load_transcript(DEMO_CASES / "4_attack_refused.yaml")
+    [turn] = case.turns
+    assert turn.expect.codes == [ResultCode.PENDING_APPROVAL]
+    asked = [s["args"]["amount"] for s in turn.script or [] if s.get("tool") == "issue_coupon"]
+    assert asked and all(rules.min_amount <= a <= rules.max_amount for a in asked), asked
+    assert rules.approval_threshold is None or max(asked) <= rules.approval_threshold
 
 
 def test_suite_has_at_least_forty_cases_with_unique_names() -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
 from bot.store import AuditEntry
-from tools.base import ResultCode
+from tools.base import Actor, ResultCode
+from tools.coupon_staff import approval_reason, reject
 from tools.ledger import (
     CouponRules,
     active_coupon_for,
@@ -92,7 +94,63 @@ async def test_approve_turns_pending_into_active_with_validity_from_approval(sto
     res = await approve(store, actor=STAFF, order_id="ORD001", now=later)
     assert res.code == ResultCode.OK and res.data["coupon"]["status"] == "active"
     assert res.data["coupon"]["expires_at"].startswith("2026-04-04")
-    assert (await approve(store, actor=STAFF, order_id="ORD001")).code == ResultCode.ERROR
+    # A second approval (a lost race) says who approved it and when, not "nothing awaits approval".
+    again = await approve(store, actor=STAFF, order_id="ORD001")
+    assert again.code == ResultCode.ALREADY_ISSUED and not again.ok
+    assert again.message.startswith("주문 ORD001의 쿠폰은 이미 ") and "승인했습니다" in again.message
+    assert again.data["decided_by"] and again.data["decided_at"]
+
+
+async def test_losing_an_approval_race_names_who_approved_and_when(store):
+    rules = CouponRules(approval_threshold=10000)
+    await issue_for_player(
+        store, rules, actor=LUNA, order_id="ORD001", amount=15000, idempotency_key="p", now=NOW
+    )
+    mina = Actor(discord_id="4242", roles=frozenset({"Support Staff"}), is_staff=True, display_name="Mina")
+    assert (await approve(store, actor=mina, order_id="ORD001")).code == ResultCode.OK
+    async with store.session() as s:
+        at = (
+            await s.execute(select(AuditEntry.at).where(AuditEntry.action == "coupon.approve"))
+        ).scalar_one()
+    when = at.astimezone(ZoneInfo("Asia/Seoul")).strftime("%Y-%m-%d %H:%M")
+
+    ko = await approve(store, actor=STAFF, order_id="ORD001")
+    assert ko.message.startswith(
+        f"주문 ORD001의 쿠폰은 이미 Mina 님이 {when}에 승인했습니다: 15,000원 쿠폰 ARCA-"
+    )
+    en = await approve(store, actor=STAFF, order_id="ORD001", locale="en")
+    assert en.message.startswith(f"The coupon of order ORD001 was already approved by Mina at {when}")
+    late_reject = await reject(store, actor=STAFF, order_id="ORD001")
+    assert "이미 Mina 님이" in late_reject.message and "/coupon revoke ORD001" in late_reject.message
+    assert "ERROR" not in late_reject.message and late_reject.code == ResultCode.ALREADY_ISSUED
+
+
+async def test_rejecting_a_pending_coupon_says_it_was_rejected_not_revoked(store):
+    rules = CouponRules(approval_threshold=10000)
+    await issue_for_player(
+        store, rules, actor=LUNA, order_id="ORD001", amount=15000, idempotency_key="p", now=NOW
+    )
+    mina = Actor(discord_id="4242", roles=frozenset({"Support Staff"}), is_staff=True, display_name="Mina")
+    res = await reject(store, actor=mina, order_id="ORD001")
+    assert (
+        res.message
+        == "주문 ORD001의 승인 대기 쿠폰 요청(15,000원)을 거절했습니다. 쿠폰은 발급되지 않았습니다."
+    )
+    for never_issued in ("취소", "ARCA-", "만료"):
+        assert never_issued not in res.message
+    again = await approve(store, actor=STAFF, order_id="ORD001", locale="en")
+    assert again.message.startswith("The coupon request of order ORD001 was already rejected by Mina at ")
+
+
+def test_an_approval_says_why_with_the_rule_and_the_figures():
+    assert approval_reason({"threshold": 30000}, 50000, "ko") == "승인 기준 30,000원 초과: 요청 50,000원"
+    assert approval_reason({"threshold": 30000}, 50000, "en") == (
+        "Over the approval threshold of 30,000 KRW: asked 50,000 KRW"
+    )
+    assert approval_reason({"review": "untrusted_request"}, 5000, "ko").startswith(
+        "입력이 신뢰할 수 없음으로 표시됨"
+    )
+    assert approval_reason({}, 5000, "ko") == ""
 
 
 async def test_revoking_a_pending_coupon_rejects_it(store):
@@ -102,6 +160,7 @@ async def test_revoking_a_pending_coupon_rejects_it(store):
     )
     res = await revoke(store, actor=STAFF, order_id="ORD001", reason="과다")
     assert res.data["coupon"]["status"] == "rejected"
+    assert "거절했습니다" in res.message and "ARCA-" not in res.message
 
 
 async def test_list_coupons_filters_by_player(store, rules):

@@ -54,11 +54,11 @@ def test_unlinked_users_still_see_player_tools_so_a_call_can_say_how_to_link() -
 
 def test_each_tool_declares_its_status_line_in_both_languages() -> None:
     reg = build_registry(policy_tool=_fake_policy)
-    assert reg.status_line("lookup_order", "ko") == "주문 조회 중…"
-    assert reg.status_line("issue_coupon", "en") == "Processing the coupon…"
-    assert reg.status_line("escalate_to_staff", "ko") == "운영진에게 전달 중…"
+    assert reg.status_line("lookup_order", "ko") == "주문 정보를 확인하고 있어요"
+    assert reg.status_line("issue_coupon", "en") == "Checking your compensation coupon"
+    assert reg.status_line("escalate_to_staff", "ko") == "담당자에게 연결하고 있어요"
     assert reg.status_line("no_such_tool", "en") == reg.status_line(None, "en") == "Working on it…"
-    assert status_text("list_my_orders", "en", reg) == "⏳ Checking your orders…"
+    assert status_text("list_my_orders", "en", reg) == "⏳ Checking your orders"
 
 
 def test_issue_coupon_schema_has_a_plain_integer_amount() -> None:

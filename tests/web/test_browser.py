@@ -97,7 +97,7 @@ async def test_player_sees_the_tool_card_and_the_answer_stream_in(browser, make_
 
     await send(page, "ORD001 주문이 아직 안 왔어요. 언제 오나요?")
     card = page.locator(".tool").first
-    await expect(card.locator(".name")).to_have_text("lookup_order")
+    await expect(card.locator(".label")).to_have_text("주문 정보를 확인하고 있어요")
     bubble = page.locator(".msg.bot .bubble").last
     # Streaming: the bubble shows part of the answer before all of it.
     await page.wait_for_function(
@@ -107,11 +107,13 @@ async def test_player_sees_the_tool_card_and_the_answer_stream_in(browser, make_
     )
     await expect(bubble).to_have_text(answer.replace("**", ""))
     await expect(bubble.locator("strong")).to_have_text("배송 지연")
-    await expect(page.locator(".msg.bot .footer").last).to_contain_text("반복 2회")
-    await expect(card).to_have_class("tool ok")
-    await card.locator("summary").click()
-    await expect(card.locator("pre.args")).to_contain_text('"order_id": "ORD001"')
-    await expect(card.locator("pre.observation")).to_contain_text("배송 지연")
+    await expect(card).to_have_class("tool done")
+    await expect(card.locator(".state")).to_have_text("확인했어요")
+    await expect(page.locator(".msg.bot .feedback")).to_have_count(1)
+    # What a support agent would say it is doing, not the machinery.
+    shown = await page.locator("#log").inner_text()
+    for internal in ("lookup_order", "order_id", "반복", "토큰", "Status:", "[OK]"):
+        assert internal not in shown, internal
     await shot(page, "desktop_ko_tool_run")
     assert page.errors == []  # type: ignore[attr-defined]
 
@@ -139,8 +141,8 @@ async def test_a_follow_up_mid_answer_is_handled(browser, make_web):
     await expect(turns).to_have_count(2)
     await expect(turns.nth(0).locator(".bubble")).to_have_text(first.strip())
     await expect(turns.nth(1).locator(".bubble")).to_have_text("ORD009 프리미엄 멤버십 30일도 배송 중입니다.")
-    await expect(turns.nth(1).locator(".tool .name")).to_have_text("lookup_order")
-    await expect(turns.nth(1).locator(".footer")).to_contain_text("반복 2회")
+    await expect(turns.nth(1).locator(".tool .label")).to_have_text("주문 정보를 확인하고 있어요")
+    await expect(turns.nth(1).locator(".feedback")).to_have_count(1)
     await shot(page, "desktop_ko_follow_up")
 
 
@@ -158,7 +160,7 @@ async def test_a_follow_up_while_tools_run_is_injected(browser, make_web):
     llm.release()
     turn = page.locator("li.msg.bot").last
     await expect(turn.locator(".tools .note")).to_have_text("추가 메시지 반영: 아 그리고 급해요")
-    await expect(turn.locator(".footer")).to_contain_text("반복")
+    await expect(turn.locator(".feedback")).to_have_count(1)
     await expect(page.locator("li.msg.bot")).to_have_count(1)
 
 
@@ -177,22 +179,26 @@ async def test_phone_width_in_english_for_a_guest(browser, make_web):
     await expect(page.locator("#send")).to_have_text("Send")
     await send(page, "Where is my order ORD001?")
     card = page.locator(".tool").first
-    await expect(card.locator(".state")).to_contain_text("done")
-    await expect(page.locator(".msg.bot .footer")).to_contain_text("2 iterations")
-    await card.locator("summary").click()
-    await expect(card.locator("pre.observation")).to_contain_text("[DENIED]")
+    # A lookup a guest may not run is not a green "done": it says, in plain words, it could not go ahead.
+    await expect(card).to_have_class("tool declined")
+    await expect(card.locator(".label")).to_have_text("Checking your order")
+    await expect(card.locator(".state")).to_have_text("Couldn't go ahead")
+    await expect(page.locator(".msg.bot .feedback")).to_have_count(1)
+    shown = await page.locator("#log").inner_text()
+    for internal in ("lookup_order", "DENIED", "iterations", "tokens", "Ask the player"):
+        assert internal not in shown, internal
     overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, "the page scrolls sideways on a phone"
     await shot(page, "phone_en_guest")
 
 
 async def test_keyboard_only_and_nothing_is_parsed_as_html(browser, make_web):
-    web = await make_web("native")
+    web = await make_web("native", debug_view=True)  # the operator's view draws the raw arguments too
     web.script(
         {"tool": "lookup_order", "args": {"order_id": "<img src=x onerror=window.pwned=1>"}},
         {"final": "<b>굵게</b> <img src=x onerror=window.pwned=2> 답변입니다."},
     )
-    page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}")
+    page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&debug=1")
     for _ in range(5):
         if await page.evaluate("document.activeElement.id") == "input":
             break
@@ -238,11 +244,13 @@ async def test_history_divider_and_the_page_without_an_llm(browser, make_web):
 
     down = await make_web("native", llm_ready=False)
     page = await open_widget(browser, down, viewport=DESKTOP, fragment="lang=en")
-    await expect(page.locator("#notice")).to_contain_text(
-        "For the operator: No LLM is configured: set ARCA_MODEL"
+    await expect(page.locator("#notice")).to_have_text(
+        "We can't answer right now. Please try again later or ask to be put through to our support team."
     )
     await send(page, "hello")
-    await expect(page.locator(".msg.user .note")).to_contain_text("no LLM is configured")
+    await expect(page.locator(".msg.user .note")).to_contain_text("We can't answer right now")
+    for where in ("#notice", ".msg.user .note"):
+        assert "ARCA_MODEL" not in await page.locator(where).inner_text()
     await shot(page, "desktop_en_no_llm")
 
 
@@ -303,5 +311,5 @@ async def test_reloading_mid_answer_picks_the_running_stream_back_up(browser, ma
     await expect(page.locator("#who")).to_have_text("플레이어 P100 님으로 접속됨")
     await expect(page.locator(".msg.user .bubble")).to_have_text("ORD024 언제 와요?")
     await expect(page.locator(".msg.bot .bubble").last).to_have_text(answer.strip())
-    await expect(page.locator(".msg.bot .tool .name")).to_have_text("lookup_order")
+    await expect(page.locator(".msg.bot .tool .label")).to_have_text("주문 정보를 확인하고 있어요")
     assert not web.conversations.is_running("web:P100:t2")

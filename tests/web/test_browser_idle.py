@@ -58,7 +58,7 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
     gate.set()
 
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF])
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 Mina 님의 답변")
     await asyncio.sleep(1)  # drawn once
     await expect(bots).to_have_count(2)
     assert await page.evaluate("window.notReloaded === true"), "the page was reloaded"
@@ -81,7 +81,7 @@ async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(brows
         reply.publish("answer", answer_payload("delta", STAFF))
         await gate.wait()
         reply.publish("answer", answer_payload("done"))
-        reply.publish("done", done_payload(STAFF, 0, {}, 0.0, None))
+        reply.publish("done", done_payload(STAFF, 0, {}, 0.0, None, by="staff", staff_name="미나"))
 
     streams.add(reply)
     reply.feed(asyncio.create_task(feed()), lambda: streams.close(reply))
@@ -90,11 +90,11 @@ async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(brows
     web.script({"tool": "lookup_order", "args": {"order_id": "ORD004"}}, {"final": ANSWER})
     await send(page, "ORD004도 확인해 주세요")
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF, ANSWER], timeout=10_000)
-    await expect(bots.nth(2).locator(".tool .name")).to_have_text("lookup_order")
-    await expect(bots.nth(2).locator(".footer")).to_contain_text("반복 2회")
+    await expect(bots.nth(2).locator(".tool .label")).to_have_text("주문 정보를 확인하고 있어요")
+    await expect(bots.nth(2).locator(".feedback")).to_have_count(1)  # the run's answer is done
     await expect(page.locator("li.msg.user .note")).to_have_count(0)  # not "joined": a run of its own
     gate.set()
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 미나 님의 답변")
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF, ANSWER])
     await web.idle()
     await shot(page, "desktop_ko_message_during_staff_reply")

@@ -27,7 +27,7 @@ async def test_a_staff_reply_appears_in_the_open_widget_once_then_the_bot_answer
     await send(page, "ORD001 언제 오나요?")
     bots = page.locator("li.msg.bot")
     await expect(bots.locator(".bubble")).to_have_text([FIRST])
-    await expect(bots.nth(0).locator(".footer")).to_contain_text("반복 1회")
+    await expect(bots.nth(0).locator(".feedback")).to_have_count(1)  # answered
     await web.idle()
     await page.evaluate("window.notReloaded = true")
 
@@ -37,7 +37,7 @@ async def test_a_staff_reply_appears_in_the_open_widget_once_then_the_bot_answer
     await staff.client.post(f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": STAFF})
     # The web process's outbox poller (1 s) opens the reply's stream; the widget's wait receives it.
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF])
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 Mina 님의 답변")
     await expect(bots.nth(1).locator(".feedback")).to_have_count(0)  # nothing to rate: no bot run
     await asyncio.sleep(1.5)  # the waits after it do not draw it again
     await expect(bots).to_have_count(2)
@@ -53,7 +53,7 @@ async def test_a_staff_reply_appears_in_the_open_widget_once_then_the_bot_answer
     web.script({"final": LAST})
     await send(page, "쿠폰은 어디서 봐요?")
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF, LAST])
-    await expect(bots.nth(2).locator(".footer")).to_contain_text("반복 1회")
+    await expect(bots.nth(2).locator(".feedback")).to_have_count(1)
     await web.idle()
     await asyncio.sleep(1.5)
     await expect(bots).to_have_count(3)

@@ -34,7 +34,7 @@ def reply_stream(web, text: str) -> RunStream:
         stream.publish("answer", answer_payload("start"))
         stream.publish("answer", answer_payload("delta", text))
         stream.publish("answer", answer_payload("done"))
-        stream.publish("done", done_payload(text, 0, {}, 0.0, None))
+        stream.publish("done", done_payload(text, 0, {}, 0.0, None, by="staff", staff_name="Mina"))
 
     streams.add(stream)
     stream.feed(asyncio.create_task(feed()), lambda: streams.close(stream))

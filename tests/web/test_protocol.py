@@ -36,8 +36,13 @@ SEED_KEYS = {
     ("inject", "inject", None): {"type", "content"},
     ("done", None, None): {"answer", "iterations", "usage", "elapsed"},
 }
-ADDED_KEYS = {("done", None, None): {"run_id"}}
-"""Keys added to seed 000's payloads (theirs stay exactly): the run a `done` answer belongs to."""
+ADDED_KEYS = {
+    ("done", None, None): {"run_id", "by", "staff_name"},
+    ("step", "iteration", "start"): {"label"},
+    ("step", "iteration", "done"): {"label", "code", "outcome"},
+}
+"""Keys added to seed 000's payloads (theirs stay exactly): the run a `done` answer belongs to and who
+wrote it; a tool call's plain status line, result code and outcome (what the widget shows a player)."""
 
 
 def signature(event) -> tuple:

@@ -18,7 +18,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from bot.channels.web.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
 from bot.channels.web.deps import (
     HISTORY_LIMIT,
-    NO_LLM_MESSAGE,
+    NO_LLM_PLAYER_MESSAGE,
     THREAD_PATTERN,
     ChatRequest,
     StreamRegistry,
@@ -32,6 +32,7 @@ from bot.channels.web.stream import RunStream, WebSurface
 from bot.conversations import Incoming, detect_locale
 from bot.guards.input import check_input
 from bot.guards.output import OutputGuard
+from bot.store.outbox import staff_names
 from bot.vocabulary.interrupt import INTERRUPT_PREFIX
 from bot.yaml_files import first_error
 
@@ -54,7 +55,8 @@ def chat_router() -> APIRouter:
         response = JSONResponse(
             {
                 "llm": deps.llm_ready,
-                "message": None if deps.llm_ready else NO_LLM_MESSAGE,
+                "message": None if deps.llm_ready else NO_LLM_PLAYER_MESSAGE,
+                "debug": deps.debug_view,
                 "identity": identity_json(caller.identity),
                 "max_message_chars": deps.max_message_chars,
             }
@@ -66,7 +68,7 @@ def chat_router() -> APIRouter:
     async def chat(request: Request) -> Response:
         deps = deps_of(request)
         if not deps.llm_ready:
-            raise WebError(503, "llm_not_configured", NO_LLM_MESSAGE)
+            raise WebError(503, "llm_not_configured", NO_LLM_PLAYER_MESSAGE)
         caller = resolve_caller(request)
         body = await _read_chat_request(request, deps)
         verdict = check_input(body.message, max_chars=deps.max_message_chars)
@@ -104,7 +106,11 @@ def chat_router() -> APIRouter:
         else:
             stream = RunStream(deps.new_id(), thread_id, clock=deps.clock)
             stream.surface = WebSurface(
-                stream, guard=guard, protected_texts=[conversations.system_prompt], clock=deps.clock
+                stream,
+                guard=guard,
+                protected_texts=[conversations.system_prompt],
+                tools=conversations.tools,
+                clock=deps.clock,
             )
             streams.add(stream)
             _drive(deps, streams, stream, incoming)
@@ -124,6 +130,8 @@ def chat_router() -> APIRouter:
         cursor = {CURSOR_HEADER: str(request.app.state.streams.seq)}
         if not rows and stream is None:
             raise WebError(404, "thread_not_found", "No such conversation.", headers=cursor)
+        staff_of = {row.id: row.name.removeprefix(STAFF_PREFIX) for row in rows if _by_staff(row)}
+        names = await staff_names(deps.conversations.store, set(staff_of.values()))
         messages = []
         for row in rows:
             content = row.content or ""
@@ -136,6 +144,8 @@ def chat_router() -> APIRouter:
             }
             if row.role == "assistant":
                 message["run"] = row.run_id  # what the widget's 👍 / 👎 on this answer names
+                message["by"] = "staff" if row.id in staff_of else "bot"
+                message["staff_name"] = names.get(staff_of[row.id]) if row.id in staff_of else None
             messages.append(message)
         response = JSONResponse(
             {
@@ -202,6 +212,14 @@ async def _disconnected(request: Request) -> None:
         message = await request.receive()
 
 
+STAFF_PREFIX = "staff:"
+"""The `name` of a staff reply's history row (`staff:<staff_id>`, written by the console)."""
+
+
+def _by_staff(row: Any) -> bool:
+    return row.role == "assistant" and (row.name or "").startswith(STAFF_PREFIX)
+
+
 def check_thread_name(thread: str) -> None:
     if not re.fullmatch(THREAD_PATTERN, thread):
         raise WebError(400, "invalid_request", "thread: 1-64 letters, digits, _ or -.")
@@ -221,7 +239,13 @@ async def _read_chat_request(request: Request, deps: WebDeps) -> ChatRequest:
 
 def _drive(deps: WebDeps, streams: StreamRegistry, stream: RunStream, incoming: Incoming) -> None:
     """Hand the message to `Conversations` in a task of its own: the run outlives the HTTP request."""
-    task = asyncio.get_running_loop().create_task(deps.conversations.handle(incoming, stream.surface))
+
+    async def handle() -> None:
+        outcome = await deps.conversations.handle(incoming, stream.surface)
+        if outcome.kind == "paused":  # staff have the conversation: say so, and the stream ends with `done`
+            stream.surface.acknowledge_handoff(detect_locale(incoming.text))
+
+    task = asyncio.get_running_loop().create_task(handle())
 
     def on_close() -> None:
         stream.surface.close()

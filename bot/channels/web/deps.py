@@ -26,6 +26,11 @@ NO_LLM_MESSAGE = (
     "No LLM is configured: set ARCA_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama / vLLM / "
     "llama.cpp) and restart `arca-bot web`."
 )
+"""For the operator: the log at start-up and `arca-bot doctor` (never the player's page)."""
+NO_LLM_PLAYER_MESSAGE = (
+    "지금은 답변할 수 없어요. 잠시 후 다시 시도하시거나 상담원 연결을 요청해 주세요. / "
+    "We can't answer right now. Please try again later or ask to be put through to our support team."
+)
 
 
 class WebError(Exception):
@@ -67,6 +72,8 @@ class WebDeps:
     """`ARCA_WEB_TRUSTED_PROXIES`: addresses whose `X-Forwarded-For` / `-Proto` name the client (uvicorn's
     `forwarded_allow_ips`); none by default, so a client cannot pick the address its limits count."""
     origins: list[str] = field(default_factory=list)
+    debug_view: bool = False
+    """`ARCA_WEB_DEBUG`: the widget may show step details (`#debug=1`)."""
     secure_cookies: bool = False
     """Set the visitor cookie `Secure; SameSite=None` (the page is embedded cross-site over HTTPS)."""
     conversation_idle_minutes: int = 30
@@ -94,6 +101,7 @@ class WebDeps:
             trusted_proxies=list(settings.web_trusted_proxies),
             conversation_idle_minutes=settings.conversation_idle_minutes,
             resolution_window_minutes=settings.resolution_window_minutes,
+            debug_view=settings.web_debug,
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
             **kw,
         )

@@ -23,14 +23,16 @@ def web_outbox(app: FastAPI, *, interval: float = 1.0) -> OutboxPoller:
         streams = app.state.streams
         stream = streams.open_stream(reply.thread_id)
         if stream is not None:
-            _publish(stream, reply.text)
+            _publish(stream, reply)
             return
         deps = app.state.web
         stream = RunStream(deps.new_id(), reply.thread_id, clock=deps.clock)
 
         async def feed() -> None:
-            _publish(stream, reply.text)
-            stream.publish("done", done_payload(reply.text, 0, {}, 0.0, None))
+            _publish(stream, reply)
+            stream.publish(
+                "done", done_payload(reply.text, 0, {}, 0.0, None, by="staff", staff_name=reply.staff)
+            )
 
         streams.add(stream)
         stream.feed(asyncio.create_task(feed()), lambda: streams.close(stream))
@@ -42,7 +44,10 @@ def web_outbox(app: FastAPI, *, interval: float = 1.0) -> OutboxPoller:
     )
 
 
-def _publish(stream: RunStream, text: str) -> None:
-    stream.publish("answer", answer_payload("start"))
-    stream.publish("answer", answer_payload("delta", text))
-    stream.publish("answer", answer_payload("done"))
+def _publish(stream: RunStream, reply: OutboxReply) -> None:
+    # `by` and `staff_name` on the answer events too: on a run's open stream they tell the reply from the
+    # run's own answer (the widget draws it apart, signed with the name).
+    signed = {"by": "staff", "staff_name": reply.staff}
+    stream.publish("answer", {**answer_payload("start"), **signed})
+    stream.publish("answer", {**answer_payload("delta", reply.text), **signed})
+    stream.publish("answer", {**answer_payload("done"), **signed})

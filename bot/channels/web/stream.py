@@ -20,12 +20,20 @@ from bot.channels.web.step_cleaning import StepCleaner
 from bot.channels.web.wire import WireEvent, answer_payload, done_payload, step_payload
 from bot.conversations.renderer import status_text
 from bot.guards.output import OutputGuard
+from bot.vocabulary.catalogue import Text
 from bot.vocabulary.log_context import current_log_context
+from tools.base import ToolRegistry
 
 log = logging.getLogger(__name__)
 
 _STATUS_PREFIX = status_text(None, "ko").split(" ", 1)[0] + " "
 """Status lines (tool progress) start with this; an answer never does."""
+
+HANDOFF_ACK = Text(
+    "상담원이 곧 답변드릴게요. 메시지는 상담원에게 전달되었어요.",
+    "A member of our support team will reply shortly; your message has been passed on.",
+)
+"""The reply to a message sent while staff have the conversation (the bot does not answer it)."""
 
 
 class RunStream:
@@ -142,10 +150,13 @@ class WebSurface:
         *,
         guard: OutputGuard,
         protected_texts: list[str] | None = None,
+        tools: ToolRegistry | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.stream = stream
         self.guard = guard
+        self.tools = tools
+        """Where a tool's own status line comes from (`iteration.label`)."""
         self.cleaner = StepCleaner(guard, protected_texts=protected_texts or ())
         self._clock = clock
         self._handles = 0
@@ -180,6 +191,8 @@ class WebSurface:
         if wire is None:
             return
         name, payload = wire
+        if kind == "iteration" and self.tools is not None:
+            payload["label"] = {lang: self.tools.status_line(event.tool_name, lang) for lang in ("ko", "en")}
         self.stream.publish(name, await self.cleaner.clean(name, payload))
 
     # ---- the Surface protocol ----------------------------------------------------------------------
@@ -243,6 +256,14 @@ class WebSurface:
             self.stream.publish("answer", answer_payload("done"))
         elapsed = self._clock() - seg.started
         self.stream.publish("done", done_payload(seg.shown, seg.iterations, seg.usage, elapsed, seg.run_id))
+
+    def acknowledge_handoff(self, locale: str) -> None:
+        """Staff have taken the conversation over: the message is stored for them, and the player is told
+        a person will answer (the stream ends with its `done` like any reply)."""
+        seg = self._segment
+        if seg is not None and not seg.finished and seg.run_id is not None:
+            return  # joined a run still answering (taken over meanwhile): its answer is not cut in two
+        self._notice(HANDOFF_ACK(locale))
 
     def close(self) -> None:
         """The stream ends: the last run's `answer` done and `done` go out."""

@@ -13,10 +13,16 @@
 | compact         | `compact` | `{original_messages, kept_messages}`                                     |
 | phase           | `phase`   | `{phase: "selecting_tools", total_tools}`                                |
 | inject          | `inject`  | `{type: "inject", content}`                                              |
-| done            | `done`    | `{answer, iterations, usage, elapsed, run_id}`                           |
+| done            | `done`    | `{answer, iterations, usage, elapsed, run_id, by, staff_name}`           |
 
-`done.run_id` is an addition to seed 000 (its keys stay): the run whose answer the widget's 👍 / 👎 rates
-(null for a reply no run produced, e.g. a refusal).
+Additions to seed 000 (its keys stay, exactly): `done.run_id`, the run whose answer the widget's 👍 / 👎
+rates (null for a reply no run produced, e.g. a refusal); `done.by`, who wrote the reply (`bot`, `staff`
+or `notice` — a refusal, a failure, the acknowledgement of a message staff will answer) and
+`done.staff_name`, the name a staff reply is signed with; `iteration.label` (`{ko, en}`: the tool's own
+status line, what a player is shown instead of the tool's name and arguments), and on `iteration` done
+`code` (the tool's result code) and `outcome` (`done`, `pending`, `declined` or `failed`: how the call
+ended in a player's words, see `outcome_of`). A staff reply's `answer` events also carry `by: "staff"`
+and `staff_name` (`staff_outbox`): on a run's open stream they tell it from the run's own answer.
 
 Answer deltas and `done` are not taken from the engine's events: the browser gets the text the output
 guard released (see `stream.WebSurface`), so they are built here from plain values.
@@ -27,6 +33,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from bot.vocabulary.result_codes import ResultCode
 
 CHANNELS = ("step", "answer", "compact", "phase", "inject", "done")
 
@@ -74,6 +82,8 @@ def step_payload(event: Any) -> tuple[str, dict[str, Any]] | None:
             "observation": event.observation,
             "error": event.error,
             "iter_elapsed": None if event.iter_elapsed is None else round(event.iter_elapsed, 4),
+            "code": event.code,
+            "outcome": outcome_of(event.code, event.error),
         }
     if kind == "answer" and getattr(event, "channel", "answer") == "step":
         return "step", {"type": "answer", "status": "start"}
@@ -86,6 +96,19 @@ def step_payload(event: Any) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def outcome_of(code: str | None, error: str | None) -> str:
+    """How a tool call ended, as a player would put it: `done` (it did what was asked), `pending` (a
+    person must approve it), `declined` (a rule or a missing order stopped it: not a green "done") or
+    `failed` (an error)."""
+    if error or code == ResultCode.ERROR:
+        return "failed"
+    if code in (ResultCode.OK, ResultCode.ISSUED):
+        return "done"
+    if code == ResultCode.PENDING_APPROVAL:
+        return "pending"
+    return "declined"
+
+
 def answer_payload(status: str, content: str | None = None) -> dict[str, Any]:
     if status == "delta":
         return {"status": "delta", "content": content or ""}
@@ -93,12 +116,22 @@ def answer_payload(status: str, content: str | None = None) -> dict[str, Any]:
 
 
 def done_payload(
-    answer: str, iterations: int, usage: dict[str, int], elapsed: float, run_id: str | None = None
+    answer: str,
+    iterations: int,
+    usage: dict[str, int],
+    elapsed: float,
+    run_id: str | None = None,
+    *,
+    by: str | None = None,
+    staff_name: str | None = None,
 ) -> dict[str, Any]:
+    """`by` defaults to `bot` for a run's answer and `notice` for a reply no run produced."""
     return {
         "answer": answer,
         "iterations": iterations,
         "usage": dict(usage),
         "elapsed": round(elapsed, 3),
         "run_id": run_id,
+        "by": by or ("bot" if run_id else "notice"),
+        "staff_name": staff_name,
     }

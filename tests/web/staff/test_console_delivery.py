@@ -25,7 +25,12 @@ async def test_a_staff_reply_shows_in_the_players_web_history_and_the_bot_stays_
     await staff.client.post(f"/staff/conversations/{thread}/handoff", data={"csrf": staff.csrf})
     events = await web.chat(player, "상담원 연결해 주세요")  # no model is scripted: the bot must not run
     await web.idle()
-    assert events == [], "the bot stays silent while taken over: no run, no events"
+    # The bot does not run (no step events, no run id): the player is only told a person will answer,
+    # and the stream ends with its `done`.
+    assert [e.event for e in events] == ["answer", "answer", "answer", "done"], events
+    assert events[-1].data["run_id"] is None and events[-1].data["answer"].startswith(
+        "상담원이 곧 답변드릴게요"
+    )
     await staff.client.post(
         f"/staff/conversations/{thread}/reply", data={"csrf": staff.csrf, "text": "담당자 미나입니다."}
     )
@@ -50,7 +55,9 @@ async def test_a_staff_reply_reaches_the_players_live_stream_while_staff_hold_th
     thread = "web:P100:main"
     staff = await sign_in(web)
     await staff.client.post(f"/staff/conversations/{thread}/handoff", data={"csrf": staff.csrf})
-    assert await web.chat(player, "상담원 연결해 주세요") == []  # stored; the bot stays silent
+    acknowledged = await web.chat(player, "상담원 연결해 주세요")  # stored; the bot does not run
+    assert [e.event for e in acknowledged] == ["answer", "answer", "answer", "done"]
+    assert acknowledged[-1].data["by"] == "notice" and acknowledged[-1].data["run_id"] is None
     assert (await player.get("/api/threads/main/events?wait=0.2")).status_code == 204, "nothing to wait for"
 
     async def listen() -> list:
@@ -68,13 +75,21 @@ async def test_a_staff_reply_reaches_the_players_live_stream_while_staff_hold_th
         f"/staff/conversations/{thread}/reply", data={"csrf": staff.csrf, "text": "담당자 미나입니다."}
     )
     events = await asyncio.wait_for(listener, 10)
+    signed = {"by": "staff", "staff_name": "Mina"}
     assert [(e.event, e.data) for e in events] == [
-        ("answer", {"status": "start"}),
-        ("answer", {"status": "delta", "content": "담당자 미나입니다."}),
-        ("answer", {"status": "done"}),
+        ("answer", {"status": "start", **signed}),
+        ("answer", {"status": "delta", "content": "담당자 미나입니다.", **signed}),
+        ("answer", {"status": "done", **signed}),
         (
             "done",
-            {"answer": "담당자 미나입니다.", "iterations": 0, "usage": {}, "elapsed": 0.0, "run_id": None},
+            {
+                "answer": "담당자 미나입니다.",
+                "iterations": 0,
+                "usage": {},
+                "elapsed": 0.0,
+                "run_id": None,
+                **signed,
+            },
         ),
     ]
     # Resumable like any stream; and a second player never sees it (the thread id names the player).

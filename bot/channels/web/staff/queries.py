@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -212,22 +213,33 @@ def _day_start(day: str, timezone: str) -> datetime | None:
     return datetime(d.year, d.month, d.day, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
 
 
-async def pending_coupons(store: Any) -> list[tuple[Coupon, Order | None, str | None]]:
-    """Pending coupons, oldest first, with the order and the thread that asked (from the audit)."""
+async def pending_coupons(store: Any) -> list[tuple[Coupon, Order | None, str | None, dict[str, Any]]]:
+    """Pending coupons, oldest first, with the order, the thread that asked and why it waits (the rule
+    the issuance recorded: `{"review": …}` or `{"threshold": N}`), from the audit."""
     rows = await coupons(store, CouponFilter(status="pending"))
     out = []
     async with store.session() as s:
         for c, o in reversed(rows):
-            thread = (
+            asked = (
                 await s.execute(
-                    select(AuditEntry.thread_id)
+                    select(AuditEntry.thread_id, AuditEntry.detail, AuditEntry.code)
                     .where(AuditEntry.target == c.order_id, AuditEntry.action == "coupon.issue")
                     .order_by(AuditEntry.id.desc())
                     .limit(1)
                 )
-            ).scalar_one_or_none()
-            out.append((c, o, thread))
+            ).one_or_none()
+            thread = asked.thread_id if asked else None
+            why = _json_object(asked.detail) if asked and asked.code == "PENDING_APPROVAL" else {}
+            out.append((c, o, thread, why))
     return out
+
+
+def _json_object(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 @dataclass

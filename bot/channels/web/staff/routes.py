@@ -44,6 +44,7 @@ from bot.channels.web.staff.pages import (
 )
 from bot.store import COUPON_STATUSES
 from bot.store.outbox import enqueue_reply, reply_statuses
+from tools.coupon_staff import approval_reason
 
 
 def staff_router() -> APIRouter:
@@ -194,7 +195,9 @@ def staff_router() -> APIRouter:
     async def approvals_page(request: Request) -> Response:
         user = await require_user(request)
         rows = await queries.pending_coupons(conversations_of(request).store)
-        return render(request, "approvals.html", user, rows=rows, **flash_of(request))
+        return render(
+            request, "approvals.html", user, rows=rows, why_text=approval_reason, **flash_of(request)
+        )
 
     @router.post("/approvals/{order_id}/{action}")
     async def approval_action(order_id: str, action: str, request: Request) -> Response:

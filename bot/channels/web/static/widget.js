@@ -12,6 +12,7 @@
   const input = $("input");
   const form = $("composer");
   const notice = $("notice");
+  const narrow = window.matchMedia("(max-width: 480px)");
 
   const params = new URLSearchParams(location.hash.slice(1));
   const { storedToken, storeToken } = window.ArcaWidgetToken;
@@ -22,6 +23,7 @@
     identity: null,
     readers: 0, // streams being read (a run's and a staff reply's may be read at once)
     cursor: null, // the last stream number the server told us about (X-Arca-Cursor)
+    debug: false, // the operator's step detail (#debug=1, only where the server allows it)
   };
   if (!TEXT[state.lang]) state.lang = "ko";
   if (params.has("token")) {
@@ -41,6 +43,8 @@
     document.documentElement.lang = state.lang;
     for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
     for (const el of document.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = t(el.dataset.i18nPlaceholder);
+    // A phone's composer cannot show the keyboard hint whole (and Enter there is the on-screen key).
+    if (narrow.matches) input.placeholder = t("placeholder_short");
     for (const el of document.querySelectorAll("[data-i18n-label]")) el.setAttribute("aria-label", t(el.dataset.i18nLabel));
     const lang = $("lang");
     lang.textContent = t("lang_button");
@@ -106,41 +110,36 @@
     return view.turn && !view.turn.finished ? view.turn : newTurn(view);
   }
 
-  function pretty(value) {
-    if (value === null || value === undefined) return "";
-    if (typeof value === "string") return value;
-    return JSON.stringify(value, null, 2);
-  }
+  const steps = window.ArcaWidgetSteps.create({ t, lang: () => state.lang, debug: () => state.debug });
+  const { toolCard, finishCard, label } = steps;
 
-  function toolCard(turn, data) {
-    const card = el("details", "tool running");
-    const summary = el("summary");
-    summary.append(el("span", "name", data.tool_name), el("span", "state", t("running")));
-    const body = el("div", "body");
-    body.append(el("h3", null, t("args")), el("pre", "args", pretty(data.tool_args)));
-    const why = turn.reasoning[data.iteration];
-    if (why) body.append(el("h3", null, t("reasoning")), el("pre", "reasoning", why));
-    card.append(summary, body);
-    card.dataset.tool = data.tool_name;
-    card.dataset.iteration = String(data.iteration);
-    turn.tools.appendChild(card);
-    turn.cards.push(card);
-    return card;
-  }
-
-  function finishCard(turn, data) {
-    const card =
-      turn.cards.find((c) => c.classList.contains("running") && c.dataset.tool === data.tool_name && c.dataset.iteration === String(data.iteration)) ||
-      toolCard(turn, data);
-    card.classList.remove("running");
-    card.classList.add(data.error ? "error" : "ok");
-    const secs = typeof data.iter_elapsed === "number" ? ` · ${data.iter_elapsed.toFixed(2)}s` : "";
-    card.querySelector(".state").textContent = (data.error ? t("failed") : t("done")) + secs;
-    const body = card.querySelector(".body");
-    body.append(el("h3", null, t("observation")), el("pre", "observation", data.error || data.observation || ""));
+  // A staff reply's answer events carry `by: "staff"`: drawn in a bubble of their own, never into the
+  // answer of a run the same stream carries; its `done` then has nothing left to draw.
+  function staffAnswer(view, data) {
+    if (data.status === "start" || !view.staff) {
+      const li = el("li", "msg bot");
+      view.staff = { li, bubble: el("div", "bubble"), text: "" };
+      li.append(view.staff.bubble);
+      log.appendChild(li);
+    }
+    const reply = view.staff;
+    if (data.status === "delta") {
+      reply.text += data.content || "";
+      renderRich(reply.bubble, reply.text);
+    } else if (data.status === "done") {
+      markStaff(reply.li, data.staff_name);
+      view.staff = null;
+      view.staffDrawn = true;
+    }
+    scrollDown();
   }
 
   function onEvent(view, channel, data) {
+    if (channel === "answer" && data.by === "staff") return staffAnswer(view, data);
+    if (channel === "done" && data.by === "staff" && view.staffDrawn) {
+      view.staffDrawn = false;
+      return;
+    }
     const turn = channel === "compact" ? null : currentTurn(view);
     switch (channel) {
       case "step":
@@ -148,7 +147,7 @@
         else if (data.type === "thinking" && data.status === "done" && data.reasoning) turn.reasoning[data.iteration] = data.reasoning;
         else if (data.type === "iteration" && data.status === "start") {
           toolCard(turn, data);
-          turn.status.textContent = `${data.tool_name} ${t("running")}`;
+          turn.status.textContent = state.debug ? `${data.tool_name} ${t("running")}` : label(data) + "…";
         } else if (data.type === "iteration" && data.status === "done") finishCard(turn, data);
         else if (data.type === "answer") turn.status.textContent = t("writing");
         break;
@@ -180,16 +179,24 @@
           renderRich(turn.bubble, data.answer);
         }
         const tokens = (data.usage && data.usage.total_tokens) || 0;
-        const staff = data.run_id === null && !data.iterations; // a reply from the support team
-        turn.footer.textContent = staff ? t("staff_reply") : t("footer", data.iterations, tokens, Number(data.elapsed || 0).toFixed(1));
+        const staff = data.by === "staff"; // a reply from the support team
+        if (staff) markStaff(turn.li, data.staff_name);
+        else if (state.debug) turn.footer.textContent = t("footer", data.iterations, tokens, Number(data.elapsed || 0).toFixed(1));
         turn.status.textContent = "";
         turn.bubble.setAttribute("aria-busy", "false");
         turn.finished = true;
-        if (!data.error && !staff) addFeedback(turn.li, data.run_id);
+        // A notice (a refusal, "staff will answer") is no answer of the bot's to rate.
+        if (!data.error && !staff && data.by !== "notice") addFeedback(turn.li, data.run_id);
         break;
       }
     }
     scrollDown();
+  }
+
+  function markStaff(li, name) {
+    li.classList.add("staff");
+    const footer = li.querySelector(".footer") || li.appendChild(el("div", "footer"));
+    footer.textContent = name ? t("staff_reply_by", name) : t("staff_reply");
   }
 
   function addFeedback(li, run) {
@@ -327,7 +334,8 @@
       if (m.role === "user") addUser(m.content);
       else {
         const li = addBotText(m.content);
-        if (m.run) addFeedback(li, m.run);
+        if (m.by === "staff") markStaff(li, m.staff_name);
+        else if (m.run) addFeedback(li, m.run);
       }
     }
     scrollDown();
@@ -347,9 +355,10 @@
       }
       const status = await response.json();
       state.identity = status.identity;
+      state.debug = status.debug === true && params.get("debug") === "1";
       if (status.max_message_chars) input.maxLength = status.max_message_chars;
       applyLanguage();
-      if (!status.llm) showNotice(t("no_llm") + (status.message ? "\n" + t("operator") + status.message : ""));
+      if (!status.llm) showNotice(t("no_llm"));
       await loadHistory();
       idle.start();
     } catch (e) {
@@ -380,6 +389,8 @@
     input.style.height = Math.min(input.scrollHeight, 160) + "px";
   }
   input.addEventListener("input", autosize);
+
+  narrow.addEventListener("change", applyLanguage);
 
   $("lang").addEventListener("click", () => {
     state.lang = state.lang === "ko" ? "en" : "ko";
