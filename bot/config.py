@@ -168,6 +168,7 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [p.strip() for p in value.replace(";", ",").split(",") if p.strip()]
         return value
+
     web_debug: bool = Field(default=False, validation_alias=_env("ARCA_WEB_DEBUG"))
     """Let the widget show each step's tool name, arguments, result and the run's figures when its
     address carries `#debug=1` (for operators; players see plain status lines)."""
