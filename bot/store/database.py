@@ -208,8 +208,9 @@ class Store:
         return await engine_path.run_unit(self.engine, unit(), write=write)
 
     async def fetch(self, query: Select[Any], **params: Any) -> list[Any]:
-        """The rows of a Core SELECT with named `bindparam`s (keep `query` a module constant: it is
-        compiled once). File SQLite: on the loop thread, about 20 µs instead of a session's 150–300;
+        """The rows of a Core SELECT with named `bindparam`s, each given a default (`bindparam("x", None)`:
+        a literal IN list is compiled in, which needs every parameter to have one). Keep `query` a module
+        constant: it is compiled once. File SQLite: on the loop thread, about 20 µs instead of a session's 150–300;
         elsewhere through the engine. Rows read by column name either way (`row.amount`)."""
 
         def unit() -> Any:

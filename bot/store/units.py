@@ -14,6 +14,7 @@ from collections import namedtuple
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Table, bindparam, insert
@@ -121,14 +122,19 @@ class Prepared:
             process = _bind_processor(bind.type, dialect) if bind is not None else None
             if process is not None:
                 self._bind[name] = process
+        # Each distinct parameter converted once (`?` repeats a name used twice), then laid out in order.
+        self._convert = [(n, self._bind.get(n)) for n in dict.fromkeys(self._order)]
+        self._layout = itemgetter(*self._order) if len(self._order) > 1 else None
         columns = list(getattr(statement, "selected_columns", ()))
         self._read = [_result_processor(c.type, dialect) for c in columns]
         self._row = namedtuple("Row", [c.key for c in columns], rename=True)  # type: ignore[misc]
 
     def args(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
-        values = {**self._fixed, **params}
-        bind = self._bind
-        return tuple(bind[n](values[n]) if n in bind else values[n] for n in self._order)
+        values = {**self._fixed, **params} if self._fixed else params
+        ready = {n: values[n] if p is None else p(values[n]) for n, p in self._convert}
+        if self._layout is None:
+            return tuple(ready.values())
+        return self._layout(ready)  # type: ignore[no-any-return]
 
     def decode(self, raw: Sequence[Any]) -> Any:
         """One row as a named tuple (read by column key or by position)."""
