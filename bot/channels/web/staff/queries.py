@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.channels.web.identity import Identity
-from bot.store import AuditEntry, Coupon, Escalation, Order, Run, ThreadMessage, ThreadState
+from bot.store import AuditEntry, Coupon, Escalation, Order, Run, Store, ThreadMessage, ThreadState
 from bot.store.outbox import reply_statuses
 
 PAGE_LIMIT = 200
@@ -125,7 +125,7 @@ def _player_of(conversations: Any, thread_id: str, recorded: dict[str, str]) -> 
     return identity.actor.label if identity is not None else "-"
 
 
-async def history(store: Any, thread_id: str, limit: int = 500) -> list[ThreadMessage]:
+async def history(store: Store, thread_id: str, limit: int = 500) -> list[ThreadMessage]:
     """Every message of the thread, tool calls and results included, oldest first."""
     async with store.session() as s:
         rows = (
@@ -170,7 +170,7 @@ async def thread_signature(conversations: Any, thread_id: str) -> ThreadSignatur
     )
 
 
-async def is_handed_off(store: Any, thread_id: str) -> bool:
+async def is_handed_off(store: Store, thread_id: str) -> bool:
     async with store.session() as s:
         row = await s.get(ThreadState, thread_id)
         return bool(row and row.handoff)
@@ -185,7 +185,7 @@ class CouponFilter:
 
 
 async def coupons(
-    store: Any, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT
+    store: Store, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT
 ) -> list[tuple[Coupon, Order | None]]:
     query = select(Coupon, Order).join(Order, Order.id == Coupon.order_id, isouter=True)
     if f.player:
@@ -213,7 +213,7 @@ def _day_start(day: str, timezone: str) -> datetime | None:
     return datetime(d.year, d.month, d.day, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
 
 
-async def pending_coupons(store: Any) -> list[tuple[Coupon, Order | None, str | None, dict[str, Any]]]:
+async def pending_coupons(store: Store) -> list[tuple[Coupon, Order | None, str | None, dict[str, Any]]]:
     """Pending coupons, oldest first, with the order, the thread that asked and why it waits (the rule
     the issuance recorded: `{"review": …}` or `{"threshold": N}`), from the audit."""
     rows = await coupons(store, CouponFilter(status="pending"))
@@ -260,7 +260,7 @@ def _audit_query(f: AuditFilter) -> Any:
     return query
 
 
-async def audit_rows(store: Any, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
+async def audit_rows(store: Store, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
     async with store.session() as s:
         return list((await s.execute(_audit_query(f).order_by(AuditEntry.id.desc()).limit(limit))).scalars())
 
@@ -269,7 +269,7 @@ AUDIT_HEADER = ["id", "at", "actor", "action", "thread_id", "target", "code", "d
 CSV_BATCH = 500
 
 
-async def audit_csv(store: Any, f: AuditFilter) -> AsyncIterator[str]:
+async def audit_csv(store: Store, f: AuditFilter) -> AsyncIterator[str]:
     """Every audit row of the filter as CSV text, newest first, `CSV_BATCH` rows per read (by id, so
     rows written meanwhile neither repeat nor shift a batch)."""
     yield to_csv(AUDIT_HEADER, [])
