@@ -119,6 +119,7 @@ def staff_router() -> APIRouter:
             user,
             thread_id=thread_id,
             messages=messages,
+            facts=await queries.withheld_facts(conv.store, thread_id),
             running=conv.is_running(thread_id),
             handed_off=await queries.is_handed_off(conv.store, thread_id),
             replies=await reply_statuses(conv.store, thread_id),

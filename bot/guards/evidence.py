@@ -1,0 +1,217 @@
+"""What may back a fact the bot states, built once per run: this run's tool results, earlier tool results
+of the same conversation, the player's own messages, and the bot's fixed texts (coupon rules, catalogue,
+the bot's own stop notices). Pure: the caller reads memory and the rules and hands the texts in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from bot.guards.claims import split_sentences
+from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, extract_facts
+from bot.vocabulary import catalogue
+from bot.vocabulary.catalogue import Text
+from bot.vocabulary.model_notes import is_model_note, without_examples
+from tools.money import format_krw
+from tools.order_views import status_label
+
+ONE_UNIT = frozenset({(COUNT, 1), (DURATION, 60), (DURATION, 1440)})
+""""1회", "한 번", "하루", "1 hour": a rate's unit ("하루 최대 3장"), never a figure the model can get wrong
+on its own; the figure beside it is checked. Only when written as one ("24시간" is a figure)."""
+_NOT_ONE = re.compile(r"[02-9]|1\d")
+
+
+def is_one_unit(fact: Fact) -> bool:
+    return fact.key in ONE_UNIT and not _NOT_ONE.search(fact.text)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One sentence of a policy excerpt the search returned, with its citation label."""
+
+    sentence: str
+    citation: str
+    facts: tuple[Fact, ...]
+    grams: frozenset[str]
+
+
+@dataclass
+class Evidence:
+    """Everything one run's answer may state, by normalised fact."""
+
+    trusted: set[tuple[str, Any]] = field(default_factory=set)
+    """Facts of observations (this run and earlier) and of the bot's fixed texts."""
+    player: set[tuple[str, Any]] = field(default_factory=set)
+    """Facts the player wrote (this turn and earlier ones in the thread)."""
+    order_statuses: dict[str, set[str]] = field(default_factory=dict)
+    """What lookups said about each order's status (this run's results override earlier text)."""
+    orders: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """This run's looked-up orders (`lookup_order` data), for the replacement sentence."""
+    passages: list[Passage] = field(default_factory=list)
+
+    def backs(self, fact: Fact) -> bool:
+        return fact.key in self.trusted or fact.key in self.player or is_one_unit(fact)
+
+    def add_trusted_text(self, text: str) -> None:
+        found, statuses = _trusted_facts(text)
+        self.trusted.update(found)
+        for order, codes in statuses:
+            self.order_statuses.setdefault(order, set()).update(codes)
+
+    def add_player_text(self, text: str) -> None:
+        self.player.update(keys(extract_facts(text)))
+
+
+@lru_cache(maxsize=2048)
+def _trusted_facts(text: str) -> tuple[frozenset[tuple[str, Any]], tuple[tuple[str, frozenset[str]], ...]]:
+    """(fact keys, (order, statuses) pairs) of a trusted text. Cached: rules, catalogue and a thread's
+    earlier results are the same texts run after run."""
+    found: set[tuple[str, Any]] = set()
+    statuses: list[tuple[str, frozenset[str]]] = []
+    for sentence in _sentences(text):
+        if is_model_note(sentence):
+            continue  # "(예: ORD001)" and "… 안내하세요" back nothing
+        facts = extract_facts(without_examples(sentence))
+        found.update(keys(facts))
+        named = [f.value for f in facts if f.kind == ORDER]
+        codes = frozenset(f.value for f in facts if f.kind == STATUS)
+        if len(named) == 1 and codes:
+            statuses.append((named[0], codes))
+    return frozenset(found), tuple(statuses)
+
+
+def keys(facts: Iterable[Fact]) -> set[tuple[str, Any]]:
+    """The facts' keys; a full date also backs its month and day ("2027-01-01" backs "1월 1일") and year."""
+    out = set()
+    for f in facts:
+        out.add(f.key)
+        if f.kind == DATE and len(f.value) == 10:
+            out.update({(DATE, f.value[5:]), (DATE, f.value[:4])})
+    return out
+
+
+def grams(text: str) -> frozenset[str]:
+    """Character bigrams of the words (digits left out): Korean particles do not hide a shared word."""
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    return frozenset(w[i : i + 2] for w in words for i in range(max(len(w) - 1, 1)))
+
+
+def _sentences(text: str) -> list[str]:
+    done, rest = split_sentences(text)
+    return [s for s in [*done, rest] if s.strip()]
+
+
+def _outcome_parts(item: Any) -> tuple[str | None, str, Mapping[str, Any]]:
+    """(tool name, text the model read, data) of a `ToolOutcome` or a `(name, ToolResult)` pair."""
+    if isinstance(item, tuple) and len(item) == 2:
+        name, result = item
+        observation = None
+    else:
+        name, result = getattr(item, "name", None), getattr(item, "result", item)
+        observation = getattr(item, "observation", None)
+    message = observation or getattr(result, "message", "") or ""
+    data = getattr(result, "data", None)
+    return name, str(message), data if isinstance(data, Mapping) else {}
+
+
+def _data_amounts(data: Any, depth: int = 0) -> list[int]:
+    """Amounts in a result's data (`{"amount": 0}` where the message wrote "요청: 0")."""
+    out: list[int] = []
+    if depth > 3:
+        return out
+    items = data.items() if isinstance(data, Mapping) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        if isinstance(value, int) and not isinstance(value, bool) and "amount" in str(key):
+            out.append(value)
+        elif isinstance(value, (Mapping, list)):
+            out.extend(_data_amounts(value, depth + 1))
+    return out
+
+
+def _passages(data: Mapping[str, Any]) -> list[Passage]:
+    out = []
+    for hit in data.get("hits") or []:
+        if not isinstance(hit, Mapping):
+            continue
+        citation = str(hit.get("citation") or "")
+        for sentence in _sentences(str(hit.get("text") or "")):
+            sentence = " ".join(sentence.split())
+            facts = tuple(extract_facts(sentence))
+            if facts and not sentence.startswith("#"):
+                out.append(Passage(sentence, citation, facts, grams(sentence)))
+    return out
+
+
+def rules_text(rules: Any) -> str:
+    """The coupon rules as sentences: their numbers are the bot's own, in every form a reply writes them."""
+    if rules is None:
+        return ""
+    parts = [
+        f"{format_krw(rules.min_amount)} {format_krw(rules.max_amount, 'en')} {format_krw(rules.max_amount)}",
+        f"{format_krw(rules.amount_step)} {format_krw(rules.daily_max_amount)} {format_krw(rules.staff_max_amount)}",
+        f"{rules.daily_max_count}장 {rules.valid_days}일",
+    ]
+    if rules.approval_threshold:
+        parts.append(format_krw(rules.approval_threshold))
+    parts.append(
+        "주문 "
+        + " ".join(status_label(s, "ko") + " " + status_label(s, "en") for s in rules.eligible_statuses)
+    )
+    return ". ".join(parts) + "."
+
+
+def catalogue_texts() -> list[str]:
+    """The catalogue's player-facing sentences (both languages), placeholders left out."""
+    out = []
+    for value in vars(catalogue).values():
+        if isinstance(value, Text):
+            out.extend(re.sub(r"\{[^}]*\}", " ", t) for t in (value.ko, value.en))
+    return out
+
+
+def build_evidence(
+    *,
+    outcomes: Iterable[Any] = (),
+    player_texts: Iterable[str] = (),
+    earlier_observations: Iterable[str] = (),
+    fixed_texts: Iterable[str] = (),
+) -> Evidence:
+    """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice."""
+    ev = Evidence()
+    for text in [*fixed_texts, *earlier_observations]:
+        ev.add_trusted_text(text)
+    for text in player_texts:
+        ev.add_player_text(text)
+    for item in outcomes:
+        _name, message, data = _outcome_parts(item)
+        ev.add_trusted_text(message)
+        ev.trusted.update((AMOUNT, a) for a in _data_amounts(data))
+        order = data.get("order")
+        if isinstance(order, Mapping) and order.get("id"):
+            oid = str(order["id"]).upper()
+            ev.orders[oid] = order
+            if order.get("status"):
+                ev.order_statuses[oid] = {str(order["status"])}
+                ev.trusted.add((STATUS, str(order["status"])))
+        for listed in data.get("orders") or []:
+            if isinstance(listed, Mapping) and listed.get("id") and listed.get("status"):
+                ev.order_statuses[str(listed["id"]).upper()] = {str(listed["status"])}
+        ev.passages.extend(_passages(data))
+    return ev
+
+
+def order_sentence(order: Mapping[str, Any], locale: str) -> str:
+    """The looked-up order in one sentence to the player."""
+    oid, item, status = order.get("id"), order.get("item"), str(order.get("status") or "")
+    amount = order.get("amount")
+    ko_label = status_label(status, "ko").split(" (")[0]
+    en_label = status_label(status, "en").split(" (")[0]
+    if locale == "ko":
+        what = f"({item}, {format_krw(amount)})" if item and amount is not None else ""
+        return f"주문 {oid}{what}의 현재 상태는 {ko_label}입니다."
+    what = f" ({item}, {format_krw(amount, 'en')})" if item and amount is not None else ""
+    return f"Order {oid}{what} is currently {en_label.lower()}."
