@@ -15,7 +15,7 @@ from bot.guards.claims import split_sentences
 from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, extract_facts
 from bot.vocabulary import catalogue
 from bot.vocabulary.catalogue import Text
-from bot.vocabulary.model_notes import is_model_note, without_examples
+from bot.vocabulary.model_notes import without_examples
 from tools.money import format_krw
 from tools.order_views import status_label
 
@@ -73,8 +73,8 @@ def _trusted_facts(text: str) -> tuple[frozenset[tuple[str, Any]], tuple[tuple[s
     found: set[tuple[str, Any]] = set()
     statuses: list[tuple[str, frozenset[str]]] = []
     for sentence in _sentences(text):
-        if is_model_note(sentence):
-            continue  # "(예: ORD001)" and "… 안내하세요" back nothing
+        # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its
+        # example values ("(예: ORD001)") back nothing.
         facts = extract_facts(without_examples(sentence))
         found.update(keys(facts))
         named = [f.value for f in facts if f.kind == ORDER]

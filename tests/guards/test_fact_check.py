@@ -186,3 +186,18 @@ async def test_each_withheld_sentence_is_counted_in_metrics(store) -> None:
     await g.check("환불은 14일 이내입니다. 교환은 7일 이내입니다.", outcomes=[])
     text = metrics.exposition().decode()
     assert 'arca_facts_withheld_total{kind="duration",mode="enforce"} 2.0' in text
+
+
+async def test_facts_inside_a_note_to_the_model_still_back_the_answer(store) -> None:
+    daily = (
+        "issue_coupon",
+        ToolResult(
+            False,
+            ResultCode.DAILY_LIMIT_REACHED,
+            "이 플레이어는 오늘(Asia/Seoul 기준) 이미 쿠폰 2장을 받아 하루 최대 2장 한도에 도달했습니다.",
+            {},
+        ),
+    )
+    answer = "오늘은 이미 쿠폰 2장을 받으셔서 더 발급할 수 없습니다."
+    v = await guard(store).check(answer, outcomes=[daily])
+    assert v.text == answer
