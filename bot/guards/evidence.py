@@ -52,11 +52,16 @@ class Evidence:
     orders: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """This run's looked-up orders (`lookup_order` data), for the replacement sentence."""
     passages: list[Passage] = field(default_factory=list)
+    order_items: dict[str, str] = field(default_factory=dict)
+    """Each order's item as a lookup or a listing named it (this run and earlier in the thread)."""
 
     def backs(self, fact: Fact) -> bool:
         return fact.key in self.trusted or fact.key in self.player or is_one_unit(fact)
 
     def add_trusted_text(self, text: str) -> None:
+        for m in _ORDER_ITEM.finditer(text):
+            order, item = m.group("id") or m.group("lid"), m.group("item") or m.group("litem")
+            self.order_items[order.upper()] = item.strip()
         found, statuses = _trusted_facts(text)
         self.trusted.update(found)
         for order, codes in statuses:
@@ -64,6 +69,14 @@ class Evidence:
 
     def add_player_text(self, text: str) -> None:
         self.player.update(keys(extract_facts(text)))
+
+
+_ORDER_ITEM = re.compile(
+    r"(?:주문|Order)\s+(?P<id>[A-Za-z]{2,5}\d{2,}):\s*(?P<item>[^,\n]{1,60}),"
+    r"|^-\s*(?P<lid>[A-Za-z]{2,5}\d{2,}):\s*[^,\n]*\([a-z]+[^)]*\),\s*(?P<litem>[^,\n]{1,60}),",
+    re.MULTILINE,
+)
+"""`주문 ORD001: 한정판 굿즈, …` (lookup_order) and `- ORD001: 배송 지연 (delayed), 한정판 굿즈, …` (list_my_orders)."""
 
 
 @lru_cache(maxsize=2048)
@@ -194,6 +207,8 @@ def build_evidence(
         if isinstance(order, Mapping) and order.get("id"):
             oid = str(order["id"]).upper()
             ev.orders[oid] = order
+            if order.get("item"):
+                ev.order_items[oid] = str(order["item"])
             if order.get("status"):
                 ev.order_statuses[oid] = {str(order["status"])}
                 ev.trusted.add((STATUS, str(order["status"])))
@@ -210,8 +225,11 @@ def order_sentence(order: Mapping[str, Any], locale: str) -> str:
     amount = order.get("amount")
     ko_label = status_label(status, "ko").split(" (")[0]
     en_label = status_label(status, "en").split(" (")[0]
+    parts = [str(item)] if item else []
+    if amount is not None:
+        parts.append(format_krw(amount, locale))
     if locale == "ko":
-        what = f"({item}, {format_krw(amount)})" if item and amount is not None else ""
+        what = f"({', '.join(parts)})" if parts else ""
         return f"주문 {oid}{what}의 현재 상태는 {ko_label}입니다."
-    what = f" ({item}, {format_krw(amount, 'en')})" if item and amount is not None else ""
+    what = f" ({', '.join(parts)})" if parts else ""
     return f"Order {oid}{what} is currently {en_label.lower()}."

@@ -38,6 +38,8 @@ FACT_UNBACKED = "guard.fact_unbacked"
 
 MODEL_NOTE = "model_note"
 """The `kind` of a dropped sentence that was written for the model."""
+ITEM = "item"
+"""The `kind` of a sentence that gives an order another order's item."""
 
 PASSAGE_MATCH = 0.25
 """Share of the sentence's bigrams a passage sentence must share to answer for it."""
@@ -122,7 +124,26 @@ class FactChecker:
         facts = extract_facts(body)
         if not facts:
             return None
-        return self._status(facts) or self._orders(facts) or self._numbers(facts, body)
+        return (
+            self._status(facts)
+            or self._item(facts, body)
+            or self._orders(facts)
+            or self._numbers(facts, body)
+        )
+
+    def _item(self, facts: list[Fact], body: str) -> Finding | None:
+        """An order named with another order's item (a model mixing up two orders of a listing)."""
+        items = self.evidence.order_items
+        for order in (f.value for f in facts if f.kind == ORDER):
+            mine = items.get(order)
+            if not mine or mine in body:
+                continue
+            other = next((i for o, i in items.items() if o != order and i and i in body), None)
+            if other is not None:
+                known = self.evidence.order_statuses.get(order)
+                replacement = self._order_sentence(order, known) if known else None
+                return Finding(ITEM, f"{order} {other}", f"{order} is {mine}, not {other}", replacement)
+        return None
 
     def _status(self, facts: list[Fact]) -> Finding | None:
         ev = self.evidence
@@ -154,7 +175,8 @@ class FactChecker:
         looked_up = self.evidence.orders.get(order)
         if looked_up is not None:
             return order_sentence(looked_up, self.locale)
-        return order_sentence({"id": order, "status": sorted(known)[0]}, self.locale)
+        item = self.evidence.order_items.get(order)
+        return order_sentence({"id": order, "status": sorted(known)[0], "item": item}, self.locale)
 
     def _orders(self, facts: list[Fact]) -> Finding | None:
         for f in facts:

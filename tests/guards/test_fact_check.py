@@ -201,3 +201,20 @@ async def test_facts_inside_a_note_to_the_model_still_back_the_answer(store) -> 
     answer = "오늘은 이미 쿠폰 2장을 받으셔서 더 발급할 수 없습니다."
     v = await guard(store).check(answer, outcomes=[daily])
     assert v.text == answer
+
+
+async def test_an_order_given_another_orders_item_is_replaced(store) -> None:
+    listing = (
+        "list_my_orders",
+        ToolResult(
+            True,
+            ResultCode.OK,
+            "최근 주문 2건, 최신순:\n- ORD101: 배송 중 (shipping), 전설 탈것 상자, 45,000원, 주문일 2026-03-01\n"
+            "- ORD102: 배송 지연 (delayed), 한정판 굿즈 세트, 39,000원, 주문일 2026-02-27",
+            {"orders": [{"id": "ORD101", "status": "shipping"}, {"id": "ORD102", "status": "delayed"}]},
+        ),
+    )
+    v = await guard(store).check("ORD101 한정판 굿즈 세트 주문을 확인했습니다.", outcomes=[listing])
+    assert "한정판 굿즈 세트" not in v.text and "전설 탈것 상자" in v.text and v.facts[0]["kind"] == "item"
+    right = "ORD102 한정판 굿즈 세트는 배송 지연 상태입니다."
+    assert (await guard(store).check(right, outcomes=[listing])).text == right
