@@ -10,8 +10,9 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
+from bot.conversations.messages import detect_locale
 from bot.engine.results import StopReason
-from bot.guards.evidence import catalogue_texts, rules_text
+from bot.guards.evidence import catalogue_texts, rule_passages, rules_text
 from bot.guards.output import FactContext
 from bot.store import Store, ThreadMessage, ThreadState
 
@@ -106,5 +107,6 @@ async def fact_context(
         fixed_texts=tuple(fixed),
         mode=conv.fact_check,
         run_id=run_id,
+        rules=tuple(rule_passages(conv.services.coupon_rules, detect_locale(query))),
         on_withheld=getattr(metrics, "record_fact_withheld", None),
     )

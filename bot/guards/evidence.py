@@ -52,6 +52,9 @@ class Evidence:
     orders: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """This run's looked-up orders (`lookup_order` data), for the replacement sentence."""
     passages: list[Passage] = field(default_factory=list)
+    rules: list[Passage] = field(default_factory=list)
+    """The coupon rules as sentences in the conversation's language: what stands in for an unbacked
+    number about coupons when no policy passage was searched."""
     order_items: dict[str, str] = field(default_factory=dict)
     """Each order's item as a lookup or a listing named it (this run and earlier in the thread)."""
 
@@ -177,6 +180,40 @@ def rules_text(rules: Any) -> str:
     return ". ".join(parts) + "."
 
 
+RULE_SENTENCES = {
+    "ko": (
+        "보상 쿠폰 1장은 {lo} 이상 {hi} 이하, {step} 단위로 발급됩니다.",
+        "보상 쿠폰은 플레이어 1명당 하루 최대 {count}장, 합계 {total}까지 받을 수 있습니다.",
+        "쿠폰은 발급 후 {days}일 동안 사용할 수 있습니다.",
+    ),
+    "en": (
+        "One compensation coupon is between {lo} and {hi}, in steps of {step}.",
+        "Each player can receive at most {count} compensation coupons a day, {total} in total.",
+        "A coupon can be used for {days} days after it is issued.",
+    ),
+}
+
+
+def rule_passages(rules: Any, locale: str) -> list[Passage]:
+    """The coupon rules as the sentences that replace a wrong number about coupons."""
+    if rules is None:
+        return []
+    lang = "ko" if locale == "ko" else "en"
+    fields = {
+        "lo": format_krw(rules.min_amount, lang),
+        "hi": format_krw(rules.max_amount, lang),
+        "step": format_krw(rules.amount_step, lang),
+        "count": rules.daily_max_count,
+        "total": format_krw(rules.daily_max_amount, lang),
+        "days": rules.valid_days,
+    }
+    out = []
+    for template in RULE_SENTENCES[lang]:
+        sentence = template.format(**fields)
+        out.append(Passage(sentence, "", tuple(extract_facts(sentence)), grams(sentence)))
+    return out
+
+
 def catalogue_texts() -> list[str]:
     """The catalogue's player-facing sentences (both languages), placeholders left out."""
     out = []
@@ -192,9 +229,10 @@ def build_evidence(
     player_texts: Iterable[str] = (),
     earlier_observations: Iterable[str] = (),
     fixed_texts: Iterable[str] = (),
+    rules: list[Passage] | None = None,
 ) -> Evidence:
     """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice."""
-    ev = Evidence()
+    ev = Evidence(rules=list(rules or ()))
     for text in [*fixed_texts, *earlier_observations]:
         ev.add_trusted_text(text)
     for text in player_texts:

@@ -200,6 +200,9 @@ class FactChecker:
             if passage is not None:
                 p = passage[0]
                 return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+            rule = self._passage(body, f.kind, ev.rules) if f.kind in NUMERIC_KINDS else None
+            if rule is not None:
+                return Finding(f.kind, f.text, "the coupon rules say otherwise", rule[0].sentence)
             named = [g.value for g in facts if g.kind == ORDER and g.value in ev.orders]
             if named:
                 order = ev.orders[named[0]]
@@ -209,13 +212,15 @@ class FactChecker:
             return Finding(f.kind, f.text, "nothing this conversation saw backs it")
         return None
 
-    def _passage(self, body: str, kind: str) -> tuple[Passage, float] | None:
+    def _passage(
+        self, body: str, kind: str, passages: list[Passage] | None = None
+    ) -> tuple[Passage, float] | None:
         """The passage sentence about the same thing (most shared bigrams) that states a `kind` fact."""
         mine = grams(body)
         if not mine:
             return None
         best: tuple[Passage, float] | None = None
-        for p in self.evidence.passages:
+        for p in self.evidence.passages if passages is None else passages:
             if not any(g.kind == kind for g in p.facts):
                 continue
             score = len(mine & p.grams) / len(mine)

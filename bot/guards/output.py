@@ -90,6 +90,8 @@ class FactContext:
     mode: str = ENFORCE
     """`enforce` replaces, `observe` only records, `off` skips the check."""
     run_id: str | None = None
+    rules: tuple[Any, ...] = ()
+    """The coupon rules as sentences (`bot.guards.evidence.rule_passages`), in the conversation's language."""
     on_withheld: Callable[[str, str], None] | None = None
     """Called with (kind, mode) for each withheld sentence: the metrics counter."""
 
@@ -99,6 +101,7 @@ class FactContext:
             player_texts=self.player_texts,
             earlier_observations=self.earlier_observations,
             fixed_texts=self.fixed_texts,
+            rules=list(self.rules),
         )
 
 

@@ -218,3 +218,17 @@ async def test_an_order_given_another_orders_item_is_replaced(store) -> None:
     assert "한정판 굿즈 세트" not in v.text and "전설 탈것 상자" in v.text and v.facts[0]["kind"] == "item"
     right = "ORD102 한정판 굿즈 세트는 배송 지연 상태입니다."
     assert (await guard(store).check(right, outcomes=[listing])).text == right
+
+
+async def test_an_invented_coupon_cap_without_a_search_becomes_the_rules_sentence(store) -> None:
+    from bot.guards.evidence import rule_passages
+
+    rules = default_coupon_rules()
+    for locale, wrong, right in [
+        ("ko", "보상 쿠폰은 하루에 최대 5장까지 받을 수 있습니다.", "하루 최대 3장"),
+        ("en", "You can receive up to 5 compensation coupons a day.", "at most 3 compensation coupons a day"),
+    ]:
+        facts = FactContext(fixed_texts=(rules_text(rules),), rules=tuple(rule_passages(rules, locale)))
+        g = OutputGuard(store=store, actor=LUNA, thread_id="test:facts", locale=locale, facts=facts)
+        v = await g.check(wrong, outcomes=[])
+        assert right in v.text and "5장" not in v.text and "5 comp" not in v.text, v.text
