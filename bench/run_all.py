@@ -1,5 +1,5 @@
 """Every benchmark in one go (`make bench`): engine overhead, concurrency, streaming, retrieval, coupon ledger,
-memory. Prints one summary table and writes `bench/results.json` (the headline figures as top-level
+fact check, memory. Prints one summary table and writes `bench/results.json` (the headline figures as top-level
 numeric keys, each benchmark's full figures under `details`).
 
     python -m bench.run_all [--quick] [--out bench/results.json]
@@ -62,6 +62,9 @@ HEADLINES: list[tuple[str, str, str]] = [
     ("coupon_issues_per_second", "/s", "guarded coupon issues per second (SQLite)"),
     ("coupon_issues_per_second_postgres", "/s", "guarded coupon issues per second (PostgreSQL, if up)"),
     ("coupon_race_issued", "", "coupons issued by 100 concurrent attempts on one order"),
+    ("fact_check_us_per_sentence_p50", "µs", "output guard with the fact check, per answer sentence (p50)"),
+    ("fact_check_us_per_sentence_p95", "µs", "output guard with the fact check, per answer sentence (p95)"),
+    ("fact_check_evidence_warm_us_p50", "µs", "fact check evidence built before the answer streams (p50)"),
     ("rss_mb", "MB", "RSS of a running bot with the embedding model loaded"),
     ("rss_kb_per_idle_conversation", "KB", "RSS growth per idle conversation (1,000 threads)"),
 ]
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         concurrency,
         coupon_ledger,
         engine_overhead,
+        fact_check,
         memory,
         retrieval,
         search_latency,
@@ -116,6 +120,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "coupon_ledger",
                 lambda: coupon_ledger.main(["--issues", "50" if quick else "300", "--race", "100"]),
             ),
+            ("fact_check", lambda: fact_check.main(["--rounds", "50" if quick else "300"])),
             (
                 "memory",
                 lambda: memory.main(["--threads", "100" if quick else "1000", "--data-dir", str(shared)]),
@@ -154,6 +159,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "coupon_issues_per_second": k["guarded_issues_per_second"],
         "coupon_issues_per_second_postgres": k.get("guarded_issues_per_second_postgres"),
         "coupon_race_issued": k["race_coupons_issued"],
+        "fact_check_us_per_sentence_p50": details["fact_check"]["guard_us_per_sentence_p50"],
+        "fact_check_us_per_sentence_p95": details["fact_check"]["guard_us_per_sentence_p95"],
+        "fact_check_evidence_warm_us_p50": details["fact_check"]["evidence_build_warm_us_p50"],
         "rss_mb": m["rss_mb"],
         "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
     }

@@ -226,6 +226,7 @@ async def build_app(
         run_events=RunEvents(),
         metrics=metrics,
         models=models,
+        fact_check=settings.fact_check,
     )
     freeze_startup_heap()
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

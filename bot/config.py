@@ -97,6 +97,11 @@ class Settings(BaseSettings):
     max_iterations: int = Field(default=50, ge=1, le=500, validation_alias=_env("ARCA_MAX_ITERATIONS"))
     run_budget_s: float = Field(default=90.0, gt=0, le=3600, validation_alias=_env("ARCA_RUN_BUDGET_S"))
     """Seconds one run's tool loop may take before the player gets the fallback answer."""
+    fact_check: Literal["enforce", "observe"] = Field(
+        default="enforce", validation_alias=_env("ARCA_FACT_CHECK")
+    )
+    """`enforce`: an answer sentence with an unbacked fact is replaced; `observe`: only logged and counted
+    (to measure the bot without the fact check)."""
     llm_concurrency: int = Field(default=8, ge=1, le=1000, validation_alias=_env("ARCA_LLM_CONCURRENCY"))
     llm_timeout: float = Field(
         default=60.0, gt=0, le=3600, allow_inf_nan=False, validation_alias=_env("ARCA_LLM_TIMEOUT")

@@ -91,8 +91,11 @@ class Conversations:
         run_events: RunEvents | None = None,
         metrics: Any = None,
         models: Any = None,
+        fact_check: str = "enforce",
     ) -> None:
         self.store = store
+        self.fact_check = fact_check
+        """`enforce` | `observe` | `off`: what the output guard does with an unbacked fact (`ARCA_FACT_CHECK`)."""
         self.tools = tools
         self.llm_factory = llm_factory
         self.memory = memory or ThreadMemory(store)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.analytics.record import record_run
+from bot.conversations.grounding import fact_context
 from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
@@ -117,6 +118,7 @@ async def _answer(
             trust=state.trust,
         )
         result = await agent.run(query, ctx, memory=conv.memory, interrupts=state.queue, on_event=on_event)
+        facts = await fact_context(conv, thread_id, run_id=run_id, query=query, result=result)
         output_guard = await OutputGuard.for_actor(
             conv.store,
             actor,
@@ -124,6 +126,7 @@ async def _answer(
             locale=locale,
             protected_texts=[conv.system_prompt],
             tools=conv.tools,
+            facts=facts,
         )
         guard = output_guard.stream(outcomes=result.tool_outcomes)
         try:

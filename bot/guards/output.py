@@ -10,8 +10,9 @@ per-sentence pipeline, so the streamed text and the final text agree. The parts:
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -24,11 +25,15 @@ from bot.guards.claim_check import (
     truthful_sentence,
 )
 from bot.guards.claims import parse_claim, split_sentences
+from bot.guards.evidence import Evidence, build_evidence
+from bot.guards.fact_check import ENFORCE, FACT_UNBACKED, FACT_WITHHELD, OBSERVE, OFF, FactChecker
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
 from tools.base import Actor, Tool
+
+log = logging.getLogger(__name__)
 
 _SHINGLE = 6
 """Words in a row that count as quoting a protected text (the system prompt) verbatim."""
@@ -60,6 +65,40 @@ class OutputVerdict:
     """Kinds of personal data hidden: phone, email, card, rrn."""
     details: list[dict[str, Any]] = field(default_factory=list)
     mentions_neutralized: bool = False
+    facts: list[dict[str, Any]] = field(default_factory=list)
+    """Sentences the fact check withheld (or, observing, would have withheld): kind, removed, replacement."""
+
+    @property
+    def facts_withheld(self) -> int:
+        return sum(1 for f in self.facts if f["mode"] == ENFORCE)
+
+
+@dataclass(frozen=True)
+class FactContext:
+    """What the fact check needs beyond this run's results (read once per run by the caller)."""
+
+    player_texts: tuple[str, ...] = ()
+    """The player's messages: this turn's and the thread's earlier ones."""
+    earlier_observations: tuple[str, ...] = ()
+    """Tool results the model read earlier in the same conversation."""
+    fixed_texts: tuple[str, ...] = ()
+    """The bot's own texts: coupon rules, the catalogue, a stopped run's notice."""
+    mode: str = ENFORCE
+    """`enforce` replaces, `observe` only records, `off` skips the check."""
+    run_id: str | None = None
+    rules: tuple[Any, ...] = ()
+    """The coupon rules as sentences (`bot.guards.evidence.rule_passages`), in the conversation's language."""
+    on_withheld: Callable[[str, str], None] | None = None
+    """Called with (kind, mode) for each withheld sentence: the metrics counter."""
+
+    def evidence(self, outcomes: Iterable[Any]) -> Evidence:
+        return build_evidence(
+            outcomes=outcomes,
+            player_texts=self.player_texts,
+            earlier_observations=self.earlier_observations,
+            fixed_texts=self.fixed_texts,
+            rules=list(self.rules),
+        )
 
 
 class OutputGuard:
@@ -76,8 +115,11 @@ class OutputGuard:
         own_emails: Iterable[str] = (),
         protected_texts: Iterable[str] = (),
         tools: Iterable[Tool] | None = None,
+        facts: FactContext | None = None,
     ) -> None:
         self.store = store
+        self.facts = facts or FactContext(mode=OFF)
+        """The fact check's context; a guard built without one (staff views of reasoning) checks no facts."""
         self.coupon_tools = coupon_tools_of(tools)
         """Tools whose results the claim check reads as coupon attempts (they declare `coupon_outcome`)."""
         self._protected = _protected_shingles(tuple(protected_texts))
@@ -97,6 +139,7 @@ class OutputGuard:
         locale: str = "ko",
         protected_texts: Iterable[str] = (),
         tools: Iterable[Tool] | None = None,
+        facts: FactContext | None = None,
     ) -> OutputGuard:
         """A guard that lets the actor's own phone and e-mail (from their Player row) through."""
         phones: list[str] = []
@@ -113,10 +156,39 @@ class OutputGuard:
             own_emails=emails,
             protected_texts=protected_texts,
             tools=tools,
+            facts=facts,
         )
 
     def stream(self, *, outcomes: Iterable[Any]) -> StreamingOutputGuard:
         return StreamingOutputGuard(self, outcomes=outcomes)
+
+    async def _record_fact(self, detail: dict[str, Any]) -> None:
+        """Log, count and audit one withheld (or, observing, would-be-withheld) sentence."""
+        ctx = self.facts
+        log.info(
+            "fact check %s run=%s thread=%s kind=%s fact=%r",
+            "withheld" if detail["mode"] == ENFORCE else "observed",
+            ctx.run_id,
+            self.thread_id,
+            detail["kind"],
+            detail["fact"],
+        )
+        if ctx.on_withheld is not None:
+            ctx.on_withheld(detail["kind"], detail["mode"])
+        audit = getattr(self.store, "audit", None)
+        if audit is None:
+            return
+        try:
+            await audit(
+                actor=self.actor.label if self.actor else "bot",
+                action=FACT_WITHHELD if detail["mode"] == ENFORCE else FACT_UNBACKED,
+                thread_id=self.thread_id,
+                target=ctx.run_id,
+                code="REPLACED" if detail["mode"] == ENFORCE else "OBSERVED",
+                detail=detail,
+            )
+        except Exception:  # a failed audit write must not let the sentence through
+            log.exception("fact check audit failed")
 
     async def check(self, text: str, *, outcomes: Iterable[Any]) -> OutputVerdict:
         """Check a whole answer; equal to streaming it through `stream()` and calling `finish()`."""
@@ -150,6 +222,7 @@ class StreamingOutputGuard:
 
     def __init__(self, guard: OutputGuard, *, outcomes: Iterable[Any]) -> None:
         self.guard = guard
+        outcomes = list(outcomes)
         self.checker = ClaimChecker(
             outcomes=outcomes,
             store=guard.store,
@@ -157,6 +230,12 @@ class StreamingOutputGuard:
             actor=guard.actor,
             thread_id=guard.thread_id,
             coupon_tools=guard.coupon_tools,
+        )
+        self.facts = FactChecker(
+            guard.facts.evidence(outcomes) if guard.facts.mode != OFF else Evidence(),
+            locale=guard.locale,
+            mode=guard.facts.mode,
+            record=guard._record_fact,
         )
         self.redactions: list[str] = []
         self.prompt_leaks = 0
@@ -174,6 +253,8 @@ class StreamingOutputGuard:
         out = []
         for sentence in sentences:
             checked = await self.checker.check(sentence)
+            if checked.strip():
+                checked = await self.facts.check(checked)
             out.append(self.guard._clean(checked, self))
         piece = "".join(out)
         self._released.append(piece)
@@ -203,12 +284,15 @@ class StreamingOutputGuard:
             redactions=list(self.redactions),
             details=list(self.checker.details),
             mentions_neutralized=self.mentions_neutralized,
+            facts=list(self.facts.details),
         )
 
 
 __all__ = [
+    "OBSERVE",
     "ClaimChecker",
     "ClaimVerdict",
+    "FactContext",
     "OutputGuard",
     "OutputVerdict",
     "StreamingOutputGuard",

@@ -103,6 +103,12 @@ class ArcaMetrics:
             "arca_interrupts_injected", "User interrupts injected into a run", registry=r
         )
         self.compactions = Counter("arca_context_compactions", "Context compactions", registry=r)
+        self.facts_withheld = Counter(
+            "arca_facts_withheld",
+            "Answer sentences the fact check withheld (mode=observe: would have withheld), by fact kind",
+            ["kind", "mode"],
+            registry=r,
+        )
         self.shard_info = Gauge(
             "arca_shard_info",
             "Discord shards this process runs (value 1)",
@@ -196,6 +202,10 @@ class ArcaMetrics:
         )
         if not ok:
             self.errors.labels("edit", op).inc()
+
+    def record_fact_withheld(self, kind: str, mode: str) -> None:
+        """Count one sentence the output guard's fact check withheld (or, observing, would have)."""
+        self.facts_withheld.labels(kind[:16], mode[:8]).inc()
 
     def record_error(self, where: str, kind: str) -> None:
         """Count a failure that no event shows (a run that raised, a synthesis that broke)."""

@@ -23,9 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import func, select
+
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
+from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
 from bot.llm.scripted import ScriptedLLM
 from bot.replay.expectations import TurnRecord, active_coupons, check_expectations, sent_text
 from bot.replay.format import (
@@ -36,7 +39,7 @@ from bot.replay.format import (
     load_transcript,
 )
 from bot.replay.recorders import LoopInputs, recording
-from bot.store import Store
+from bot.store import AuditEntry, Store
 from bot.store.seed import apply_seed
 from bot.vocabulary import ThreadId
 from bot.vocabulary.language import HANGUL_RANGE
@@ -54,6 +57,10 @@ class CaseResult:
     passed: bool
     failures: list[str] = field(default_factory=list)
     elapsed: float = 0.0
+    facts_unbacked: int = 0
+    """Delivered answer sentences that carried an unbacked fact (`ARCA_FACT_CHECK=observe` lets them through)."""
+    facts_withheld: int = 0
+    """Answer sentences the fact check withheld (replaced or dropped)."""
 
 
 def _slug(name: str) -> str:
@@ -140,6 +147,7 @@ class Replayer:
                     except Exception as exc:  # a crash is a failed case with its reason, never an aborted run
                         problems = [f"crashed: {type(exc).__name__}: {exc}"]
                     failures.extend(f"turn {index}: {p}" for p in problems)
+                unbacked, withheld = await fact_counts(store)
             finally:
                 await store.close()
         return CaseResult(
@@ -150,6 +158,8 @@ class Replayer:
             passed=not failures,
             failures=failures,
             elapsed=time.perf_counter() - started,
+            facts_unbacked=unbacked,
+            facts_withheld=withheld,
         )
 
     async def _run_turn(
@@ -254,6 +264,20 @@ class Replayer:
         return problems
 
 
+async def fact_counts(store: Store) -> tuple[int, int]:
+    """(sentences delivered with an unbacked fact, sentences withheld) in this case's audit log."""
+    async with store.session() as s:
+        rows = (
+            await s.execute(
+                select(AuditEntry.action, func.count())
+                .where(AuditEntry.action.in_((FACT_UNBACKED, FACT_WITHHELD)))
+                .group_by(AuditEntry.action)
+            )
+        ).all()
+    counts = dict(rows)
+    return counts.get(FACT_UNBACKED, 0), counts.get(FACT_WITHHELD, 0)
+
+
 def load_cases(paths: list[Path], name_filter: str | None = None) -> list[Transcript]:
     """Every case, validated up front: an invalid one raises `TranscriptError` (file and line)."""
     cases = [load_transcript(p) for p in collect_transcripts(paths)]
@@ -298,7 +322,12 @@ async def replay(
                 res.mode = mode
                 results.append(res)
                 label = f"[{mode}]" + (f" trial {trial}/{trials}" if trials > 1 else "")
-                out(f"{'PASS' if res.passed else 'FAIL'}  {case.name} {label}  ({res.elapsed:.2f}s)")
+                facts = (
+                    f"  facts: {res.facts_unbacked} unbacked delivered, {res.facts_withheld} withheld"
+                    if live
+                    else ""
+                )
+                out(f"{'PASS' if res.passed else 'FAIL'}  {case.name} {label}  ({res.elapsed:.2f}s){facts}")
                 for f in res.failures:
                     out(f"      {f}")
     passed = sum(r.passed for r in results)
@@ -318,6 +347,14 @@ async def replay(
         p50, p90 = (times[max(0, math.ceil(q * len(times)) - 1)] for q in (0.5, 0.9))
         summary["seconds_per_run"] = {"p50": p50, "p90": p90}
         out(f"seconds per run: p50 {p50:.1f}, p90 {p90:.1f} ({len(times)} runs)")
+    if live and results:
+        unbacked = sum(r.facts_unbacked for r in results)
+        withheld = sum(r.facts_withheld for r in results)
+        summary["facts"] = {"unbacked_delivered": unbacked, "withheld": withheld, "runs": len(results)}
+        out(
+            f"facts: {unbacked} delivered sentences carried an unbacked fact, {withheld} withheld "
+            f"({len(results)} runs)"
+        )
     if report is not None:
         report.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
     out(f"{passed} passed, {failed} failed")

@@ -236,8 +236,15 @@ def add_live_routes(router: APIRouter) -> None:
                 if kind != "thread":
                     continue
                 messages = await queries.history(conv.store, thread_id)
+                facts = await queries.withheld_facts(conv.store, thread_id)
                 html = render_html(
-                    "history.html", lang=lang, zone=zone, user=user, path=path, messages=messages
+                    "history.html",
+                    lang=lang,
+                    zone=zone,
+                    user=user,
+                    path=path,
+                    messages=messages,
+                    facts=facts,
                 )
                 yield ServerSentEvent(data=html, event="history")
                 replies = await reply_statuses(conv.store, thread_id)

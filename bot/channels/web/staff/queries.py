@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.channels.web.identity import Identity
+from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
 from bot.store import AuditEntry, Coupon, Escalation, Order, Run, Store, ThreadMessage, ThreadState
 from bot.store.outbox import reply_statuses
 
@@ -137,6 +138,31 @@ async def history(store: Store, thread_id: str, limit: int = 500) -> list[Thread
             )
         ).scalars()
         return list(reversed(list(rows)))
+
+
+async def withheld_facts(store: Any, thread_id: str, limit: int = 200) -> dict[str, list[dict[str, Any]]]:
+    """The fact check's replacements in the thread, by run id: what was withheld and what replaced it."""
+    async with store.session() as s:
+        rows = (
+            await s.execute(
+                select(AuditEntry)
+                .where(
+                    AuditEntry.thread_id == thread_id,
+                    AuditEntry.action.in_((FACT_WITHHELD, FACT_UNBACKED)),
+                )
+                .order_by(AuditEntry.id)
+                .limit(limit)
+            )
+        ).scalars()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            try:
+                detail = json.loads(row.detail or "{}")
+            except ValueError:
+                continue
+            if isinstance(detail, dict) and row.target:
+                out.setdefault(row.target, []).append(detail)
+    return out
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,7 @@ def staff_router() -> APIRouter:
             user,
             thread_id=thread_id,
             messages=messages,
+            facts=await queries.withheld_facts(conv.store, thread_id),
             running=conv.is_running(thread_id),
             reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
             handed_off=await queries.is_handed_off(conv.store, thread_id),

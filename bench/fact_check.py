@@ -1,0 +1,143 @@
+"""Cost of the output guard's fact check: µs per sentence (p50/p95) with the check on and off, the evidence
+built once per run before the answer streams, and the time to the first released text of a streamed answer
+(the guard releases sentence by sentence; the check must not add waiting).
+
+    python -m bench.fact_check [--rounds 300]
+
+Figures only; nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+ANSWER = (
+    "확인했습니다. 주문 ORD101(전설 탈것 상자, 45,000원)은 현재 배송 중입니다. "
+    "보상 쿠폰은 하루에 최대 3장, 합계 50,000원까지 받을 수 있습니다 [보상 정책 §4 1일 발급 한도]. "
+    "쿠폰 1장은 1,000원 이상 20,000원 이하이며 발급 후 30일 동안 쓸 수 있습니다. "
+    "환불은 구매 후 45일 이내에 신청하시면 됩니다. "
+    "배송이 늦어져 불편을 드려 죄송합니다. 더 궁금한 점이 있으면 말씀해 주세요."
+)
+
+
+def _outcomes() -> list[Any]:
+    from tools.base import ResultCode, ToolResult
+
+    passage = (
+        "플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장, 합계 50,000원입니다. 하루는 한국 시간(Asia/Seoul) "
+        "자정부터 다음 자정까지의 달력 날짜 기준입니다. 한도에 도달하면 다음 날 0시 이후에 다시 신청할 수 있습니다."
+    )
+    return [
+        (
+            "lookup_order",
+            ToolResult(
+                True,
+                ResultCode.OK,
+                "주문 ORD101: 전설 탈것 상자, 45,000원, 상태 배송 중 (shipping), 주문일 2026-03-01. 이 주문에 발급된 쿠폰은 없습니다.",
+                {"order": {"id": "ORD101", "item": "전설 탈것 상자", "amount": 45000, "status": "shipping"}},
+            ),
+        ),
+        (
+            "search_policy",
+            ToolResult(
+                True,
+                ResultCode.OK,
+                "1. [보상 정책 §4 1일 발급 한도] " + passage,
+                {"hits": [{"citation": "[보상 정책 §4 1일 발급 한도]", "text": passage}] * 3},
+            ),
+        ),
+    ]
+
+
+def _context(mode: str) -> Any:
+    from bot.guards.evidence import catalogue_texts, rules_text
+    from bot.guards.output import FactContext
+    from tools.coupon_rules import default_coupon_rules
+
+    return FactContext(
+        player_texts=("ORD101 주문 어떻게 됐어요? 쿠폰은 하루 몇 장까지 받을 수 있나요?",) * 4,
+        earlier_observations=tuple(o[1].message for o in _outcomes()) * 5,
+        fixed_texts=(rules_text(default_coupon_rules()), *catalogue_texts()),
+        mode=mode,
+        run_id="bench",
+    )
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def run(rounds: int) -> dict[str, Any]:
+    from bot.guards import evidence, facts
+    from bot.guards.claims import split_sentences
+    from bot.guards.output import OutputGuard
+
+    sentences, rest = split_sentences(ANSWER)
+    sentences = [*sentences, rest] if rest else sentences
+    outcomes = _outcomes()
+    per_sentence: dict[str, list[float]] = {"enforce": [], "off": []}
+    cold_us: list[float] = []
+    warm_us: list[float] = []
+    first_text_us: dict[str, list[float]] = {"enforce": [], "off": []}
+    for _ in range(rounds):
+        facts._extract.cache_clear()
+        evidence._trusted_facts.cache_clear()
+        for times in (cold_us, warm_us):  # a thread's first run, then the same texts again
+            ctx = _context("enforce")
+            start = time.perf_counter()
+            ctx.evidence(outcomes)
+            times.append((time.perf_counter() - start) * 1e6)
+        for mode in ("off", "enforce"):
+            guard = OutputGuard(locale="ko", facts=_context(mode))
+            t0 = time.perf_counter()
+            stream = guard.stream(outcomes=outcomes)  # builds the evidence: on the path to the first byte
+            first = None
+            for sentence in sentences:
+                facts._extract.cache_clear()  # an answer's sentences are new text: measure them uncached
+                start = time.perf_counter()
+                released = await stream.feed(sentence)
+                now = time.perf_counter()
+                per_sentence[mode].append((now - start) * 1e6)
+                if first is None and released:
+                    first = now - t0
+            await stream.finish()
+            first_text_us[mode].append((first or 0.0) * 1e6)
+    enforce, off = per_sentence["enforce"], per_sentence["off"]
+    return {
+        "sentences_per_answer": len(sentences),
+        "rounds": rounds,
+        "guard_us_per_sentence_p50": round(_pct(enforce, 0.5), 1),
+        "guard_us_per_sentence_p95": round(_pct(enforce, 0.95), 1),
+        "guard_without_fact_check_us_per_sentence_p50": round(_pct(off, 0.5), 1),
+        "guard_without_fact_check_us_per_sentence_p95": round(_pct(off, 0.95), 1),
+        "evidence_build_cold_us_p50": round(_pct(cold_us, 0.5), 1),
+        "evidence_build_warm_us_p50": round(_pct(warm_us, 0.5), 1),
+        "evidence_build_warm_us_p95": round(_pct(warm_us, 0.95), 1),
+        "first_text_us_p50": round(statistics.median(first_text_us["enforce"]), 1),
+        "first_text_without_fact_check_us_p50": round(statistics.median(first_text_us["off"]), 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=300)
+    args = parser.parse_args(argv)
+    figures = asyncio.run(run(args.rounds))
+    for key, value in figures.items():
+        print(f"{key:<46}{value:>12}")
+    return figures
+
+
+if __name__ == "__main__":
+    main()

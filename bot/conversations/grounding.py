@@ -1,0 +1,112 @@
+"""What an answer's facts may stand on, gathered for one run: the thread's earlier player messages and tool
+results (one indexed read after the tool loop), this turn's messages, and the bot's own fixed texts."""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+
+from bot.conversations.messages import detect_locale
+from bot.engine.results import StopReason
+from bot.guards.evidence import catalogue_texts, rule_passages, rules_text
+from bot.guards.output import FactContext
+from bot.store import Store, ThreadMessage, ThreadState
+
+if TYPE_CHECKING:
+    from bot.conversations.routing import Conversations
+    from bot.engine.agent import AgentResult
+
+log = logging.getLogger(__name__)
+
+BOT_WRITTEN_STOPS = frozenset(
+    {
+        StopReason.MAX_ITERATIONS,
+        StopReason.LLM_ERROR,
+        StopReason.REPETITION,
+        StopReason.BUDGET,
+        StopReason.CANCELLED,
+    }
+)
+"""Runs whose answer the bot wrote itself (`bot.engine.fallbacks`): its limits back the notice's numbers.
+A parse failure's answer is the model's own text and is checked like any answer."""
+
+
+@lru_cache(maxsize=1)
+def _catalogue() -> tuple[str, ...]:
+    return tuple(catalogue_texts())
+
+
+PLAYER_KINDS = frozenset({"query", "interrupt"})
+"""Thread message kinds the player wrote (`bot.memory` keeps the kind in `meta`)."""
+OBSERVATION_KINDS = frozenset({"tool_result", "observation"})
+"""Kinds that carry a tool's result (native mode: role `tool`; JSON mode: a user message)."""
+HISTORY_ROWS = 400
+"""How far back a thread is read for evidence."""
+
+
+async def thread_evidence(
+    store: Store, thread_id: str, limit: int = HISTORY_ROWS
+) -> tuple[list[str], list[str]]:
+    """(the player's messages, the tool results the model read) of the thread since its last `/thread
+    reset`, oldest first: what an answer's facts may stand on besides the running turn."""
+    async with store.session() as s:
+        state = await s.get(ThreadState, thread_id)
+        reset_before = state.reset_before_id if state else 0
+        rows = (
+            await s.execute(
+                select(ThreadMessage.role, ThreadMessage.content, ThreadMessage.meta)
+                .where(ThreadMessage.thread_id == thread_id, ThreadMessage.id > reset_before)
+                .order_by(ThreadMessage.id.desc())
+                .limit(limit)
+            )
+        ).all()
+    player: list[str] = []
+    observations: list[str] = []
+    for role, content, meta in reversed(rows):
+        kind = meta.get("kind") if isinstance(meta, dict) else None
+        if not content:
+            continue
+        if kind in PLAYER_KINDS:
+            player.append(content)
+        elif role == "tool" or kind in OBSERVATION_KINDS:
+            observations.append(content)
+    return player, observations
+
+
+def _today(conv: Conversations) -> str:
+    try:
+        return conv.clock().astimezone(ZoneInfo(conv.services.timezone)).date().isoformat()
+    except Exception:  # a naive test clock or an odd zone: the date as the clock gives it
+        return conv.clock().date().isoformat()
+
+
+async def fact_context(
+    conv: Conversations,
+    thread_id: str,
+    *,
+    run_id: str,
+    query: str,
+    result: AgentResult,
+) -> FactContext:
+    try:
+        players, observations = await thread_evidence(conv.store, thread_id)
+    except Exception:  # without the history only this turn backs facts: stricter, never looser
+        log.exception("could not read the thread's history for the fact check")
+        players, observations = [], []
+    fixed = [rules_text(conv.services.coupon_rules), *_catalogue(), _today(conv)]
+    if result.stopped_reason in BOT_WRITTEN_STOPS:
+        fixed.append(result.answer)
+    metrics: Any = conv.metrics
+    return FactContext(
+        player_texts=(*players, query, *result.injected),
+        earlier_observations=tuple(observations),
+        fixed_texts=tuple(fixed),
+        mode=conv.fact_check,
+        run_id=run_id,
+        rules=tuple(rule_passages(conv.services.coupon_rules, detect_locale(query))),
+        on_withheld=getattr(metrics, "record_fact_withheld", None),
+    )

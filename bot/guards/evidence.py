@@ -1,0 +1,273 @@
+"""What may back a fact the bot states, built once per run: this run's tool results, earlier tool results
+of the same conversation, the player's own messages, and the bot's fixed texts (coupon rules, catalogue,
+the bot's own stop notices). Pure: the caller reads memory and the rules and hands the texts in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from bot.guards.claims import split_sentences
+from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, extract_facts
+from bot.vocabulary import catalogue
+from bot.vocabulary.catalogue import Text
+from bot.vocabulary.model_notes import without_examples
+from tools.money import format_krw
+from tools.order_views import status_label
+
+ONE_UNIT = frozenset({(COUNT, 1), (DURATION, 60), (DURATION, 1440)})
+""""1회", "한 번", "하루", "1 hour": a rate's unit ("하루 최대 3장"), never a figure the model can get wrong
+on its own; the figure beside it is checked. Only when written as one ("24시간" is a figure)."""
+_NOT_ONE = re.compile(r"[02-9]|1\d")
+
+
+def is_one_unit(fact: Fact) -> bool:
+    return fact.key in ONE_UNIT and not _NOT_ONE.search(fact.text)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One sentence of a policy excerpt the search returned, with its citation label."""
+
+    sentence: str
+    citation: str
+    facts: tuple[Fact, ...]
+    grams: frozenset[str]
+
+
+@dataclass
+class Evidence:
+    """Everything one run's answer may state, by normalised fact."""
+
+    trusted: set[tuple[str, Any]] = field(default_factory=set)
+    """Facts of observations (this run and earlier) and of the bot's fixed texts."""
+    player: set[tuple[str, Any]] = field(default_factory=set)
+    """Facts the player wrote (this turn and earlier ones in the thread)."""
+    order_statuses: dict[str, set[str]] = field(default_factory=dict)
+    """What lookups said about each order's status (this run's results override earlier text)."""
+    orders: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """This run's looked-up orders (`lookup_order` data), for the replacement sentence."""
+    passages: list[Passage] = field(default_factory=list)
+    rules: list[Passage] = field(default_factory=list)
+    """The coupon rules as sentences in the conversation's language: what stands in for an unbacked
+    number about coupons when no policy passage was searched."""
+    order_items: dict[str, str] = field(default_factory=dict)
+    """Each order's item as a lookup or a listing named it (this run and earlier in the thread)."""
+
+    def backs(self, fact: Fact) -> bool:
+        return fact.key in self.trusted or fact.key in self.player or is_one_unit(fact)
+
+    def add_trusted_text(self, text: str) -> None:
+        for m in _ORDER_ITEM.finditer(text):
+            order, item = m.group("id") or m.group("lid"), m.group("item") or m.group("litem")
+            self.order_items[order.upper()] = item.strip()
+        found, statuses = _trusted_facts(text)
+        self.trusted.update(found)
+        for order, codes in statuses:
+            self.order_statuses.setdefault(order, set()).update(codes)
+
+    def add_player_text(self, text: str) -> None:
+        self.player.update(keys(extract_facts(text)))
+
+
+_ORDER_ITEM = re.compile(
+    r"(?:주문|Order)\s+(?P<id>[A-Za-z]{2,5}\d{2,}):\s*(?P<item>[^,\n]{1,60}),"
+    r"|^-\s*(?P<lid>[A-Za-z]{2,5}\d{2,}):\s*[^,\n]*\([a-z]+[^)]*\),\s*(?P<litem>[^,\n]{1,60}),",
+    re.MULTILINE,
+)
+"""`주문 ORD001: 한정판 굿즈, …` (lookup_order) and `- ORD001: 배송 지연 (delayed), 한정판 굿즈, …` (list_my_orders)."""
+
+
+@lru_cache(maxsize=2048)
+def _trusted_facts(text: str) -> tuple[frozenset[tuple[str, Any]], tuple[tuple[str, frozenset[str]], ...]]:
+    """(fact keys, (order, statuses) pairs) of a trusted text. Cached: rules, catalogue and a thread's
+    earlier results are the same texts run after run."""
+    found: set[tuple[str, Any]] = set()
+    statuses: list[tuple[str, frozenset[str]]] = []
+    for sentence in _sentences(text):
+        # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its
+        # example values ("(예: ORD001)") back nothing.
+        facts = extract_facts(without_examples(sentence))
+        found.update(keys(facts))
+        named = [f.value for f in facts if f.kind == ORDER]
+        codes = frozenset(f.value for f in facts if f.kind == STATUS)
+        if len(named) == 1 and codes:
+            statuses.append((named[0], codes))
+    return frozenset(found), tuple(statuses)
+
+
+def keys(facts: Iterable[Fact]) -> set[tuple[str, Any]]:
+    """The facts' keys; a full date also backs its month and day ("2027-01-01" backs "1월 1일") and year."""
+    out = set()
+    for f in facts:
+        out.add(f.key)
+        if f.kind == DATE and len(f.value) == 10:
+            out.update({(DATE, f.value[5:]), (DATE, f.value[:4])})
+    return out
+
+
+def grams(text: str) -> frozenset[str]:
+    """Character bigrams of the words (digits left out): Korean particles do not hide a shared word."""
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    return frozenset(w[i : i + 2] for w in words for i in range(max(len(w) - 1, 1)))
+
+
+def _sentences(text: str) -> list[str]:
+    done, rest = split_sentences(text)
+    return [s for s in [*done, rest] if s.strip()]
+
+
+def _outcome_parts(item: Any) -> tuple[str | None, str, Mapping[str, Any]]:
+    """(tool name, text the model read, data) of a `ToolOutcome` or a `(name, ToolResult)` pair."""
+    if isinstance(item, tuple) and len(item) == 2:
+        name, result = item
+        observation = None
+    else:
+        name, result = getattr(item, "name", None), getattr(item, "result", item)
+        observation = getattr(item, "observation", None)
+    message = observation or getattr(result, "message", "") or ""
+    data = getattr(result, "data", None)
+    return name, str(message), data if isinstance(data, Mapping) else {}
+
+
+def _data_amounts(data: Any, depth: int = 0) -> list[int]:
+    """Amounts in a result's data (`{"amount": 0}` where the message wrote "요청: 0")."""
+    out: list[int] = []
+    if depth > 3:
+        return out
+    items = data.items() if isinstance(data, Mapping) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        if isinstance(value, int) and not isinstance(value, bool) and "amount" in str(key):
+            out.append(value)
+        elif isinstance(value, (Mapping, list)):
+            out.extend(_data_amounts(value, depth + 1))
+    return out
+
+
+def _passages(data: Mapping[str, Any]) -> list[Passage]:
+    out = []
+    for hit in data.get("hits") or []:
+        if not isinstance(hit, Mapping):
+            continue
+        citation = str(hit.get("citation") or "")
+        for sentence in _sentences(str(hit.get("text") or "")):
+            sentence = " ".join(sentence.split())
+            facts = tuple(extract_facts(sentence))
+            if facts and not sentence.startswith("#"):
+                out.append(Passage(sentence, citation, facts, grams(sentence)))
+    return out
+
+
+def rules_text(rules: Any) -> str:
+    """The coupon rules as sentences: their numbers are the bot's own, in every form a reply writes them."""
+    if rules is None:
+        return ""
+    parts = [
+        f"{format_krw(rules.min_amount)} {format_krw(rules.max_amount, 'en')} {format_krw(rules.max_amount)}",
+        f"{format_krw(rules.amount_step)} {format_krw(rules.daily_max_amount)} {format_krw(rules.staff_max_amount)}",
+        f"{rules.daily_max_count}장 {rules.valid_days}일",
+    ]
+    if rules.approval_threshold:
+        parts.append(format_krw(rules.approval_threshold))
+    parts.append(
+        "주문 "
+        + " ".join(status_label(s, "ko") + " " + status_label(s, "en") for s in rules.eligible_statuses)
+    )
+    return ". ".join(parts) + "."
+
+
+RULE_SENTENCES = {
+    "ko": (
+        "보상 쿠폰 1장은 {lo} 이상 {hi} 이하, {step} 단위로 발급됩니다.",
+        "보상 쿠폰은 플레이어 1명당 하루 최대 {count}장, 합계 {total}까지 받을 수 있습니다.",
+        "쿠폰은 발급 후 {days}일 동안 사용할 수 있습니다.",
+    ),
+    "en": (
+        "One compensation coupon is between {lo} and {hi}, in steps of {step}.",
+        "Each player can receive at most {count} compensation coupons a day, {total} in total.",
+        "A coupon can be used for {days} days after it is issued.",
+    ),
+}
+
+
+def rule_passages(rules: Any, locale: str) -> list[Passage]:
+    """The coupon rules as the sentences that replace a wrong number about coupons."""
+    if rules is None:
+        return []
+    lang = "ko" if locale == "ko" else "en"
+    fields = {
+        "lo": format_krw(rules.min_amount, lang),
+        "hi": format_krw(rules.max_amount, lang),
+        "step": format_krw(rules.amount_step, lang),
+        "count": rules.daily_max_count,
+        "total": format_krw(rules.daily_max_amount, lang),
+        "days": rules.valid_days,
+    }
+    out = []
+    for template in RULE_SENTENCES[lang]:
+        sentence = template.format(**fields)
+        out.append(Passage(sentence, "", tuple(extract_facts(sentence)), grams(sentence)))
+    return out
+
+
+def catalogue_texts() -> list[str]:
+    """The catalogue's player-facing sentences (both languages), placeholders left out."""
+    out = []
+    for value in vars(catalogue).values():
+        if isinstance(value, Text):
+            out.extend(re.sub(r"\{[^}]*\}", " ", t) for t in (value.ko, value.en))
+    return out
+
+
+def build_evidence(
+    *,
+    outcomes: Iterable[Any] = (),
+    player_texts: Iterable[str] = (),
+    earlier_observations: Iterable[str] = (),
+    fixed_texts: Iterable[str] = (),
+    rules: list[Passage] | None = None,
+) -> Evidence:
+    """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice."""
+    ev = Evidence(rules=list(rules or ()))
+    for text in [*fixed_texts, *earlier_observations]:
+        ev.add_trusted_text(text)
+    for text in player_texts:
+        ev.add_player_text(text)
+    for item in outcomes:
+        _name, message, data = _outcome_parts(item)
+        ev.add_trusted_text(message)
+        ev.trusted.update((AMOUNT, a) for a in _data_amounts(data))
+        order = data.get("order")
+        if isinstance(order, Mapping) and order.get("id"):
+            oid = str(order["id"]).upper()
+            ev.orders[oid] = order
+            if order.get("item"):
+                ev.order_items[oid] = str(order["item"])
+            if order.get("status"):
+                ev.order_statuses[oid] = {str(order["status"])}
+                ev.trusted.add((STATUS, str(order["status"])))
+        for listed in data.get("orders") or []:
+            if isinstance(listed, Mapping) and listed.get("id") and listed.get("status"):
+                ev.order_statuses[str(listed["id"]).upper()] = {str(listed["status"])}
+        ev.passages.extend(_passages(data))
+    return ev
+
+
+def order_sentence(order: Mapping[str, Any], locale: str) -> str:
+    """The looked-up order in one sentence to the player."""
+    oid, item, status = order.get("id"), order.get("item"), str(order.get("status") or "")
+    amount = order.get("amount")
+    ko_label = status_label(status, "ko").split(" (")[0]
+    en_label = status_label(status, "en").split(" (")[0]
+    parts = [str(item)] if item else []
+    if amount is not None:
+        parts.append(format_krw(amount, locale))
+    if locale == "ko":
+        what = f"({', '.join(parts)})" if parts else ""
+        return f"주문 {oid}{what}의 현재 상태는 {ko_label}입니다."
+    what = f" ({', '.join(parts)})" if parts else ""
+    return f"Order {oid}{what} is currently {en_label.lower()}."

@@ -1,0 +1,229 @@
+"""The fact check: every fact a sentence of the answer states must be backed by the run's `Evidence`.
+
+A sentence with an unbacked or contradicted fact is not delivered. It is replaced by the backed fact —
+the policy passage's own sentence with its citation, the looked-up order's status — or, when nothing
+backs it, by an honest "확인 후 안내" line that offers a person. A sentence written for the model (a tool
+result's note) is dropped. Each replacement is logged with the run id, counted and audited. In `observe`
+mode the check only records what it would have withheld and delivers the sentence unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence
+from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts
+from bot.vocabulary.catalogue import Text
+from bot.vocabulary.model_notes import is_model_note
+
+log = logging.getLogger(__name__)
+
+ENFORCE, OBSERVE, OFF = "enforce", "observe", "off"
+MODES = (ENFORCE, OBSERVE, OFF)
+
+TO_CONFIRM = Text(
+    "이 부분은 정확한 정보를 확인한 후 안내해 드리겠습니다. 원하시면 운영진(사람 상담원)에게 바로 연결해 드릴게요.",
+    "I need to check this before I can tell you for sure. If you like, I can connect you with a staff "
+    "member (a person) right away.",
+)
+"""What stands in for a sentence whose fact nothing backs."""
+
+FACT_WITHHELD = "guard.fact_withheld"
+"""The audit action of a withheld sentence."""
+FACT_UNBACKED = "guard.fact_unbacked"
+"""The audit action of a sentence `observe` mode let through with an unbacked fact."""
+
+MODEL_NOTE = "model_note"
+"""The `kind` of a dropped sentence that was written for the model."""
+ITEM = "item"
+"""The `kind` of a sentence that gives an order another order's item."""
+
+PASSAGE_MATCH = 0.25
+"""Share of the sentence's bigrams a passage sentence must share to answer for it."""
+PLAYER_CONTRADICTION_MATCH = 0.35
+"""A number only the player wrote is overruled by a passage only when the passage is clearly about it."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Why a sentence may not be delivered, and what stands in its place (None: the honest line)."""
+
+    kind: str
+    fact: str
+    why: str
+    replacement: str | None = None
+    citation: str | None = None
+
+
+Recorder = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass
+class FactChecker:
+    """Checks the sentences of one answer against one run's evidence."""
+
+    evidence: Evidence
+    locale: str = "ko"
+    mode: str = ENFORCE
+    record: Recorder | None = None
+    """Awaited with each withheld (or, observing, would-be-withheld) sentence's detail."""
+    details: list[dict[str, Any]] = field(default_factory=list)
+    _written: set[str] = field(default_factory=set)
+
+    @property
+    def withheld(self) -> int:
+        return sum(1 for d in self.details if d["mode"] == ENFORCE)
+
+    @property
+    def unbacked(self) -> int:
+        """Sentences with an unbacked fact (or a model note) the model wrote, withheld or not."""
+        return len(self.details)
+
+    async def check(self, sentence: str) -> str:
+        if self.mode == OFF or not sentence.strip():
+            return sentence
+        finding = self.find(sentence.strip())
+        if finding is None:
+            return sentence
+        replacement = self._replacement(finding, sentence)
+        detail = {
+            "kind": finding.kind,
+            "fact": finding.fact,
+            "why": finding.why,
+            "removed": sentence.strip(),
+            "replacement": replacement.strip() or None,
+            "mode": self.mode,
+        }
+        self.details.append(detail)
+        if self.record is not None:
+            await self.record(detail)
+        return sentence if self.mode == OBSERVE else replacement
+
+    def _replacement(self, finding: Finding, sentence: str) -> str:
+        if finding.kind == MODEL_NOTE:
+            return ""
+        text = finding.replacement or TO_CONFIRM(self.locale)
+        if finding.citation and finding.citation not in text:
+            text = f"{text.rstrip()} {finding.citation}"
+        if text in self._written:
+            return ""  # said once is enough: a second false sentence just goes
+        self._written.add(text)
+        lead = sentence[: len(sentence) - len(sentence.lstrip())]
+        tail = sentence[len(sentence.rstrip()) :]
+        return lead + text + (tail or " ")
+
+    # ---- judging one sentence -----------------------------------------------------------------------
+
+    def find(self, body: str) -> Finding | None:
+        """What is wrong with `body`, or None when every fact it states is backed."""
+        if is_model_note(body):
+            return Finding(MODEL_NOTE, body, "text written for the model")
+        facts = extract_facts(body)
+        if not facts:
+            return None
+        return (
+            self._status(facts)
+            or self._item(facts, body)
+            or self._orders(facts)
+            or self._numbers(facts, body)
+        )
+
+    def _item(self, facts: list[Fact], body: str) -> Finding | None:
+        """An order named with another order's item (a model mixing up two orders of a listing)."""
+        items = self.evidence.order_items
+        for order in (f.value for f in facts if f.kind == ORDER):
+            mine = items.get(order)
+            if not mine or mine in body:
+                continue
+            other = next((i for o, i in items.items() if o != order and i and i in body), None)
+            if other is not None:
+                known = self.evidence.order_statuses.get(order)
+                replacement = self._order_sentence(order, known) if known else None
+                return Finding(ITEM, f"{order} {other}", f"{order} is {mine}, not {other}", replacement)
+        return None
+
+    def _status(self, facts: list[Fact]) -> Finding | None:
+        ev = self.evidence
+        said = {f.value for f in facts if f.kind == STATUS}
+        if not said:
+            return None
+        for order in (f.value for f in facts if f.kind == ORDER):
+            known = ev.order_statuses.get(order)
+            if known and not (said & known):
+                return Finding(
+                    STATUS,
+                    f"{order} {'/'.join(sorted(said))}",
+                    f"the lookup says {order} is {'/'.join(sorted(known))}",
+                    self._order_sentence(order, known),
+                )
+        for f in facts:
+            if f.kind == STATUS and not ev.backs(f):
+                orders = [g.value for g in facts if g.kind == ORDER]
+                found = next((o for o in orders if o in ev.order_statuses), None)
+                return Finding(
+                    STATUS,
+                    f.value,
+                    "no lookup or message backs this status",
+                    self._order_sentence(found, ev.order_statuses[found]) if found else None,
+                )
+        return None
+
+    def _order_sentence(self, order: str, known: set[str]) -> str:
+        looked_up = self.evidence.orders.get(order)
+        if looked_up is not None:
+            return order_sentence(looked_up, self.locale)
+        item = self.evidence.order_items.get(order)
+        return order_sentence({"id": order, "status": sorted(known)[0], "item": item}, self.locale)
+
+    def _orders(self, facts: list[Fact]) -> Finding | None:
+        for f in facts:
+            if f.kind == ORDER and not self.evidence.backs(f):
+                return Finding(ORDER, f.value, "no message or result names this order")
+        return None
+
+    def _numbers(self, facts: list[Fact], body: str) -> Finding | None:
+        ev = self.evidence
+        for f in facts:
+            if f.kind in (ORDER, STATUS) or f.key in ev.trusted or is_one_unit(f):
+                continue
+            passage = self._passage(body, f.kind) if f.kind in NUMERIC_KINDS else None
+            if f.key in ev.player:
+                if passage is None or passage[1] < PLAYER_CONTRADICTION_MATCH:
+                    continue
+                p = passage[0]
+                if any(g.key == f.key for g in p.facts):
+                    continue
+                return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+            if passage is not None:
+                p = passage[0]
+                return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+            rule = self._passage(body, f.kind, ev.rules) if f.kind in NUMERIC_KINDS else None
+            if rule is not None:
+                return Finding(f.kind, f.text, "the coupon rules say otherwise", rule[0].sentence)
+            named = [g.value for g in facts if g.kind == ORDER and g.value in ev.orders]
+            if named:
+                order = ev.orders[named[0]]
+                return Finding(
+                    f.kind, f.text, "the lookup says otherwise", order_sentence(order, self.locale)
+                )
+            return Finding(f.kind, f.text, "nothing this conversation saw backs it")
+        return None
+
+    def _passage(
+        self, body: str, kind: str, passages: list[Passage] | None = None
+    ) -> tuple[Passage, float] | None:
+        """The passage sentence about the same thing (most shared bigrams) that states a `kind` fact."""
+        mine = grams(body)
+        if not mine:
+            return None
+        best: tuple[Passage, float] | None = None
+        for p in self.evidence.passages if passages is None else passages:
+            if not any(g.kind == kind for g in p.facts):
+                continue
+            score = len(mine & p.grams) / len(mine)
+            if score >= PASSAGE_MATCH and (best is None or score > best[1]):
+                best = (p, score)
+        return best

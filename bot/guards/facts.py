@@ -1,0 +1,321 @@
+"""The facts a sentence states, normalised so that equal facts compare equal whatever the wording:
+amounts (10,000원 = 1만원 = 10000 KRW), counts (3장 = 세 장 = 3 coupons), durations (1일 = 24시간 = 1 day),
+percentages, dates, times, order ids and order statuses (배송 지연 = delayed).
+
+Pure functions of text: the fact check (`bot.guards.fact_check`) extracts the answer's facts and the
+evidence's facts with the same code, so what backs a fact is decided on equal terms.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from tools.money import find_krw_amounts
+
+AMOUNT, COUNT, DURATION, PERCENT, DATE, TIME, ORDER, STATUS = (
+    "amount",
+    "count",
+    "duration",
+    "percent",
+    "date",
+    "time",
+    "order",
+    "status",
+)
+NUMERIC_KINDS = frozenset({AMOUNT, COUNT, DURATION, PERCENT})
+"""Kinds a policy passage states: a contradicted one is answered with the passage's own sentence."""
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact a text states: its kind, its normalised value and the words that state it."""
+
+    kind: str
+    value: Any
+    """amount: KRW int; count: int; duration: minutes; percent: float; date: "YYYY-MM-DD" or "MM-DD";
+    time: (hour % 12, minute); order: "ORD001"; status: the status code ("delayed")."""
+    text: str
+
+    @property
+    def key(self) -> tuple[str, Any]:
+        return (self.kind, self.value)
+
+
+# ---- what is not a fact ----------------------------------------------------------------------------
+
+_CITATION = re.compile(r"\[[^\[\]\n]{1,80}\]")
+"""`[보상 정책 §2 발급 한도]`: a citation label names a section, it states no fact."""
+_COUPON_CODE = re.compile(r"(?<![A-Za-z0-9])ARCA-[A-Z0-9]{4}-[A-Z0-9]{4}(?![A-Za-z0-9])", re.IGNORECASE)
+"""Coupon codes are the claim check's business."""
+_LIST_MARK = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|[-*•])\s+")
+
+# ---- dates and times -------------------------------------------------------------------------------
+
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATE_PATTERNS = (
+    re.compile(r"(?<!\d)(\d{4})\s*[-./]\s*(\d{1,2})\s*[-./]\s*(\d{1,2})(?!\d)"),
+    re.compile(r"(?<!\d)(\d{4})\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일"),
+    re.compile(r"(?<!\d)()(\d{1,2})\s*월\s*(\d{1,2})\s*일"),
+)
+_YEAR_KO = re.compile(r"(?<!\d)(\d{4})\s*년")
+"""`2026년` alone: a year (value "2026"), not a duration of 2,026 years."""
+_DATE_EN = re.compile(
+    rf"\b({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b"
+    rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_NAMES})\.?(?:,?\s+(\d{{4}}))?\b",
+    re.IGNORECASE,
+)
+_TIME_PATTERNS = (
+    re.compile(
+        r"(?:(오전|오후|새벽|밤)\s*)?(?<!\d)(\d{1,2}):(\d{2})(?!\d)(?:\s*(am|pm|a\.m\.|p\.m\.))?", re.I
+    ),
+    re.compile(
+        r"(?:(오전|오후|새벽|밤)\s*)?(?<!\d)(\d{1,2})\s*시(?!간|즌|스템|작|행|점|기|도)(?:\s*(\d{1,2})\s*분)?()"
+    ),
+    re.compile(r"()(?<!\d)(\d{1,2})()\s*(am|pm|a\.m\.|p\.m\.)", re.IGNORECASE),
+)
+
+# ---- numbers with units ------------------------------------------------------------------------------
+
+_NUMBER = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_NATIVE_KO = {"한": 1, "하나": 1, "두": 2, "둘": 2, "세": 3, "셋": 3, "석": 3, "네": 4, "넷": 4, "다섯": 5,
+              "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10}  # fmt: skip
+_WORDS_EN = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+             "nine": 9, "ten": 10, "twice": 2, "once": 1, "a single": 1}  # fmt: skip
+_PERCENT = re.compile(
+    r"(?<![\w.,])" + _NUMBER + r"\s*(?:%|퍼센트|프로(?!그|모|필|젝)|percent\b)", re.IGNORECASE
+)
+
+_KO_DURATION_UNITS = {"영업일": 1440, "일": 1440, "시간": 60, "분": 1, "주일": 10080, "주": 10080,
+                      "개월": 43200, "달": 43200, "년": 525600}  # fmt: skip
+_DURATION_KO = re.compile(
+    r"(?<![\w.,])"
+    + _NUMBER
+    + r"\s*(영업일|주일|개월|시간|일(?!반|부|정|단|시|괄|련|어|요일)|분(?!의|기|류|야|할|쟁|명|께|들)|주(?!문|소|의|요|말|로|간)|년)"
+)
+_DURATION_KO_WORDS = re.compile(
+    r"(하루|이틀|사흘|나흘|닷새|엿새|이레|보름|한\s*달|두\s*달|세\s*달|일주일|한\s*시간|두\s*시간|세\s*시간)"
+)
+_KO_DURATION_WORDS = {"하루": 1440, "이틀": 2880, "사흘": 4320, "나흘": 5760, "닷새": 7200, "엿새": 8640,
+                      "이레": 10080, "보름": 21600, "한달": 43200, "두달": 86400, "세달": 129600,
+                      "일주일": 10080, "한시간": 60, "두시간": 120, "세시간": 180}  # fmt: skip
+_EN_DURATION_UNITS = {"business day": 1440, "working day": 1440, "day": 1440, "hour": 60, "hr": 60,
+                      "minute": 1, "min": 1, "week": 10080, "month": 43200, "year": 525600}  # fmt: skip
+_EN_NUM = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|a single)"
+_DURATION_EN = re.compile(
+    r"\b"
+    + _EN_NUM
+    + r"[\s-]*(business days?|working days?|days?|hours?|hrs?|minutes?|mins?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
+_COUNT_KO = re.compile(
+    r"(?<![\w.,])" + _NUMBER + r"\s*(장|개(?!월)|회(?!원|사|의|차)|번(?!째|호)|건|명|상자|박스|차례|매)"
+)
+_COUNT_KO_NATIVE = re.compile(
+    r"(?<![가-힣])(한|하나|두|둘|세|셋|석|네|넷|다섯|여섯|일곱|여덟|아홉|열)\s*(장|개(?!월)|번(?!째)|건|명|상자|박스|차례)"
+)
+_COUNT_EN = re.compile(
+    r"\b"
+    + _EN_NUM
+    + r"\s+(?:[a-z-]+\s+)?(coupons?|vouchers?|boxes|box|chests?|times|items?|tickets?|attempts?|"
+    r"rewards?|orders?|people|players?|requests?|codes?)(?![A-Za-z])|\b(once|twice)\b",
+    re.IGNORECASE,
+)
+
+# ---- orders and statuses -----------------------------------------------------------------------------
+
+ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
+"""`ORD001`: letters then digits, as the store's order ids are written (any case)."""
+
+STATUS_WORDS: dict[str, re.Pattern[str]] = {
+    "delayed": re.compile(r"배송\s*지연|배송이\s*(?:\S+\s+)?지연|지연\s*(?:중|상태|되|됐|돼)|\bdelayed\b", re.I),
+    "shipping": re.compile(r"배송\s*중(?!단)|배송되고\s*있|배송\s*(?:이\s*)?진행|\bshipping\b|\bshipped\b|\bin\s+transit\b|\bon\s+(?:its|the)\s+way\b", re.I),
+    "delivered": re.compile(r"배송\s*(?:이\s*)?완료|배달\s*완료|\bdelivered\b", re.I),
+    "paid": re.compile(r"결제\s*(?:가\s*)?완료|\bpaid\b", re.I),
+    "preparing": re.compile(r"(?:상품\s*)?준비\s*중|\bpreparing\b|\bbeing\s+prepared\b|\bin\s+preparation\b", re.I),
+    "cancelled": re.compile(r"주문\s*취소|주문이\s*취소|취소\s*(?:된|되었|됐|완료|상태)|\bcancell?ed\b", re.I),
+    "refunded": re.compile(r"환불\s*(?:이\s*)?완료|환불\s*(?:된|되었|됐|처리\s*(?:되|됐|완료))|\brefunded\b", re.I),
+}  # fmt: skip
+"""Each order status's code, Korean label and English words (DESIGN §5), as a sentence may state it."""
+
+
+def _int(text: str) -> int | float:
+    raw = text.replace(",", "")
+    value = float(raw)
+    return int(value) if value.is_integer() else value
+
+
+def _en_number(word: str) -> int | float:
+    word = word.lower()
+    return _WORDS_EN[word] if word in _WORDS_EN else _int(word)
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _dates(text: str, out: list[Fact]) -> str:
+    for pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            year, month, day = m.group(1), int(m.group(2)), int(m.group(3))
+            if not (1 <= month <= 12 and 1 <= day <= 31):
+                continue
+            value = f"{int(year):04d}-{month:02d}-{day:02d}" if year else f"{month:02d}-{day:02d}"
+            out.append(Fact(DATE, value, m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    for m in _YEAR_KO.finditer(text):
+        out.append(Fact(DATE, m.group(1), m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _DATE_EN.finditer(text):
+        if m.group(1):
+            month, day, year = _MONTHS[m.group(1).lower()], int(m.group(2)), m.group(3)
+        else:
+            month, day, year = _MONTHS[m.group(5).lower()], int(m.group(4)), m.group(6)
+        if m.group(1) and m.group(1).lower() == "may" and not year and day > 31:
+            continue
+        if 1 <= day <= 31:
+            value = f"{int(year):04d}-{month:02d}-{day:02d}" if year else f"{month:02d}-{day:02d}"
+            out.append(Fact(DATE, value, m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    return text
+
+
+def _times(text: str, out: list[Fact]) -> str:
+    for pattern in _TIME_PATTERNS:
+        for m in pattern.finditer(text):
+            hour = int(m.group(2))
+            minute = int(m.group(3)) if m.group(3) else 0
+            if hour > 24 or minute > 59:
+                continue
+            # a.m./p.m. is not compared: "15:00" and "오후 3시" and "3시" are one time.
+            out.append(Fact(TIME, (hour % 12, minute), m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    return text
+
+
+def _amounts(text: str, out: list[Fact]) -> str:
+    for a in find_krw_amounts(text):
+        out.append(Fact(AMOUNT, a.value, text[a.start : a.end]))
+    for a in reversed(find_krw_amounts(text)):
+        text = _blank(text, a.start, a.end)
+    for m in re.finditer(r"(?<![\w.,])만\s*원", text):
+        out.append(Fact(AMOUNT, 10_000, m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    return text
+
+
+def _units(text: str, out: list[Fact]) -> str:
+    for m in _PERCENT.finditer(text):
+        out.append(Fact(PERCENT, float(_int(m.group(1))), m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _DURATION_KO.finditer(text):
+        out.append(Fact(DURATION, _int(m.group(1)) * _KO_DURATION_UNITS[m.group(2)], m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _DURATION_KO_WORDS.finditer(text):
+        out.append(Fact(DURATION, _KO_DURATION_WORDS[re.sub(r"\s+", "", m.group(1))], m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _DURATION_EN.finditer(text):
+        unit = m.group(2).lower().rstrip("s")
+        out.append(Fact(DURATION, _en_number(m.group(1)) * _EN_DURATION_UNITS[unit], m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _COUNT_KO.finditer(text):
+        out.append(Fact(COUNT, _int(m.group(1)), m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _COUNT_KO_NATIVE.finditer(text):
+        out.append(Fact(COUNT, _NATIVE_KO[m.group(1)], m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _COUNT_EN.finditer(text):
+        word = m.group(1) or m.group(3)
+        out.append(Fact(COUNT, _en_number(word), m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    return text
+
+
+_ORDER_WORD = re.compile(r"주문|\border\b", re.IGNORECASE)
+
+
+def order_ids(text: str) -> list[str]:
+    """The order ids `text` names, upper-cased, in order, without repeats."""
+    return list(dict.fromkeys(o.upper() for o in ORDER_ID.findall(_COUPON_CODE.sub(" ", text))))
+
+
+def statuses(text: str) -> list[str]:
+    """The order status codes `text` states (by code, Korean label or English word)."""
+    return [code for code, pattern in STATUS_WORDS.items() if pattern.search(text)]
+
+
+_MAYBE_NUMBER = re.compile(
+    r"\d|만\s*원|하루|이틀|사흘|나흘|닷새|엿새|이레|보름|달|일주일|시간|once|twice|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten|single|[한두세네석열]\s*(?:장|개|번|건|명|상자|박스|차례)|하나|둘|셋|넷|다섯|여섯|일곱|여덟|아홉",
+    re.IGNORECASE,
+)
+"""Cheap test first: a sentence without a digit or a number word has no number to extract."""
+
+
+def extract_facts(text: str) -> list[Fact]:
+    """Every fact `text` states. A status counts only in a sentence that names an order (or says
+    "주문"/"order"): "배송이 지연되면 …" about the rules states no order's status."""
+    return list(_extract(text))
+
+
+@lru_cache(maxsize=8192)
+def _extract(text: str) -> tuple[Fact, ...]:
+    # Cached: the rules, the catalogue, policy passages and a thread's earlier results are the same
+    # texts run after run; extracting them again each time put tens of milliseconds before the first byte.
+    text = _CITATION.sub(" ", text)
+    text = _COUPON_CODE.sub(" ", text)
+    text = _LIST_MARK.sub(" ", text)
+    out: list[Fact] = []
+    text = _dates(text, out)
+    text = _times(text, out)
+    text = _amounts(text, out)
+    for order in order_ids(text):
+        out.append(Fact(ORDER, order, order))
+    rest = ORDER_ID.sub(" ", text)
+    _units(rest, out)
+    if (out and any(f.kind == ORDER for f in out)) or re.search(r"주문|\border\b", text, re.IGNORECASE):
+        for code in statuses(text):
+            out.append(Fact(STATUS, code, code))
+    return out
+
+
+__all__ = [
+    "AMOUNT",
+    "COUNT",
+    "DATE",
+    "DURATION",
+    "NUMERIC_KINDS",
+    "ORDER",
+    "ORDER_ID",
+    "PERCENT",
+    "STATUS",
+    "STATUS_WORDS",
+    "TIME",
+    "Fact",
+    "extract_facts",
+    "order_ids",
+    "statuses",
+]

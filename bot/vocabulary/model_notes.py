@@ -1,0 +1,46 @@
+"""Text written for the model, never for the player: how the notes inside tool results are recognised.
+
+Tool results end with notes to the model ("플레이어에게 금액, 쿠폰 코드, 유효기간을 그대로 안내하세요.",
+"Tell the player …", "(예: ORD001)"). The output guard drops an answer sentence that repeats one, and the
+fact check does not count an example value as a fact the bot may state. Declared here, at the bottom layer,
+so tools (which write the notes) and guards (which keep them from players) share one definition.
+"""
+
+from __future__ import annotations
+
+import re
+
+MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # Korean: the bot speaks *about* the player, or gives an order only the model can follow.
+    re.compile(r"이\s*플레이어(?:는|가|의|에게)|플레이어에게\s*(?:\S+\s*){0,6}?(?:안내|전달|알려)"),
+    re.compile(
+        r"(?:안내|인용|호출|언급|전달)\s*하세요|넘기세요|달라고\s*요청하세요|지어내지\s*말|추측(?:해서|하지)\s*(?:답하지\s*)?말"
+    ),
+    re.compile(r"(?:라고|다고)\s*말하지\s*말"),
+    re.compile(
+        r"(?:escalate_to_staff|search_policy|lookup_order|issue_coupon|list_my_orders)\s*(?:로|으로|를|을)"
+    ),
+    # English: third person "the player", or an instruction to the model.
+    re.compile(r"\b(?:tell|give|ask|point|offer|remind|inform)\s+the\s+player\b", re.IGNORECASE),
+    re.compile(r"\bdo\s+not\s+(?:guess|invent|say\s+it\s+was|issue\s+another)\b", re.IGNORECASE),
+    re.compile(r"\b(?:quote|cite)\s+the\s+(?:bracketed\s+)?citation\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:use|call)\s+(?:escalate_to_staff|search_policy|lookup_order|issue_coupon)\b", re.IGNORECASE
+    ),
+)
+"""A sentence matching one of these addresses the model, not the player."""
+
+EXAMPLE_VALUE = re.compile(
+    r"\(\s*(?:예|예시|e\.g\.|eg\.|for example)\s*[:：]?[^)]*\)|\b(?:e\.g\.|예:)\s*\S+", re.IGNORECASE
+)
+"""An example value inside a note ("(예: ORD001)", "e.g. ORD001"): never a fact about this player."""
+
+
+def is_model_note(sentence: str) -> bool:
+    """Whether `sentence` is written for the model (an instruction, or talk about "the player")."""
+    return any(p.search(sentence) for p in MODEL_NOTE_PATTERNS)
+
+
+def without_examples(text: str) -> str:
+    """`text` with its example values blanked out (so "예: ORD001" backs nothing)."""
+    return EXAMPLE_VALUE.sub(" ", text)

@@ -1,0 +1,48 @@
+"""What a stopped run says passes the same fact check as any answer (both engine modes), while the notice
+the bot writes itself when it stops keeps its own numbers; withheld sentences are counted and audited."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from bot.channels.recording import RecordingSurface
+from bot.conversations import Incoming
+from bot.guards.fact_check import FACT_WITHHELD
+from bot.store import AuditEntry
+from tests.conversations.conftest import Harness
+
+THREAD = "console:facts"
+INVENTED = "보상 쿠폰은 하루에 최대 5 장까지 받을 수 있습니다."
+
+
+async def _ask(h: Harness, text: str):
+    actor = await h.conv.resolve_actor("9001", set())
+    outcome = await h.conv.handle(Incoming(THREAD, actor, text, ref=text), RecordingSurface())
+    await h.conv.wait_idle(THREAD)
+    return outcome
+
+
+async def test_an_unparseable_runs_invented_number_is_not_delivered(harness: Harness) -> None:
+    # JSON mode: two unparseable replies stop the run with the raw text; native: the text is the answer.
+    harness.script({"raw": INVENTED}, {"raw": INVENTED})
+    outcome = await _ask(harness, "보상 쿠폰은 하루에 최대 몇 장까지 받을 수 있나요?")
+    delivered = outcome.runs[0].delivered_answer
+    # No search ran: the coupon rules' own sentence stands in for the invented cap.
+    assert "5 장" not in delivered and "하루 최대 3장" in delivered
+    async with harness.app.store.session() as s:
+        row = (await s.execute(select(AuditEntry).where(AuditEntry.action == FACT_WITHHELD))).scalar_one()
+    assert row.thread_id == THREAD and row.target  # the run id
+
+
+async def test_the_bots_own_stop_notice_keeps_its_numbers(harness: Harness) -> None:
+    harness.conv.max_iterations = 2
+    harness.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+        {"tool": "lookup_order", "args": {"order_id": "ORD002"}},
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+        {"tool": "lookup_order", "args": {"order_id": "ORD002"}},
+    )
+    outcome = await _ask(harness, "ORD001이랑 ORD002 확인해 주세요")
+    delivered = outcome.runs[0].delivered_answer
+    assert outcome.runs[0].stopped_reason == "max_iterations", delivered
+    assert "최대 2회" in delivered and "확인한 후 안내" not in delivered

@@ -1,0 +1,234 @@
+"""The fact check in the output guard: unbacked or contradicted facts are replaced by the backed fact or an
+honest line, backed sentences pass untouched, notes to the model never reach the player, and a stream and
+the whole text give the same result."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from bot.guards.evidence import rules_text
+from bot.guards.fact_check import OBSERVE, TO_CONFIRM
+from bot.guards.output import FactContext, OutputGuard
+from bot.store import AuditEntry
+from tools.base import Actor, ResultCode, ToolResult
+from tools.coupon_rules import default_coupon_rules
+
+LUNA = Actor(discord_id="9001", player_id="P100")
+
+POLICY = (
+    "search_policy",
+    ToolResult(
+        True,
+        ResultCode.OK,
+        "1. [보상 정책 §4 1일 발급 한도] 플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장, 합계 50,000원입니다.",
+        {
+            "hits": [
+                {
+                    "citation": "[보상 정책 §4 1일 발급 한도]",
+                    "text": "플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장, 합계 50,000원입니다. "
+                    "하루는 한국 시간 자정부터 다음 자정까지입니다.",
+                }
+            ]
+        },
+    ),
+)
+LOOKUP = (
+    "lookup_order",
+    ToolResult(
+        True,
+        ResultCode.OK,
+        "주문 ORD101: 전설 탈것 상자, 45,000원, 상태 배송 중 (shipping), 주문일 2026-03-01. 이 주문에 발급된 쿠폰은 없습니다.",
+        {"order": {"id": "ORD101", "item": "전설 탈것 상자", "amount": 45000, "status": "shipping"}},
+    ),
+)
+ISSUED = (
+    "issue_coupon",
+    ToolResult(
+        True,
+        ResultCode.ISSUED,
+        "주문 ORD101에 5,000원 쿠폰을 발급했습니다. 쿠폰 코드: ARCA-AAAA-BBBB, 유효기간: 2027-01-01까지. "
+        "플레이어에게 금액, 쿠폰 코드, 유효기간을 그대로 안내하세요.",
+        {"coupon": {"order_id": "ORD101", "amount": 5000, "code": "ARCA-AAAA-BBBB"}},
+    ),
+)
+
+
+def guard(store, *, player: str = "", earlier: tuple[str, ...] = (), mode: str = "enforce", locale="ko"):
+    facts = FactContext(
+        player_texts=(player,),
+        earlier_observations=earlier,
+        fixed_texts=(rules_text(default_coupon_rules()),),
+        mode=mode,
+        run_id="run-1",
+    )
+    return OutputGuard(store=store, actor=LUNA, thread_id="test:facts", locale=locale, facts=facts)
+
+
+async def test_a_number_the_passage_contradicts_is_replaced_by_the_passage_with_its_citation(store) -> None:
+    v = await guard(store).check("보상 쿠폰은 하루에 최대 5장까지 받을 수 있습니다.", outcomes=[POLICY])
+    assert "5장" not in v.text
+    assert "최대 3장" in v.text and "[보상 정책 §4 1일 발급 한도]" in v.text
+    assert v.facts_withheld == 1 and v.facts[0]["kind"] == "count"
+
+
+async def test_the_passages_own_number_passes_as_written(store) -> None:
+    answer = "하루에 최대 3장, 합계 50,000원까지 받을 수 있습니다 [보상 정책 §4 1일 발급 한도]."
+    v = await guard(store).check(answer, outcomes=[POLICY])
+    assert v.text == answer and not v.facts
+
+
+async def test_a_number_only_the_player_wrote_is_delivered(store) -> None:
+    answer = "말씀하신 12,000원 결제 건은 확인이 필요합니다."
+    v = await guard(store, player="어제 12,000원 결제했는데 아이템이 안 들어왔어요").check(
+        answer, outcomes=[]
+    )
+    assert v.text == answer
+
+
+async def test_an_invented_window_becomes_the_honest_line(store) -> None:
+    v = await guard(store).check("환불은 구매 후 14일 이내에 가능합니다.", outcomes=[])
+    assert "14일" not in v.text and TO_CONFIRM("ko") in v.text
+    assert "운영진" in v.text  # the honest line offers a person
+
+
+async def test_an_english_answer_gets_the_english_honest_line(store) -> None:
+    v = await guard(store, locale="en").check("Refunds are possible within 14 days.", outcomes=[])
+    assert v.text.strip() == TO_CONFIRM("en")
+
+
+async def test_a_wrong_status_is_replaced_by_the_looked_up_one_in_korean_and_english(store) -> None:
+    v = await guard(store).check("ORD101 주문은 현재 배송 지연 상태입니다.", outcomes=[LOOKUP])
+    assert "배송 지연" not in v.text and "배송 중" in v.text and "ORD101" in v.text
+    v = await guard(store, locale="en").check("Order ORD101 is delayed.", outcomes=[LOOKUP])
+    assert "delayed" not in v.text and "shipping" in v.text
+
+
+async def test_a_wrong_amount_of_a_looked_up_order_is_replaced(store) -> None:
+    v = await guard(store).check("ORD101(전설 탈것 상자)은 39,000원 주문입니다.", outcomes=[LOOKUP])
+    assert "39,000원" not in v.text and "45,000원" in v.text
+
+
+async def test_the_correct_status_and_amount_pass(store) -> None:
+    answer = "ORD101(전설 탈것 상자, 45,000원)은 현재 배송 중입니다."
+    v = await guard(store).check(answer, outcomes=[LOOKUP])
+    assert v.text == answer
+
+
+async def test_a_fact_from_an_earlier_turns_result_is_delivered(store) -> None:
+    answer = "앞서 확인한 대로 ORD101은 45,000원 주문이고 배송 중입니다."
+    v = await guard(store, earlier=(LOOKUP[1].message,)).check(answer, outcomes=[])
+    assert v.text == answer
+
+
+async def test_an_order_id_nobody_named_is_not_stated(store) -> None:
+    v = await guard(store).check("주문 ORD001의 보상은 불가합니다.", outcomes=[])
+    assert "ORD001" not in v.text
+
+
+async def test_the_note_to_the_model_never_reaches_the_player(store) -> None:
+    answer = (
+        "ORD101에 5,000원 쿠폰을 발급했습니다. 쿠폰 코드: ARCA-AAAA-BBBB, 유효기간: 2027-01-01까지. "
+        "플레이어에게 금액, 쿠폰 코드, 유효기간을 그대로 안내하세요."
+    )
+    v = await guard(store).check(answer, outcomes=[LOOKUP, ISSUED])
+    assert "안내하세요" not in v.text
+    assert "2027-01-01" in v.text and "ARCA-AAAA-BBBB" in v.text and "5,000원" in v.text
+
+
+async def test_rules_back_the_coupon_limits(store) -> None:
+    answer = "쿠폰은 1,000원 이상 20,000원 이하로, 하루 3장까지 발급되며 30일 동안 쓸 수 있습니다."
+    v = await guard(store).check(answer, outcomes=[])
+    assert v.text == answer
+
+
+async def test_observe_mode_delivers_unchanged_but_records(store) -> None:
+    answer = "환불은 구매 후 14일 이내에 가능합니다."
+    v = await guard(store, mode=OBSERVE).check(answer, outcomes=[])
+    assert v.text == answer and len(v.facts) == 1 and v.facts_withheld == 0
+    async with store.session() as s:
+        rows = (
+            await s.execute(select(AuditEntry).where(AuditEntry.action == "guard.fact_unbacked"))
+        ).scalars()
+        assert [r.target for r in rows] == ["run-1"]
+
+
+async def test_a_withheld_sentence_is_audited_with_the_run_id(store) -> None:
+    await guard(store).check("환불은 구매 후 14일 이내에 가능합니다.", outcomes=[])
+    async with store.session() as s:
+        row = (
+            await s.execute(select(AuditEntry).where(AuditEntry.action == "guard.fact_withheld"))
+        ).scalar_one()
+    assert row.target == "run-1" and "환불은 구매 후 14일" in str(row.detail)
+
+
+async def test_stream_and_whole_text_agree(store) -> None:
+    answer = (
+        "확인했습니다. ORD101 주문은 현재 배송 지연 상태입니다. 보상 쿠폰은 하루에 최대 5장까지 받을 수 있습니다. "
+        "환불은 14일 이내입니다. 더 궁금한 점이 있으면 말씀해 주세요."
+    )
+    whole = await guard(store).check(answer, outcomes=[POLICY, LOOKUP])
+    for size in (1, 4, 17):
+        stream = guard(store).stream(outcomes=[POLICY, LOOKUP])
+        released = [await stream.feed(answer[i : i + size]) for i in range(0, len(answer), size)]
+        final = await stream.finish()
+        assert final == whole.text
+        assert final.startswith("".join(released))
+    assert "5장" not in whole.text and "배송 지연" not in whole.text and "14일" not in whole.text
+    assert whole.text.startswith("확인했습니다. ") and whole.text.endswith("말씀해 주세요.")
+
+
+async def test_each_withheld_sentence_is_counted_in_metrics(store) -> None:
+    from bot.observability.metrics import ArcaMetrics
+
+    metrics = ArcaMetrics()
+    facts = FactContext(run_id="run-2", on_withheld=metrics.record_fact_withheld)
+    g = OutputGuard(store=store, actor=LUNA, thread_id="test:facts", facts=facts)
+    await g.check("환불은 14일 이내입니다. 교환은 7일 이내입니다.", outcomes=[])
+    text = metrics.exposition().decode()
+    assert 'arca_facts_withheld_total{kind="duration",mode="enforce"} 2.0' in text
+
+
+async def test_facts_inside_a_note_to_the_model_still_back_the_answer(store) -> None:
+    daily = (
+        "issue_coupon",
+        ToolResult(
+            False,
+            ResultCode.DAILY_LIMIT_REACHED,
+            "이 플레이어는 오늘(Asia/Seoul 기준) 이미 쿠폰 2장을 받아 하루 최대 2장 한도에 도달했습니다.",
+            {},
+        ),
+    )
+    answer = "오늘은 이미 쿠폰 2장을 받으셔서 더 발급할 수 없습니다."
+    v = await guard(store).check(answer, outcomes=[daily])
+    assert v.text == answer
+
+
+async def test_an_order_given_another_orders_item_is_replaced(store) -> None:
+    listing = (
+        "list_my_orders",
+        ToolResult(
+            True,
+            ResultCode.OK,
+            "최근 주문 2건, 최신순:\n- ORD101: 배송 중 (shipping), 전설 탈것 상자, 45,000원, 주문일 2026-03-01\n"
+            "- ORD102: 배송 지연 (delayed), 한정판 굿즈 세트, 39,000원, 주문일 2026-02-27",
+            {"orders": [{"id": "ORD101", "status": "shipping"}, {"id": "ORD102", "status": "delayed"}]},
+        ),
+    )
+    v = await guard(store).check("ORD101 한정판 굿즈 세트 주문을 확인했습니다.", outcomes=[listing])
+    assert "한정판 굿즈 세트" not in v.text and "전설 탈것 상자" in v.text and v.facts[0]["kind"] == "item"
+    right = "ORD102 한정판 굿즈 세트는 배송 지연 상태입니다."
+    assert (await guard(store).check(right, outcomes=[listing])).text == right
+
+
+async def test_an_invented_coupon_cap_without_a_search_becomes_the_rules_sentence(store) -> None:
+    from bot.guards.evidence import rule_passages
+
+    rules = default_coupon_rules()
+    for locale, wrong, right in [
+        ("ko", "보상 쿠폰은 하루에 최대 5장까지 받을 수 있습니다.", "하루 최대 3장"),
+        ("en", "You can receive up to 5 compensation coupons a day.", "at most 3 compensation coupons a day"),
+    ]:
+        facts = FactContext(fixed_texts=(rules_text(rules),), rules=tuple(rule_passages(rules, locale)))
+        g = OutputGuard(store=store, actor=LUNA, thread_id="test:facts", locale=locale, facts=facts)
+        v = await g.check(wrong, outcomes=[])
+        assert right in v.text and "5장" not in v.text and "5 comp" not in v.text, v.text

@@ -1,0 +1,85 @@
+"""Fact extraction and normalisation: equal facts compare equal in Korean and English wording, and what
+is not a fact (citation labels, list markers, coupon codes, example values) is not extracted."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.guards.facts import extract_facts
+from bot.vocabulary.model_notes import is_model_note, without_examples
+
+
+def keys(text: str) -> set[tuple[str, object]]:
+    return {f.key for f in extract_facts(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["10,000원", "1만원", "1만 원", "10000 KRW", "10,000 KRW", "₩10,000", "만원"],
+)
+def test_amounts_in_every_form_are_one_fact(text: str) -> None:
+    assert keys(f"보상은 {text} 입니다.") == {("amount", 10_000)}
+
+
+def test_myriad_amounts_with_thousands() -> None:
+    assert keys("2만 원과 1만5천원") == {("amount", 20_000), ("amount", 15_000)}
+
+
+@pytest.mark.parametrize("text", ["3장", "3 장", "세 장", "three coupons", "3 compensation coupons", "3개"])
+def test_counts_in_korean_and_english_are_one_fact(text: str) -> None:
+    assert ("count", 3) in keys(f"최대 {text}까지")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("1일", "24시간"),
+        ("7일", "7 days"),
+        ("일주일", "1 week"),
+        ("2시간", "120분"),
+        ("3 hours", "180 minutes"),
+    ],
+)
+def test_durations_normalise_to_one_unit(a: str, b: str) -> None:
+    assert keys(a) == keys(b) and keys(a)
+
+
+def test_percent_dates_and_times() -> None:
+    assert keys("50% 할인") == {("percent", 50.0)} == keys("50 percent off")
+    assert keys("유효기간: 2027-01-01까지") == {("date", "2027-01-01")} == keys("2027년 1월 1일")
+    assert keys("valid until January 1, 2027") == {("date", "2027-01-01")}
+    assert keys("3월 2일") == {("date", "03-02")}
+    assert keys("2026년에는") == {("date", "2026")}
+    assert keys("오후 3시") == keys("15:00") == keys("3 pm") == {("time", (3, 0))}
+
+
+def test_order_ids_and_statuses_in_both_languages() -> None:
+    assert keys("ORD101 주문은 배송 지연 상태입니다.") == {("order", "ORD101"), ("status", "delayed")}
+    assert keys("Order ord101 has been delivered.") == {("order", "ORD101"), ("status", "delivered")}
+    assert keys("주문 ORD7 은 배송 중입니다") >= {("status", "shipping")}
+
+
+def test_a_status_word_without_an_order_states_no_orders_status() -> None:
+    assert keys("배송이 지연되면 보상 쿠폰을 받을 수 있습니다.") == set()
+
+
+def test_citation_labels_list_markers_and_coupon_codes_are_not_facts() -> None:
+    assert keys("1. 자세한 내용은 [보상 정책 §2 발급 한도]를 보세요.") == set()
+    assert keys("코드 ARCA-7K2P-9XQM 를 입력하세요") == set()
+
+
+def test_a_durations_day_is_not_a_dates_day() -> None:
+    assert keys("3월 2일부터 7일 동안") == {("date", "03-02"), ("duration", 7 * 1440)}
+
+
+def test_notes_to_the_model_are_recognised() -> None:
+    assert is_model_note("플레이어에게 금액, 쿠폰 코드, 유효기간을 그대로 안내하세요.")
+    assert is_model_note("Give the player the amount, the code and the expiry date as written.")
+    assert is_model_note("주문 번호를 다시 확인해 달라고 요청하세요(예: ORD001).")
+    assert not is_model_note("쿠폰 코드는 ARCA-7K2P-9XQM이고 유효기간은 2027-01-01까지입니다.")
+    assert not is_model_note("보상은 플레이어 1명당 하루 3장까지입니다.")
+
+
+def test_example_values_back_nothing() -> None:
+    assert "ORD001" not in without_examples("주문 번호를 확인해 주세요(예: ORD001).")
+    assert "ORD001" not in without_examples("e.g. ORD001")
