@@ -91,38 +91,11 @@ async def check_policies(settings: Settings) -> Check:
     return Check("policies", "ok", summary)
 
 
-def sqlite_integrity_problem(database_url: str) -> str | None:
-    """`PRAGMA quick_check` on an existing SQLite file, opened read-only; the first problem, or None."""
-    import sqlite3
-
-    from sqlalchemy.engine import make_url
-
-    try:
-        url = make_url(database_url)
-    except Exception:
-        return None
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        return None
-    path = Path(url.database)
-    if not path.is_file() or path.stat().st_size == 0:
-        return None
-    try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            rows = [str(r[0]) for r in con.execute("PRAGMA quick_check(5)")]
-        finally:
-            con.close()
-    except sqlite3.Error as exc:
-        return f"{path}: integrity check failed: {exc}"
-    if rows != ["ok"]:
-        return f"{path}: integrity check failed: {rows[0]}"
-    return None
-
-
 async def check_database(settings: Settings) -> Check:
     from sqlalchemy import func, select
 
     from bot.store import Order, Player, Store, StoreError
+    from bot.store.schema import sqlite_integrity_problem
 
     damaged = await asyncio.to_thread(sqlite_integrity_problem, settings.database_url)
     if damaged:

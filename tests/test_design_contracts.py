@@ -964,6 +964,33 @@ def test_the_import_layers_cover_every_module_of_bot_and_tools() -> None:
     assert covered - modules == set(), "the layers contract names modules that do not exist"
 
 
+def test_only_the_store_may_import_a_database_driver_or_a_store_backend() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    store = next(c for c in config["contracts"] if "bot.store.backends" in c.get("forbidden_modules", ()))
+    assert {"sqlite3", "asyncpg", "aiosqlite", "bot.store.backends"} <= set(store["forbidden_modules"])
+    assert config["include_external_packages"] is True  # else the drivers are not in the import graph
+    modules = {"tools"} | {
+        f"bot.{p.stem}"
+        for p in (ROOT / "bot").iterdir()
+        if p.suffix == ".py" or (p / "__init__.py").is_file()
+    }
+    modules -= {"bot.__init__", "bot.store"}
+    assert set(store["source_modules"]) == modules, "every module but bot.store is a source of that contract"
+
+
+def test_no_private_sqlalchemy_api_is_used() -> None:
+    private = re.compile(
+        r"\._(cached_bind_processor|cached_result_processor|bind_processors|gen_dialect_impl)\b"
+    )
+    used = {
+        str(path.relative_to(ROOT))
+        for folder in ("bot", "tools")
+        for path in (ROOT / folder).rglob("*.py")
+        if private.search(path.read_text(encoding="utf-8"))
+    }
+    assert used == set(), f"use the public type API (`type.dialect_impl(dialect).bind_processor`): {used}"
+
+
 # ---------------------------------------------------------------------------------------------
 # The house (issue 13): no room over 400 lines
 # ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from bot.store import Store
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, WORKING, Text, say
 from bot.vocabulary.log_context import log_context
 from tools.coupon_rules import CouponRules, default_coupon_rules
@@ -100,8 +101,7 @@ class ToolContext:
     actor: Actor
     thread_id: str
     run_id: str
-    store: Any
-    """`bot.store.Store`."""
+    store: Store
     locale: str = "ko"
     """Language of the player's latest message: `ko` or `en`."""
     clock: Callable[[], datetime] = _utcnow

@@ -1,5 +1,6 @@
-"""The coupon ledger's SQL: reads of live coupons and daily usage, the write lock every change starts
-with, and the plain view of a coupon that results and the claim check carry."""
+"""The coupon ledger's reads in a session (`Store.coupons.locked_session`): live coupons, a key's
+coupon, the active coupons a claim names, and the plain view of a coupon that results and the claim
+check carry."""
 
 from __future__ import annotations
 
@@ -10,41 +11,9 @@ from typing import Any
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import Coupon, Order, Player
+from bot.store import Coupon, Store
+from bot.store.coupons import LIVE_STATUSES
 from tools.local_time import local_date
-
-LIVE_STATUSES = ("active", "pending")
-"""Statuses that hold an order's one coupon slot and count against the player's daily caps."""
-
-
-async def begin_write(
-    session: AsyncSession, player_id: str | None = None, *, order_id: str | None = None
-) -> None:
-    """Start a serialised write: the read-check-insert must not interleave with another issuance.
-
-    SQLite: `BEGIN IMMEDIATE` takes the database write lock before the first read, so checks and the
-    insert see one consistent state. Other databases: lock the player's row (`FOR UPDATE`), which
-    serialises issuances per player (the daily caps) while the unique index guards each order.
-    PostgreSQL runs READ COMMITTED, so every statement after the lock sees what the previous holder
-    committed (tests/scale prove both across two OS processes).
-    """
-    conn = await session.connection()
-    if conn.dialect.name == "sqlite":
-        raw = await conn.get_raw_connection()
-        if not getattr(raw.driver_connection, "in_transaction", False):
-            await conn.exec_driver_sql("BEGIN IMMEDIATE")
-        return
-    if player_id is not None:
-        # NO KEY UPDATE (key_share=True) still serialises issuances of one player, but not the
-        # foreign-key check (KEY SHARE) of a staff insert for this player's order. A plain FOR UPDATE
-        # deadlocked there: the staff insert waited for this lock while this transaction's insert
-        # waited on the staff row's unique-index entry.
-        await session.execute(select(Player.id).where(Player.id == player_id).with_for_update(key_share=True))
-    if order_id is not None:
-        # Revoke and approve of one order take turns (PostgreSQL), so an approve racing a revoke cannot
-        # report "approved" for a coupon the revoke then rejects. NO KEY UPDATE leaves the foreign-key
-        # checks of concurrent coupon inserts unblocked.
-        await session.execute(select(Order.id).where(Order.id == order_id).with_for_update(key_share=True))
 
 
 async def live_coupon(session: AsyncSession, order_id: str) -> Coupon | None:
@@ -66,14 +35,6 @@ async def coupon_by_key(session: AsyncSession, key: str | None) -> Coupon | None
 
 
 @dataclass(frozen=True)
-class DailyUsage:
-    """Live coupons a player received on one local calendar day: how many, and their total."""
-
-    count: int
-    amount: int
-
-
-@dataclass(frozen=True)
 class ActiveCoupon:
     """An active coupon as the claim check needs it."""
 
@@ -83,7 +44,7 @@ class ActiveCoupon:
 
 
 async def active_coupons(
-    store: Any, *, orders: Iterable[str] = (), codes: Iterable[str] = ()
+    store: Store | None, *, orders: Iterable[str] = (), codes: Iterable[str] = ()
 ) -> list[ActiveCoupon]:
     """Active coupons on any of `orders` or with any of `codes` (nothing asked: nothing returned)."""
     orders, codes = list(orders), list(codes)

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.store import Coupon, utcnow
+from bot.store import Coupon, DailyUsage, utcnow
 from tools import coupon_messages as say
 from tools.base import Actor
-from tools.coupon_queries import DailyUsage, coupon_view
+from tools.coupon_queries import coupon_view
 from tools.coupon_rules import CouponRules
 from tools.money import format_krw
 from tools.order_views import normalize_order_id

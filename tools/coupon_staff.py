@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import select
 
-from bot.store import Coupon, Order, utcnow
+from bot.store import Coupon, Order, Store, utcnow
+from bot.store.coupons import LIVE_STATUSES
 from bot.vocabulary.catalogue import STAFF_ONLY_COMMAND, Text
 from tools import coupon_messages as say
 from tools.base import Actor
-from tools.coupon_queries import LIVE_STATUSES, begin_write, coupon_view, live_coupon
+from tools.coupon_queries import coupon_view, live_coupon
 from tools.order_views import normalize_order_id, order_not_found_message
 from tools.results import ResultCode, ToolResult
 
@@ -42,7 +42,7 @@ class _Where:
 
 
 async def _change_live(
-    store: Any,
+    store: Store,
     where: _Where,
     action: str,
     wanted: tuple[str, ...],
@@ -57,8 +57,7 @@ async def _change_live(
         result = staff_denied(actor, locale)
         await store.audit(actor=actor.label, action=action, thread_id=thread_id, target=oid, code=result.code)
         return result
-    async with store.session() as session:
-        await begin_write(session, order_id=oid)
+    async with store.coupons.locked_session(order_id=oid) as session:
         order = await session.get(Order, oid)
         coupon = await live_coupon(session, oid) if order is not None else None
         if order is None:
@@ -94,7 +93,7 @@ async def _change_live(
 
 
 async def revoke(
-    store: Any,
+    store: Store,
     *,
     actor: Actor,
     order_id: str,
@@ -117,7 +116,7 @@ async def revoke(
 
 
 async def reject(
-    store: Any,
+    store: Store,
     *,
     actor: Actor,
     order_id: str,
@@ -141,7 +140,7 @@ async def reject(
 
 
 async def approve(
-    store: Any,
+    store: Store,
     *,
     actor: Actor,
     order_id: str,
@@ -165,7 +164,7 @@ async def approve(
 
 
 async def list_coupons(
-    store: Any,
+    store: Store,
     player_id: str | None = None,
     *,
     locale: str = "ko",
@@ -187,7 +186,7 @@ async def list_coupons(
 
 
 async def active_coupon_for(
-    store: Any, order_id: str, *, locale: str = "ko", timezone: str = "Asia/Seoul"
+    store: Store, order_id: str, *, locale: str = "ko", timezone: str = "Asia/Seoul"
 ) -> ToolResult:
     """The order's live coupon (active or pending) as `data["coupon"]` (None when there is none). Not audited."""
     oid = normalize_order_id(order_id)

@@ -14,16 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import AuditEntry, utcnow
+from bot.store import AuditEntry, CouponRow, IssueFacts, IssueWrite, RaceLost, Store, utcnow
 from bot.store.coupon_codes import new_coupon_code
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
 from tools import coupon_messages as say
-from tools import coupon_write as write
 from tools.base import Actor, StaffNotifier
-from tools.coupon_queries import begin_write, coupon_by_key, live_coupon
+from tools.coupon_queries import coupon_by_key, live_coupon
 from tools.coupon_requests import (
     IssueRequest,
     already_result,
@@ -40,7 +38,6 @@ from tools.coupon_rules import (
     load_coupon_rules,
 )
 from tools.coupon_staff import active_coupon_for, approve, list_coupons, revoke, staff_denied
-from tools.coupon_write import CouponRow, IssueFacts
 from tools.local_time import day_bounds
 from tools.order_views import order_not_found_message
 from tools.results import ResultCode, ToolResult
@@ -91,7 +88,7 @@ def _audit_row(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) -> 
 
 
 async def _audit(
-    store: Any, req: IssueRequest, result: ToolResult, session: AsyncSession | None, **extra: Any
+    store: Store, req: IssueRequest, result: ToolResult, session: AsyncSession | None, **extra: Any
 ) -> None:
     row = _audit_row(req, result, extra)
     if session is not None:
@@ -168,50 +165,32 @@ def _decide(rules: CouponRules, req: IssueRequest, facts: IssueFacts) -> _Decisi
 
 
 async def _decide_and_audit(
-    store: Any, rules: CouponRules, req: IssueRequest
+    store: Store, rules: CouponRules, req: IssueRequest
 ) -> tuple[ToolResult, dict[str, Any]]:
-    """One issuance transaction: the write lock, one SELECT of the facts, the checks, the coupon and its
-    audit row. On a SQLite file the whole unit runs on the loop thread inside `BEGIN IMMEDIATE`; on
-    PostgreSQL on a plain asyncpg connection (`Store.direct_pg`): BEGIN, lock, facts, insert, COMMIT."""
-    day = day_bounds(req.now, req.timezone)
-    direct = getattr(store, "direct", None)
-    if direct is not None:
+    """One issuance transaction (`Store.coupons.issue`): the player's lock, the facts, the checks, the
+    coupon and its audit row."""
 
-        def unit(conn: Any) -> _Decision:
-            facts = write.read_facts_direct(direct, conn, req.order_id, req.idempotency_key, day)
-            decision = _decide(rules, req, facts)
-            write.insert_direct(
-                direct, conn, decision.coupon, _audit_row(req, decision.result, decision.extra)
-            )
-            return decision
-
-        decision = await direct.write(unit)
-        return decision.result, decision.extra
-    direct_pg = getattr(store, "direct_pg", None)
-    if direct_pg is not None:
-        async with direct_pg.transaction() as conn:
-            if req.actor.player_id is not None:  # as `begin_write`: one player's issuances take turns
-                await conn.execute(write.LOCK_PLAYER_PG, req.actor.player_id)
-            facts = await write.read_facts_pg(conn, req.order_id, req.idempotency_key, day)
-            decision = _decide(rules, req, facts)
-            await write.insert_pg(conn, decision.coupon, _audit_row(req, decision.result, decision.extra))
-        return decision.result, decision.extra
-    async with store.session() as session:
-        await begin_write(session, req.actor.player_id)
-        facts = await write.read_facts(session, req.order_id, req.idempotency_key, day)
+    def decide(facts: IssueFacts) -> IssueWrite[_Decision]:
         decision = _decide(rules, req, facts)
-        await write.insert(session, decision.coupon, _audit_row(req, decision.result, decision.extra))
-        await session.commit()
+        return IssueWrite(decision.coupon, _audit_row(req, decision.result, decision.extra), decision)
+
+    decision = await store.coupons.issue(
+        player_id=req.actor.player_id,
+        order_id=req.order_id,
+        key=req.idempotency_key,
+        day=day_bounds(req.now, req.timezone),
+        decide=decide,
+    )
     return decision.result, decision.extra
 
 
 async def _issue(
-    store: Any, rules: CouponRules, req: IssueRequest, notify: StaffNotifier | None
+    store: Store, rules: CouponRules, req: IssueRequest, notify: StaffNotifier | None
 ) -> ToolResult:
     for _attempt in range(3):
         try:
             result, _extra = await _decide_and_audit(store, rules, req)
-        except (write.RaceLost, IntegrityError):
+        except RaceLost:
             result = await _after_race(store, req)
             if result is None:
                 continue  # a coupon-code collision, nothing else holds the slot: draw a new code
@@ -222,10 +201,9 @@ async def _issue(
     return req.result(False, ResultCode.ERROR, say.ISSUE_FAILED(req.locale))
 
 
-async def _after_race(store: Any, req: IssueRequest) -> ToolResult | None:
+async def _after_race(store: Store, req: IssueRequest) -> ToolResult | None:
     """After a unique-constraint failure: replay our own key, or report the coupon that won."""
-    async with store.session() as session:
-        await begin_write(session, req.actor.player_id)
+    async with store.coupons.locked_session(player_id=req.actor.player_id) as session:
         mine = await coupon_by_key(session, req.idempotency_key)
         if mine is not None:
             result, extra = replayed_result(req, mine), {"replayed": True, "race": True}
@@ -269,7 +247,7 @@ async def _notify(notify: StaffNotifier | None, kind: str, payload: dict[str, An
 
 
 async def issue_for_player(
-    store: Any,
+    store: Store,
     rules: CouponRules,
     *,
     actor: Actor,
@@ -314,7 +292,7 @@ async def issue_for_player(
 
 
 async def staff_issue(
-    store: Any,
+    store: Store,
     rules: CouponRules,
     *,
     actor: Actor,

@@ -7,12 +7,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlalchemy import and_, bindparam, func, select
 
-from bot.store import ORDER_STATUSES, Coupon, Order
+from bot.store import ORDER_STATUSES, Coupon, CouponRow, Order
+from bot.store.coupons import LIVE_STATUSES
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.coupon_messages import describe_coupon
-from tools.coupon_queries import LIVE_STATUSES
-from tools.coupon_write import CouponRow
 from tools.local_time import local_date
 from tools.money import format_krw
 from tools.order_views import normalize_order_id, order_not_found_message, status_label

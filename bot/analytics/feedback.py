@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from bot.store import Feedback, Run, RunToolCall, utcnow
+from bot.store import Feedback, Run, RunToolCall, Store, utcnow
 
 MAX_COMMENT_CHARS = 500
 
@@ -32,7 +31,7 @@ class VoteResult:
 
 
 async def record_vote(
-    store: Any,
+    store: Store,
     *,
     run_id: str,
     player: str,
@@ -58,7 +57,13 @@ async def record_vote(
 
 
 async def _upsert(
-    store: Any, run_id: str, player: str, vote: int, comment: str | None, thread_id: str | None, now: datetime
+    store: Store,
+    run_id: str,
+    player: str,
+    vote: int,
+    comment: str | None,
+    thread_id: str | None,
+    now: datetime,
 ) -> VoteResult:
     async with store.session() as s, s.begin():
         run = await s.get(Run, run_id)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.store import Run, RunCitation, RunToolCall
+from bot.store import Run, RunCitation, RunToolCall, Store
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def citations_of(outcome: Any) -> list[str]:
 
 
 async def record_run(
-    store: Any,
+    store: Store,
     *,
     run_id: str,
     thread_id: str,

@@ -36,6 +36,7 @@ from bot.store import (
     Run,
     RunCitation,
     RunToolCall,
+    Store,
     utcnow,
 )
 
@@ -102,7 +103,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def conversations(
-    store: Any,
+    store: Store,
     *,
     since: datetime,
     now: datetime,
@@ -230,7 +231,7 @@ async def _events(
 
 
 async def compute_stats(
-    store: Any,
+    store: Store,
     *,
     days: int = DEFAULT_DAYS,
     now: datetime | None = None,

@@ -16,8 +16,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from sqlalchemy import select
-
 from bot.conversations.messages import (
     ACK_EMOJI,
     STOPPED_TEXT,
@@ -37,7 +35,7 @@ from bot.guards.input import check_input
 from bot.llm.base import LLM
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
-from bot.store import Player, Store, ThreadState
+from bot.store import Store
 from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
 
 log = logging.getLogger(__name__)
@@ -138,21 +136,7 @@ class Conversations:
         display_name: str | None = None,
     ) -> Actor:
         """Authority comes from Discord roles and the account link only, never from message text."""
-        player_id = None
-        direct = self.store.direct
-        if discord_id is not None and direct is not None:  # file SQLite: one read on the loop thread
-            row = await direct.read(
-                lambda c: c.execute(
-                    "SELECT id FROM players WHERE discord_id = ?", (str(discord_id),)
-                ).fetchone(),
-                snapshot=False,
-            )
-            player_id = row[0] if row else None
-        elif discord_id is not None:
-            async with self.store.session() as s:
-                player_id = (
-                    await s.execute(select(Player.id).where(Player.discord_id == str(discord_id)))
-                ).scalar_one_or_none()
+        player_id = None if discord_id is None else await self.store.players.id_for_discord(str(discord_id))
         roles = frozenset(roles)
         return Actor(
             discord_id=None if discord_id is None else str(discord_id),
@@ -200,29 +184,10 @@ class Conversations:
             self._askers.popitem(last=False)
 
     async def is_paused(self, thread_id: str) -> bool:
-        direct = self.store.direct
-        if direct is not None:  # file SQLite: one read on the loop thread, no driver-thread hop
-            row = await direct.read(
-                lambda c: c.execute(
-                    "SELECT handoff FROM thread_state WHERE thread_id = ?", (thread_id,)
-                ).fetchone(),
-                snapshot=False,
-            )
-            return bool(row and row[0])
-        async with self.store.session() as s:
-            state = await s.get(ThreadState, thread_id)
-            return bool(state and state.handoff)
+        return await self.store.threads.is_paused(thread_id)
 
     async def set_handoff(self, thread_id: str, paused: bool, *, by: str) -> None:
-        async with self.store.session() as s, s.begin():
-            state = await s.get(ThreadState, thread_id)
-            if state is None:
-                state = ThreadState(thread_id=thread_id, handoff=paused, handoff_by=by)
-                s.add(state)
-            else:
-                state.handoff = paused
-                state.handoff_by = by
-        await self.store.audit(actor=by, action="handoff" if paused else "resume", thread_id=thread_id)
+        await self.store.threads.set_paused(thread_id, paused, by=by)
 
     async def stop(self, thread_id: str) -> bool:
         """Cancel the thread's run (if any). Its history stays valid (see ThreadMemory.load)."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.guards import truthful as truth
 from bot.guards.claims import Claim, parse_claim, split_sentences
+from bot.store import Store
 from tools.base import Actor, ResultCode, Tool
 from tools.coupon_queries import active_coupons
 from tools.coupons import issue_coupon
@@ -105,12 +106,12 @@ def _outcome_backings(outcomes: list[Outcome], codes: Iterable[str]) -> list[Bac
     return out
 
 
-async def _ledger_backings(store: Any, orders: Iterable[str], codes: Iterable[str]) -> list[Backing]:
+async def _ledger_backings(store: Store | None, orders: Iterable[str], codes: Iterable[str]) -> list[Backing]:
     found = await active_coupons(store, orders=orders, codes=codes)
     return [Backing(c.order_id, c.amount, c.code) for c in found]
 
 
-async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Any) -> tuple[bool, str]:
+async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Store | None) -> tuple[bool, str]:
     """(backed?, why not). Order, amount and code named in the sentence must all match a backing coupon."""
     kinds = {ResultCode.ISSUED}
     if claim.already or (claim.codes and not claim.issued):
@@ -176,7 +177,7 @@ class ClaimChecker:
         self,
         *,
         outcomes: Iterable[Any],
-        store: Any = None,
+        store: Store | None = None,
         locale: str = "ko",
         actor: Actor | None = None,
         thread_id: str | None = None,
@@ -234,7 +235,7 @@ async def check_claims(
     text: str,
     *,
     outcomes: Iterable[Any],
-    store: Any = None,
+    store: Store | None = None,
     locale: str = "ko",
     actor: Actor | None = None,
     thread_id: str | None = None,

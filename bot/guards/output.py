@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import bindparam, select
-
 from bot.guards.claim_check import (
     ClaimChecker,
     ClaimVerdict,
@@ -28,11 +26,9 @@ from bot.guards.claim_check import (
 from bot.guards.claims import parse_claim, split_sentences
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
-from bot.store import Player
+from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
 from tools.base import Actor, Tool
-
-_PLAYER_CONTACTS = select(Player.phone, Player.email).where(Player.id == bindparam("player_id", None))
 
 _SHINGLE = 6
 """Words in a row that count as quoting a protected text (the system prompt) verbatim."""
@@ -72,7 +68,7 @@ class OutputGuard:
     def __init__(
         self,
         *,
-        store: Any = None,
+        store: Store | None = None,
         actor: Actor | None = None,
         thread_id: str | None = None,
         locale: str = "ko",
@@ -94,7 +90,7 @@ class OutputGuard:
     @classmethod
     async def for_actor(
         cls,
-        store: Any,
+        store: Store,
         actor: Actor,
         *,
         thread_id: str | None = None,
@@ -106,9 +102,8 @@ class OutputGuard:
         phones: list[str] = []
         emails: list[str] = []
         if store is not None and actor.player_id:
-            for player in await store.fetch(_PLAYER_CONTACTS, player_id=actor.player_id):
-                phones = [player.phone] if player.phone else []
-                emails = [player.email] if player.email else []
+            contacts = await store.players.contacts(actor.player_id)
+            phones, emails = list(contacts.phones), list(contacts.emails)
         return cls(
             store=store,
             actor=actor,

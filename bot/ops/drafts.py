@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 
 from bot.ops.models import OpsDraft
 from bot.ops.state import OpsState
+from bot.store import Store
 
 
 async def save_draft(
-    store: Any, state: OpsState, *, created_by: str, thread_id: str | None, progress: list[str]
+    store: Store, state: OpsState, *, created_by: str, thread_id: str | None, progress: list[str]
 ) -> OpsDraft:
     """Store a finished run (accepted, capped or failed) and return the row with its id."""
     row = OpsDraft(
@@ -33,7 +32,7 @@ async def save_draft(
     return row
 
 
-async def load_draft(store: Any, draft_id: int | None = None) -> OpsDraft | None:
+async def load_draft(store: Store, draft_id: int | None = None) -> OpsDraft | None:
     """The draft with `draft_id`, or the latest one when it is None."""
     async with store.session() as s:
         if draft_id is not None:

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.staff.registry import Invocation, StaffCommand, StaffReply
-from bot.store import utcnow
+from bot.store import Store, utcnow
 from bot.store.models import StaffLink
 
 LINK_TTL = timedelta(minutes=5)
@@ -35,7 +35,7 @@ def console_base_url(settings: Any) -> str:
 
 
 async def mint_link(
-    store: Any, *, staff_id: str, staff_name: str, base: str, now: datetime | None = None
+    store: Store, *, staff_id: str, staff_name: str, base: str, now: datetime | None = None
 ) -> str:
     """A one-time login URL for a staff member; the token is stored hashed, valid for `LINK_TTL`."""
     now = now or utcnow()

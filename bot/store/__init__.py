@@ -1,5 +1,6 @@
-"""Persistence: the SQLAlchemy store, its tables and the demo seed."""
+"""Persistence: the `Store` and its typed parts (coupons, threads, players), its tables and the demo seed."""
 
+from bot.store.coupons import CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
 from bot.store.models import (
     COUPON_STATUSES,
@@ -20,6 +21,9 @@ from bot.store.models import (
     ThreadSummary,
     utcnow,
 )
+from bot.store.players import Contacts
+from bot.store.threads import StoredThread
+from bot.store.units import RaceLost
 
 __all__ = [
     "COUPON_STATUSES",
@@ -27,16 +31,23 @@ __all__ = [
     "ORDER_STATUS_EN",
     "SCHEMA_VERSION",
     "AuditEntry",
+    "Contacts",
     "Coupon",
+    "CouponRow",
+    "DailyUsage",
     "Escalation",
     "Feedback",
+    "IssueFacts",
+    "IssueWrite",
     "Order",
     "Player",
+    "RaceLost",
     "Run",
     "RunCitation",
     "RunToolCall",
     "Store",
     "StoreError",
+    "StoredThread",
     "ThreadMessage",
     "ThreadState",
     "ThreadSummary",

@@ -20,8 +20,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.redaction import redact_url
 from bot.store.coupon_codes import new_coupon_code
-from bot.store.database import Store, StoreError, describe_error
+from bot.store.database import Store
 from bot.store.models import ORDER_STATUSES, Coupon, Order, Player, utcnow
+from bot.store.schema import StoreError, describe_error
 from bot.yaml_files import first_error, located, parse_yaml, yaml_error_at
 
 DEFAULT_SEED = Path(__file__).resolve().parents[2] / "data" / "demo_seed.yaml"

@@ -10,8 +10,8 @@ from sqlalchemy import inspect, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from bot.store import SCHEMA_VERSION, Player, Store, StoreError
-from bot.store.database import _schema_for
 from bot.store.models import UPGRADABLE_FROM, SchemaMeta
+from bot.store.schema import _schema_for
 
 NEW_TABLES = set(UPGRADABLE_FROM[1])
 

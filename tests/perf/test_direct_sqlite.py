@@ -1,4 +1,4 @@
-"""The loop-thread SQLite path (`bot.store.direct`): same rows as the engine writes, never a blocked loop."""
+"""The loop-thread SQLite path (`bot.store.backends.sqlite_direct`): same rows as the engine writes, never a blocked loop."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ async def test_audit_rows_written_on_the_loop_thread_read_back_through_the_orm(s
 
 
 async def test_the_wal_is_checkpointed_off_the_loop_thread(store: Store, monkeypatch, tmp_path) -> None:
-    from bot.store import direct as direct_module
+    from bot.store.backends import sqlite_direct as direct_module
 
     monkeypatch.setattr(direct_module, "CHECKPOINT_EVERY", 4)
     assert store.direct is not None
@@ -193,15 +193,13 @@ async def test_compiled_reads_on_the_loop_thread_equal_the_engine_path(seeded_st
 
 
 async def test_insert_rows_is_one_transaction_on_both_paths(store: Store) -> None:
-    import sqlite3
     from datetime import UTC
 
     import pytest
-    from sqlalchemy.exc import IntegrityError
 
-    from bot.store import Run, RunToolCall
+    from bot.store import RaceLost, Run, RunToolCall
 
-    duplicate = (IntegrityError, sqlite3.IntegrityError)
+    duplicate = RaceLost  # the store's one answer to a unique-constraint hit, on every path
 
     at = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -273,7 +271,7 @@ async def test_writes_handed_over_together_commit_together_and_a_failing_one_alo
 
         return direct.write(unit)
 
-    from bot.store.direct import INLINE_PER_TURN
+    from bot.store.backends.sqlite_direct import INLINE_PER_TURN
 
     # The first writes of a loop turn commit at once; the ones after them are grouped.
     n = INLINE_PER_TURN

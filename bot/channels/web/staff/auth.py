@@ -11,12 +11,11 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from sqlalchemy import select, update
 
 from bot.staff.console import LINK_TTL, LOGIN_PATH, console_base_url, mint_link, token_hash
-from bot.store import utcnow
+from bot.store import Store, utcnow
 from bot.store.models import StaffLink, StaffSession
 from tools.base import Actor
 
@@ -42,7 +41,7 @@ class StaffUser:
 
 
 async def redeem_link(
-    store: Any, token: str, *, user_agent: str | None = None
+    store: Store, token: str, *, user_agent: str | None = None
 ) -> tuple[str, StaffUser] | None:
     """Use a link once: (session cookie value, user) or None when unknown, used or expired."""
     now = utcnow()
@@ -83,7 +82,7 @@ async def redeem_link(
         return cookie, StaffUser(row.id, row.staff_id, row.staff_name, row.csrf)
 
 
-async def session_user(store: Any, cookie: str | None) -> StaffUser | None:
+async def session_user(store: Store, cookie: str | None) -> StaffUser | None:
     """The signed-in staff member of a session cookie (and the session is touched), else None."""
     if not cookie:
         return None
@@ -100,7 +99,7 @@ async def session_user(store: Any, cookie: str | None) -> StaffUser | None:
         return StaffUser(row.id, row.staff_id, row.staff_name, row.csrf)
 
 
-async def session_active(store: Any, cookie: str | None) -> bool:
+async def session_active(store: Store, cookie: str | None) -> bool:
     """Whether a session still stands (not revoked, not timed out), without counting as activity: a
     live page left open does not keep its session alive."""
     if not cookie:
@@ -122,7 +121,7 @@ def csrf_ok(user: StaffUser, sent: str | None) -> bool:
     return bool(sent) and hmac.compare_digest(user.csrf, sent)
 
 
-async def list_sessions(store: Any) -> list[StaffSession]:
+async def list_sessions(store: Store) -> list[StaffSession]:
     """Sessions not revoked and not timed out, newest first."""
     now = utcnow()
     async with store.session() as s:
@@ -134,7 +133,7 @@ async def list_sessions(store: Any) -> list[StaffSession]:
         return [r for r in rows if now - r.last_seen_at <= IDLE_TIMEOUT and now - r.created_at <= MAX_AGE]
 
 
-async def revoke_session(store: Any, session_id: int, *, by: StaffUser) -> bool:
+async def revoke_session(store: Store, session_id: int, *, by: StaffUser) -> bool:
     async with store.session() as s, s.begin():
         done = await s.execute(
             update(StaffSession)

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
-from bot.store import Coupon
+from bot.store import Coupon, Store
 
 WINDOWS = (7, 14, 30, 90)
 """The windows (days) the dashboard offers."""
@@ -56,7 +56,9 @@ def day_labels(now: datetime, days: int, zone: ZoneInfo) -> list[str]:
     return [(today - timedelta(days=i)).isoformat() for i in range(days - 1, -1, -1)]
 
 
-async def coupon_days(store: Any, *, since: datetime, now: datetime, zone: ZoneInfo) -> dict[str, CouponDay]:
+async def coupon_days(
+    store: Store, *, since: datetime, now: datetime, zone: ZoneInfo
+) -> dict[str, CouponDay]:
     """Issued coupons per support-time-zone day: the total and each player's amount and count."""
     async with store.session() as s:
         rows = (

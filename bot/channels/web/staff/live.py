@@ -35,6 +35,7 @@ from bot.channels.web.staff.pages import (
     zone_of,
 )
 from bot.channels.web.staff.run_feed import hub_runs
+from bot.store import Store
 from bot.store.outbox import reply_statuses
 
 log = logging.getLogger(__name__)
@@ -143,7 +144,7 @@ async def _merge(*sources: AsyncIterator[tuple[str, Any]]) -> AsyncIterator[tupl
                 await task
 
 
-async def _while_signed_in(store: Any, cookie: str | None) -> AsyncIterator[tuple[str, Any]]:
+async def _while_signed_in(store: Store, cookie: str | None) -> AsyncIterator[tuple[str, Any]]:
     """Yields nothing; ends (and so ends the stream) once the session no longer stands."""
     while True:
         if not await auth.session_active(store, cookie):

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.channels.web.identity import Identity
-from bot.store import AuditEntry, Coupon, Escalation, Order, Run, ThreadMessage, ThreadState
+from bot.store import AuditEntry, Coupon, Escalation, Order, Run, Store, ThreadMessage, ThreadState
 from bot.store.outbox import reply_statuses
 
 PAGE_LIMIT = 200
@@ -113,7 +113,7 @@ def _player_of(conversations: Any, thread_id: str, recorded: dict[str, str]) -> 
     return identity.actor.label if identity is not None else "-"
 
 
-async def history(store: Any, thread_id: str, limit: int = 500) -> list[ThreadMessage]:
+async def history(store: Store, thread_id: str, limit: int = 500) -> list[ThreadMessage]:
     """Every message of the thread, tool calls and results included, oldest first."""
     async with store.session() as s:
         rows = (
@@ -158,7 +158,7 @@ async def thread_signature(conversations: Any, thread_id: str) -> ThreadSignatur
     )
 
 
-async def is_handed_off(store: Any, thread_id: str) -> bool:
+async def is_handed_off(store: Store, thread_id: str) -> bool:
     async with store.session() as s:
         row = await s.get(ThreadState, thread_id)
         return bool(row and row.handoff)
@@ -172,7 +172,7 @@ class CouponFilter:
     day: str = ""
 
 
-async def coupons(store: Any, f: CouponFilter, timezone: str = "UTC") -> list[tuple[Coupon, Order | None]]:
+async def coupons(store: Store, f: CouponFilter, timezone: str = "UTC") -> list[tuple[Coupon, Order | None]]:
     query = select(Coupon, Order).join(Order, Order.id == Coupon.order_id, isouter=True)
     if f.player:
         query = query.where(Coupon.player_id == f.player)
@@ -199,7 +199,7 @@ def _day_start(day: str, timezone: str) -> datetime | None:
     return datetime(d.year, d.month, d.day, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
 
 
-async def pending_coupons(store: Any) -> list[tuple[Coupon, Order | None, str | None]]:
+async def pending_coupons(store: Store) -> list[tuple[Coupon, Order | None, str | None]]:
     """Pending coupons, oldest first, with the order and the thread that asked (from the audit)."""
     rows = await coupons(store, CouponFilter(status="pending"))
     out = []
@@ -224,7 +224,7 @@ class AuditFilter:
     code: str = ""
 
 
-async def audit_rows(store: Any, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
+async def audit_rows(store: Store, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
     query = select(AuditEntry)
     if f.actor:
         query = query.where(AuditEntry.actor.contains(f.actor))

@@ -20,9 +20,10 @@ write of the shared pages instead of one per message; every caller resumes only 
 committed. Units run in the order they were handed over and see the ones before them (the ledger's
 read-check-insert stays serial).
 
-`CompiledQuery` runs a Core SELECT (compiled once) here with SQLAlchemy's own type conversions, so the
-reads of a run (an order, a player's contacts, the live coupons: `Store.fetch`) cost no driver-thread
-hop, no pooled aiosqlite connection and no ORM session.
+`run_unit` runs a store unit (`bot.store.units`) here, its statements compiled once with SQLAlchemy's
+own type conversions, so the reads and writes of a run (an order, a player's contacts, the live
+coupons, the thread's messages, an issuance) cost no driver-thread hop, no pooled aiosqlite connection
+and no ORM session.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections import namedtuple
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, Table
+from sqlalchemy import Table
 from sqlalchemy.engine import Dialect
+
+from bot.store.units import Fetch, Insert, Lock, RaceLost, Statements, Unit, insert_statement
 
 T = TypeVar("T")
 
@@ -79,27 +81,12 @@ class DirectSQLite:
         """While the file is locked by another connection: when the waiting group gives up."""
         self._delay = 0.0
         self._checkpoint: asyncio.Future[None] | None = None
-        self._codecs: dict[tuple[str, tuple[str, ...]], RowCodec] = {}
-        self._queries: dict[Select[Any], CompiledQuery] = {}
+        self.statements = Statements(dialect)
+        """This connection's compiled statements (once per statement object)."""
 
     @property
     def connection(self) -> sqlite3.Connection:
         return self._conn
-
-    def codec(self, table: Table, columns: list[str]) -> RowCodec:
-        """The INSERT and value conversions of `columns` of `table` on this connection (built once)."""
-        key = (table.name, tuple(columns))
-        codec = self._codecs.get(key)
-        if codec is None:
-            codec = self._codecs[key] = RowCodec(table, self.dialect, columns)
-        return codec
-
-    def compiled(self, query: Select[Any]) -> CompiledQuery:
-        """`query` compiled for this connection (once per query object)."""
-        found = self._queries.get(query)
-        if found is None:
-            found = self._queries[query] = CompiledQuery(query, self.dialect)
-        return found
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
@@ -283,32 +270,6 @@ class DirectSQLite:
         self._conn.close()
 
 
-class RowCodec:
-    """A table's INSERT and value conversions exactly as SQLAlchemy writes and reads them on SQLite."""
-
-    def __init__(self, table: Table, dialect: Dialect, columns: list[str]) -> None:
-        self.columns = columns
-        self.insert_sql = (
-            f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-        )
-        self._bind = [table.c[name].type._cached_bind_processor(dialect) for name in columns]
-        self._table = table
-        self.dialect = dialect
-
-    def params(self, row: dict[str, Any]) -> tuple[Any, ...]:
-        values = []
-        for name, process in zip(self.columns, self._bind, strict=True):
-            value = row.get(name)
-            values.append(process(value) if process is not None else value)
-        return tuple(values)
-
-    def reader(self, name: str) -> Callable[[Any], Any]:
-        """How a stored value of column `name` is turned back into Python (JSON, booleans, dates)."""
-        column = self._table.c[name]
-        process = column.type._cached_result_processor(self.dialect, None)
-        return process if process is not None else (lambda v: v)
-
-
 def with_column_defaults(table: Table, row: dict[str, Any]) -> dict[str, Any]:
     """`row` with the Python-side column defaults a Core insert would add (`default="ko"`, `utcnow`)."""
     out = dict(row)
@@ -320,26 +281,30 @@ def with_column_defaults(table: Table, row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class CompiledQuery:
-    """A Core SELECT compiled once to SQLite text, run on the plain connection: parameters bound and
-    columns read back with SQLAlchemy's own conversions (dates, JSON, booleans), rows by column name."""
-
-    def __init__(self, query: Select[Any], dialect: Dialect) -> None:
-        # Literal IN lists are rendered as parameters of their own; named `bindparam`s stay to fill in.
-        compiled = query.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
-        self.sql = str(compiled)
-        self._order = list(compiled.positiontup or ())
-        self._fixed = dict(compiled.params)
-        self._bind = {n: p for n, p in compiled._bind_processors.items() if n in self._order}
-        columns = list(query.selected_columns)
-        self._read = [c.type._cached_result_processor(dialect, None) for c in columns]
-        self._row = namedtuple("Row", [c.key for c in columns])  # type: ignore[misc]
-
-    def rows(self, conn: sqlite3.Connection, params: dict[str, Any]) -> list[Any]:
-        values = {**self._fixed, **params}
-        bound = tuple(self._bind[n](values[n]) if n in self._bind else values[n] for n in self._order)
-        read, row = self._read, self._row
-        return [
-            row(*[v if p is None else p(v) for p, v in zip(read, r, strict=True)])
-            for r in conn.execute(self.sql, bound)
-        ]
+def run_unit(conn: sqlite3.Connection, statements: Statements, unit: Unit[T]) -> T:
+    """Drive `unit` on `conn`, synchronously, inside the caller's transaction (`DirectSQLite.write`
+    holds the write lock from `BEGIN IMMEDIATE`, `DirectSQLite.read` a snapshot)."""
+    result: Any = None
+    try:
+        while True:
+            op = unit.send(result)
+            if isinstance(op, Fetch):
+                prepared = statements(op.query)
+                rows = [prepared.decode(r) for r in conn.execute(prepared.sql, prepared.args(op.params))]
+                result = (rows[0] if rows else None) if op.one else rows
+            elif isinstance(op, Insert):
+                prepared = statements(insert_statement(op.table, op.columns))
+                ids = []
+                try:
+                    for row in op.rows:
+                        ids.append(conn.execute(prepared.sql, prepared.args(row)).lastrowid)
+                except sqlite3.IntegrityError as exc:
+                    unit.close()
+                    raise RaceLost() from exc
+                result = ids if op.ids else None
+            elif isinstance(op, Lock):
+                result = None  # the unit's transaction holds the file's write lock already
+            else:
+                raise TypeError(f"not a store statement: {op!r}")
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]

@@ -1,0 +1,147 @@
+"""Short PostgreSQL transactions on plain asyncpg connections, for the coupon ledger's hot path.
+
+Through the SQLAlchemy engine one issuance costs eight round trips: the pool's pre-ping alone is
+three (BEGIN, `;`, ROLLBACK, for pgbouncer), then BEGIN, the lock, the facts, the insert and COMMIT.
+Here a small asyncpg pool of its own hands out connections without a ping and without a reset query
+(nothing on this path changes session state; an unfinished transaction is still rolled back on
+release), so an issuance is BEGIN, lock, facts, insert, COMMIT. A store unit (`bot.store.units`) runs
+here with its statements compiled once for the asyncpg dialect (`$n` parameters, SQLAlchemy's own
+value conversions); units that read or write JSON columns go through the engine instead. A connection that died is dropped by
+the pool, and the statement that found it fails like any database error (the tool answers ERROR;
+nothing was written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy.engine import Dialect, make_url
+
+from bot.store.units import Fetch, Insert, Lock, RaceLost, Statements, Unit, insert_statement
+
+T = TypeVar("T")
+
+POOL_SIZE = 10
+"""At most this many connections (the engine's own pool_size); opened on demand, closed after idling."""
+
+IDLE_CLOSE_S = 300.0
+CLOSE_WAIT_S = 10.0
+
+
+def _combine(inserts: list[str]) -> str:
+    """INSERTs with `$n` parameters of their own as one statement: `WITH w0 AS (INSERT …) INSERT …`,
+    the parameters numbered on from one INSERT to the next."""
+    parts: list[str] = []
+    offset = 0
+    for sql in inserts:
+        numbers = [int(n) for n in re.findall(r"\$(\d+)", sql)]
+        parts.append(re.sub(r"\$(\d+)", lambda m, o=offset: f"${int(m.group(1)) + o}", sql))
+        offset += max(numbers, default=0)
+    if len(parts) == 1:
+        return parts[0]
+    return "WITH " + ", ".join(f"w{i} AS ({p})" for i, p in enumerate(parts[:-1])) + " " + parts[-1]
+
+
+async def _no_reset(_conn: Any) -> None:
+    """Release without the default reset query: this path sets no session state to undo."""
+
+
+def asyncpg_dsn(url: str) -> str:
+    """The libpq-style DSN asyncpg takes for an SQLAlchemy `postgresql+asyncpg://` URL."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+class DirectPostgres:
+    """An asyncpg pool next to the Store's engine, on the same database."""
+
+    def __init__(self, pool: Any, dialect: Dialect) -> None:
+        self._pool = pool
+        self.statements = Statements(dialect)
+        self._combined: dict[tuple[tuple[str, tuple[str, ...]], ...], str] = {}
+
+    @classmethod
+    async def open(cls, url: str, dialect: Dialect) -> DirectPostgres:
+        import asyncpg
+
+        pool = await asyncpg.create_pool(
+            asyncpg_dsn(url),
+            min_size=0,
+            max_size=POOL_SIZE,
+            max_inactive_connection_lifetime=IDLE_CLOSE_S,
+            reset=_no_reset,
+        )
+        return cls(pool, dialect)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Any]:
+        """A pooled connection inside `BEGIN … COMMIT` (rolled back when the block raises)."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            yield conn
+
+    async def run_unit(self, unit: Unit[T]) -> T:
+        """Drive `unit` on a pooled connection inside `BEGIN … COMMIT` (rolled back when it raises).
+
+        Inserts are held back until the unit reads again or ends, then sent as ONE statement (data-
+        modifying CTEs: all rows or none): an issuance's coupon and audit row cost one round trip.
+        """
+        statements = self.statements
+        async with self.transaction() as conn:
+            held: list[tuple[Insert, dict[str, Any]]] = []
+            result: Any = None
+            while True:
+                try:
+                    op = unit.send(result)
+                except StopIteration as stop:
+                    await self._insert(conn, held, unit)
+                    return stop.value  # type: ignore[no-any-return]
+                result = None
+                if isinstance(op, Insert):
+                    if op.ids:
+                        raise NotImplementedError(
+                            "the asyncpg path returns no ids; run this unit on the engine"
+                        )
+                    held.extend((op, dict(row)) for row in op.rows)
+                    continue
+                await self._insert(conn, held, unit)
+                prepared = statements(op.query)
+                if isinstance(op, Fetch):
+                    raw = await conn.fetch(prepared.sql, *prepared.args(op.params))
+                    rows = [prepared.decode(r) for r in raw]
+                    result = (rows[0] if rows else None) if op.one else rows
+                elif isinstance(op, Lock):
+                    await conn.execute(prepared.sql, *prepared.args(op.params))
+                else:
+                    raise TypeError(f"not a store statement: {op!r}")
+
+    async def _insert(self, conn: Any, held: list[tuple[Insert, dict[str, Any]]], unit: Unit[Any]) -> None:
+        """The held rows in one statement; a unique constraint that refuses one raises `RaceLost`."""
+        import asyncpg
+
+        if not held:
+            return
+        key = tuple((op.table.name, op.columns) for op, _row in held)
+        combined = self._combined.get(key)
+        if combined is None:
+            combined = self._combined[key] = _combine(
+                [self.statements(insert_statement(op.table, op.columns)).sql for op, _row in held]
+            )
+        args: list[Any] = []
+        for op, row in held:
+            args.extend(self.statements(insert_statement(op.table, op.columns)).args(row))
+        held.clear()
+        try:
+            await conn.execute(combined, *args)
+        except asyncpg.UniqueViolationError as exc:
+            unit.close()
+            raise RaceLost() from exc
+
+    async def close(self) -> None:
+        """Wait briefly for connections in use to come back, then drop whatever is still out."""
+        try:
+            await asyncio.wait_for(self._pool.close(), CLOSE_WAIT_S)
+        except TimeoutError:
+            self._pool.terminate()

@@ -1,0 +1,196 @@
+"""Threads' storage: the messages of each `thread_id` (`thread_messages`), its summaries
+(`thread_summaries`) and its state (`thread_state`: the `/thread reset` point and the staff pause).
+
+What a history means for the model (repairing dangling tool calls, write-behind) is `bot.memory`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import bindparam, func, select
+
+from bot.store.models import ThreadMessage, ThreadState, ThreadSummary, utcnow
+from bot.store.units import Fetch, Insert, Unit, UnitRunner
+
+VISIBLE_KINDS = frozenset({"query", "interrupt", "answer"})
+"""Message kinds `/thread show` lists; engine bookkeeping (JSON-mode steps, observations) is hidden."""
+
+_MESSAGES = ThreadMessage.__table__
+MESSAGE_COLUMNS = (
+    "thread_id",
+    "run_id",
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "pinned",
+    "meta",
+    "created_at",
+)
+
+_RESET_POINT = select(ThreadState.reset_before_id).where(ThreadState.thread_id == bindparam("thread_id"))
+_LATEST_SUMMARY = (
+    select(ThreadSummary.upto_message_id, ThreadSummary.summary)
+    .where(
+        ThreadSummary.thread_id == bindparam("thread_id"),
+        ThreadSummary.upto_message_id > bindparam("after"),
+    )
+    .order_by(ThreadSummary.id.desc())
+    .limit(1)
+)
+_MESSAGES_AFTER = (
+    select(
+        _MESSAGES.c.id,
+        _MESSAGES.c.role,
+        _MESSAGES.c.content,
+        _MESSAGES.c.tool_calls,
+        _MESSAGES.c.tool_call_id,
+        _MESSAGES.c.name,
+        _MESSAGES.c.pinned,
+    )
+    .where(_MESSAGES.c.thread_id == bindparam("thread_id"), _MESSAGES.c.id > bindparam("after"))
+    .order_by(_MESSAGES.c.id)
+)
+_PAUSED = select(ThreadState.handoff).where(ThreadState.thread_id == bindparam("thread_id"))
+
+
+@dataclass(frozen=True)
+class StoredThread:
+    """A thread as the model will read it, from the last `/thread reset` on."""
+
+    summary: str | None
+    """The latest summary after the reset point: it stands for every message up to it."""
+    messages: list[dict[str, Any]]
+    """The messages after the reset point and the summary, oldest first, in OpenAI format with
+    `pinned` and a private `_id`."""
+
+
+def message_row(
+    thread_id: str, message: dict[str, Any], *, run_id: str | None, pinned: bool, kind: str | None
+) -> dict[str, Any]:
+    """The stored row of one OpenAI-format message (`kind`: query, interrupt, answer, … kept in `meta`)."""
+    return {
+        "thread_id": thread_id,
+        "run_id": run_id,
+        "role": message["role"],
+        "content": message.get("content"),
+        "tool_calls": message.get("tool_calls") or None,
+        "tool_call_id": message.get("tool_call_id"),
+        "name": message.get("name"),
+        "pinned": bool(pinned or message.get("pinned")),
+        "meta": {"kind": kind} if kind else None,
+        "created_at": utcnow(),
+    }
+
+
+def _to_message(row: Any) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": row.role, "content": row.content}
+    if row.tool_calls:
+        msg["tool_calls"] = row.tool_calls
+    if row.tool_call_id:
+        msg["tool_call_id"] = row.tool_call_id
+    if row.name:
+        msg["name"] = row.name
+    if row.pinned:
+        msg["pinned"] = True
+    msg["_id"] = row.id
+    return msg
+
+
+class Threads:
+    """`store.threads`: load and append a thread's messages, its summaries, reset point and pause."""
+
+    def __init__(self, store: UnitRunner) -> None:
+        self._store = store
+
+    async def load(self, thread_id: str) -> StoredThread:
+        """The reset point, the latest summary and the messages after both, on one snapshot."""
+
+        def unit() -> Unit[StoredThread]:
+            state = yield Fetch(_RESET_POINT, {"thread_id": thread_id}, one=True)
+            reset_before = (state[0] or 0) if state else 0
+            summary = yield Fetch(_LATEST_SUMMARY, {"thread_id": thread_id, "after": reset_before}, one=True)
+            start = max(reset_before, summary[0] if summary else 0)
+            rows = yield Fetch(_MESSAGES_AFTER, {"thread_id": thread_id, "after": start})
+            return StoredThread(summary[1] if summary else None, [_to_message(r) for r in rows])
+
+        return await self._store.run(unit, write=False)
+
+    async def append(self, rows: list[dict[str, Any]]) -> list[int]:
+        """Store `rows` (`message_row`s) in one transaction; their ids, in order."""
+        if not rows:
+            return []
+
+        def unit() -> Unit[list[int]]:
+            return (yield Insert(_MESSAGES, MESSAGE_COLUMNS, rows, ids=True))
+
+        return await self._store.run(unit, write=True)
+
+    async def is_paused(self, thread_id: str) -> bool:
+        """Staff took the thread over (`/handoff`): the bot stores messages but does not answer."""
+
+        def unit() -> Unit[bool]:
+            row = yield Fetch(_PAUSED, {"thread_id": thread_id}, one=True)
+            return bool(row and row[0])
+
+        return await self._store.run(unit, write=False, snapshot=False)
+
+    async def set_paused(self, thread_id: str, paused: bool, *, by: str) -> None:
+        """Pause (hand off to staff) or resume the thread; audited."""
+        async with self._store.session() as s, s.begin():
+            state = await s.get(ThreadState, thread_id)
+            if state is None:
+                s.add(ThreadState(thread_id=thread_id, handoff=paused, handoff_by=by))
+            else:
+                state.handoff = paused
+                state.handoff_by = by
+        await self._store.audit(actor=by, action="handoff" if paused else "resume", thread_id=thread_id)
+
+    async def save_summary(self, thread_id: str, upto_message_id: int, summary: str) -> None:
+        """From now on `load` starts with `summary` instead of the messages up to `upto_message_id`."""
+        async with self._store.session() as s:
+            s.add(ThreadSummary(thread_id=thread_id, upto_message_id=upto_message_id, summary=summary))
+            await s.commit()
+
+    async def recent(self, thread_id: str, limit: int = 20) -> list[ThreadMessage]:
+        """The last `limit` user and assistant messages people wrote or read (for `/thread show`)."""
+        async with self._store.session() as s:
+            state = await s.get(ThreadState, thread_id)
+            reset_before = state.reset_before_id if state else 0
+            rows = (
+                await s.execute(
+                    select(ThreadMessage)
+                    .where(
+                        ThreadMessage.thread_id == thread_id,
+                        ThreadMessage.id > reset_before,
+                        ThreadMessage.role.in_(("user", "assistant")),
+                        ThreadMessage.content.is_not(None),
+                    )
+                    .order_by(ThreadMessage.id.desc())
+                    .limit(limit * 5 + 20)
+                )
+            ).scalars()
+            visible = [
+                r
+                for r in rows
+                if not r.tool_calls and ((r.meta or {}).get("kind") in VISIBLE_KINDS or not r.meta)
+            ]
+        return list(reversed(visible[:limit]))
+
+    async def reset(self, thread_id: str) -> None:
+        """Forget the conversation for the model (rows stay for audit); `/thread reset`."""
+        async with self._store.session() as s:
+            last = (
+                await s.execute(
+                    select(func.max(ThreadMessage.id)).where(ThreadMessage.thread_id == thread_id)
+                )
+            ).scalar_one_or_none() or 0
+            state = await s.get(ThreadState, thread_id)
+            if state is None:
+                s.add(ThreadState(thread_id=thread_id, reset_before_id=last))
+            else:
+                state.reset_before_id = last
+            await s.commit()

@@ -1,0 +1,149 @@
+"""A unit of store work, written once for every backend: a generator that yields statements and gets
+their results back; a backend runs it whole inside one transaction (`bot.store.backends`).
+
+A unit names its statements as SQLAlchemy Core constructs (module constants, compiled once per
+dialect) and never touches a connection, so the facts it reads, the lock it takes and the rows it
+writes exist once, whether the file SQLite connection on the loop thread, a plain asyncpg connection
+or an SQLAlchemy connection runs it. A unit may be run again from the start (a locked SQLite file, a
+group commit that is redone), so it keeps no state outside itself.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy import Table, bindparam, insert
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql import Executable
+from sqlalchemy.types import TypeEngine
+
+T = TypeVar("T")
+
+
+class RaceLost(Exception):
+    """An insert hit a unique constraint: another writer (or the same key) got there first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    """Run a SELECT; the unit gets its rows (named tuples, read by column key), or the first or None."""
+
+    query: Executable
+    params: Mapping[str, Any] = field(default_factory=dict)
+    one: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Lock:
+    """Rows that writers of the same thing take in turn (a `with_for_update` SELECT on PostgreSQL).
+
+    On SQLite a write unit holds the whole file's write lock from its first statement (`BEGIN
+    IMMEDIATE`), so there this is nothing more.
+    """
+
+    query: Executable
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Insert:
+    """Insert `rows` (each with the columns of `columns`) into `table`; the unit gets the new ids when
+    `ids`, else None. A unique constraint that refuses a row raises `RaceLost` out of the unit."""
+
+    table: Table
+    columns: tuple[str, ...]
+    rows: Sequence[Mapping[str, Any]]
+    ids: bool = False
+
+
+Op = Fetch | Lock | Insert
+Unit = Generator[Op, Any, T]
+"""What a unit is: `result = yield Fetch(...)` … `return value`."""
+UnitFactory = Callable[[], Unit[T]]
+"""Builds the unit afresh: a backend may run it more than once."""
+
+
+class UnitRunner(Protocol):
+    """What the store's parts (`coupons`, `threads`, `players`) need of the `Store` that owns them."""
+
+    async def run(
+        self, unit: UnitFactory[T], *, write: bool, snapshot: bool = True, plain: bool = False
+    ) -> T: ...
+
+    def session(self) -> AbstractAsyncContextManager[AsyncSession]: ...
+
+    async def audit(self, *, actor: str, action: str, thread_id: str | None = None) -> None: ...
+
+
+_INSERTS: dict[tuple[str, tuple[str, ...]], Executable] = {}
+
+
+def insert_statement(table: Table, columns: tuple[str, ...]) -> Executable:
+    """`INSERT INTO table (columns) VALUES (:column, …)`, typed by the columns (built once)."""
+    key = (table.name, columns)
+    found = _INSERTS.get(key)
+    if found is None:
+        values = {c: bindparam(c, type_=table.c[c].type) for c in columns}
+        found = _INSERTS[key] = insert(table).values(values)
+    return found
+
+
+def _bind_processor(type_: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any] | None:
+    return type_.dialect_impl(dialect).bind_processor(dialect)
+
+
+def _result_processor(type_: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any] | None:
+    return type_.dialect_impl(dialect).result_processor(dialect, None)
+
+
+class Prepared:
+    """A statement compiled once for one dialect with positional parameters (`?` on SQLite, `$n` on
+    asyncpg): values bound and columns read back with SQLAlchemy's own conversions (dates, JSON,
+    booleans), through its public type API."""
+
+    def __init__(self, statement: Executable, dialect: Dialect) -> None:
+        # Literal IN lists are rendered as parameters of their own; named `bindparam`s stay to fill in.
+        compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+        self.sql = str(compiled)
+        self._order = list(compiled.positiontup or ())
+        self._fixed = dict(compiled.params)
+        binds = compiled.binds
+        self._bind: dict[str, Callable[[Any], Any]] = {}
+        for name in self._order:
+            bind = binds.get(name)
+            if bind is None:  # a literal IN list's value, rendered as a parameter of its own: `x_1_2`
+                bind = binds.get(name.rsplit("_", 1)[0])
+            process = _bind_processor(bind.type, dialect) if bind is not None else None
+            if process is not None:
+                self._bind[name] = process
+        columns = list(getattr(statement, "selected_columns", ()))
+        self._read = [_result_processor(c.type, dialect) for c in columns]
+        self._row = namedtuple("Row", [c.key for c in columns], rename=True)  # type: ignore[misc]
+
+    def args(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        values = {**self._fixed, **params}
+        bind = self._bind
+        return tuple(bind[n](values[n]) if n in bind else values[n] for n in self._order)
+
+    def decode(self, raw: Sequence[Any]) -> Any:
+        """One row as a named tuple (read by column key or by position)."""
+        return self._row(*[v if p is None else p(v) for p, v in zip(self._read, raw, strict=True)])
+
+
+class Statements:
+    """`Prepared` statements of one backend's dialect, compiled once per statement object."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self._prepared: dict[Executable, Prepared] = {}
+
+    def __call__(self, statement: Executable) -> Prepared:
+        found = self._prepared.get(statement)
+        if found is None:
+            found = self._prepared[statement] = Prepared(statement, self.dialect)
+        return found
