@@ -277,7 +277,11 @@ DESIGN_STAFF: dict[str, list[tuple[str, bool]]] = {
     "stats": [("days", True)],
     "console": [],
 }
-ALLOWED_EXTRA_STAFF = {"ops draft", "ops show"}
+INCIDENT_STAFF = {
+    f"incident {a}" for a in ("open", "update", "close", "list", "show", "report", "compensate")
+}
+"""DESIGN §8 wave 3: `/incident open|update|close|list|show|report …`, `/incident compensate <id> …`."""
+ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF}
 
 
 def _staff():
