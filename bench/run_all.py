@@ -62,6 +62,9 @@ HEADLINES: list[tuple[str, str, str]] = [
     ("coupon_issues_per_second", "/s", "guarded coupon issues per second (SQLite)"),
     ("coupon_issues_per_second_postgres", "/s", "guarded coupon issues per second (PostgreSQL, if up)"),
     ("coupon_race_issued", "", "coupons issued by 100 concurrent attempts on one order"),
+    ("incident_coupons_per_second", "/s", "incident bulk grant, coupons per second (SQLite, 10,000 orders)"),
+    ("incident_coupons_per_second_postgres", "/s", "incident bulk grant, coupons per second (PostgreSQL)"),
+    ("incident_loop_max_lag_ms", "ms", "worst event-loop lag of live checks during the bulk grant"),
     ("rss_mb", "MB", "RSS of a running bot with the embedding model loaded"),
     ("rss_kb_per_idle_conversation", "KB", "RSS growth per idle conversation (1,000 threads)"),
 ]
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         concurrency,
         coupon_ledger,
         engine_overhead,
+        incident_bulk,
         memory,
         retrieval,
         search_latency,
@@ -115,6 +119,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             (
                 "coupon_ledger",
                 lambda: coupon_ledger.main(["--issues", "50" if quick else "300", "--race", "100"]),
+            ),
+            (
+                "incident_bulk",
+                lambda: incident_bulk.main(["--orders", "2000" if quick else "10000"]),
             ),
             (
                 "memory",
@@ -154,6 +162,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "coupon_issues_per_second": k["guarded_issues_per_second"],
         "coupon_issues_per_second_postgres": k.get("guarded_issues_per_second_postgres"),
         "coupon_race_issued": k["race_coupons_issued"],
+        "incident_coupons_per_second": details["incident_bulk"]["incident_coupons_per_second"],
+        "incident_coupons_per_second_postgres": details["incident_bulk"].get(
+            "incident_coupons_per_second_postgres"
+        ),
+        "incident_loop_max_lag_ms": details["incident_bulk"]["incident_loop_max_lag_ms"],
         "rss_mb": m["rss_mb"],
         "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
     }

@@ -9,7 +9,7 @@ import asyncio
 import inspect
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -149,6 +149,22 @@ async def _grant(store: Store, plan: Plan, batch: list[Target], now: datetime, a
     raise RuntimeError(f"incident {plan.incident_id}: a batch lost five races in a row")
 
 
+async def _pages(
+    store: Store, incident: IncidentRecord, plan: Plan, size: int
+) -> AsyncIterator[list[Target]]:
+    """The targets a batch at a time: orders page by page from the database (no step holds 10,000
+    rows on the event loop); players (fewer) read at once, then cut."""
+    if plan.per == "order":
+        after: tuple[str, str] | None = None
+        while page := await store.incidents.order_page(incident, after, size):
+            yield page
+            after = (page[-1].player_id, page[-1].target)
+        return
+    targets = await store.incidents.targets(incident, plan.per)
+    for start in range(0, len(targets), size):
+        yield targets[start : start + size]
+
+
 async def run_compensation(
     store: Store,
     incident_id: int,
@@ -164,19 +180,18 @@ async def run_compensation(
     plan = incident.plan(valid_days) if incident is not None else None
     if incident is None or plan is None or incident.comp_state not in ("approved", "done"):
         return RunResult(incident_id, 0, 0, 0, 0, ok=False, message="no approved compensation plan")
-    targets = await store.incidents.targets(incident, plan.per)
-    issued = already = excluded = spent = 0
-    for start in range(0, len(targets), batch_size):
-        out = await _grant(store, plan, targets[start : start + batch_size], clock(), actor)
+    pages = _pages(store, incident, plan, batch_size)
+    total = await store.incidents.count_orders(incident) if plan.per == "order" else None
+    issued = already = excluded = spent = done = 0
+    async for batch in pages:
+        out = await _grant(store, plan, batch, clock(), actor)
         issued += len(out.coupons)
         already += out.already
         excluded += len(out.exclusions)
         spent += out.spent
+        done += len(batch)
         if progress is not None:
-            step = Progress(
-                incident_id, min(start + batch_size, len(targets)), len(targets), issued, excluded, spent
-            )
-            sent = progress(step)
+            sent = progress(Progress(incident_id, done, max(total or 0, done), issued, excluded, spent))
             if inspect.isawaitable(sent):
                 await sent
         await asyncio.sleep(0)  # live conversations run between batches

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import distinct, func, select
+from sqlalchemy import and_, distinct, func, or_, select
 
 from bot.store.coupons import LIVE_STATUSES
 from bot.store.incident_tables import Incident, IncidentExclusion
@@ -191,6 +191,32 @@ class Incidents:
         if players:
             return [first.get(p) or Target(p, p, None, None) for p in players]
         return list(first.values())
+
+    async def order_page(
+        self, incident: IncidentRecord, after: tuple[str, str] | None, limit: int
+    ) -> list[Target]:
+        """The next `limit` orders of the scope after `after` (player id, order id), in the order of
+        `targets`: a run reads its targets a batch at a time, so no step holds them all."""
+        query = (
+            select(Order.player_id, Order.id, Order.status).order_by(Order.player_id, Order.id).limit(limit)
+        )
+        cond = incident.scope.order_filter()
+        if cond is not None:
+            query = query.where(cond)
+        if after is not None:
+            query = query.where(
+                or_(Order.player_id > after[0], and_(Order.player_id == after[0], Order.id > after[1]))
+            )
+        async with self._store.session() as s:
+            return [Target(r.id, r.player_id, r.id, r.status) for r in (await s.execute(query)).all()]
+
+    async def count_orders(self, incident: IncidentRecord) -> int:
+        query = select(func.count(Order.id))
+        cond = incident.scope.order_filter()
+        if cond is not None:
+            query = query.where(cond)
+        async with self._store.session() as s:
+            return int((await s.execute(query)).scalar_one())
 
     async def open_for(self, player_id: str | None) -> list[IncidentRecord]:
         """The open incidents whose scope covers this player (unlinked: only those for all players)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, select, text
+from sqlalchemy import and_, bindparam, func, select, text
 
 from bot.store.coupon_codes import new_coupon_code
 from bot.store.coupons import AUDIT_COLUMNS, INSERTED_COLUMNS, LIVE_STATUSES
@@ -197,31 +197,44 @@ def decide_batch(
 
 LOCK_INCIDENT = select(Incident.id).where(Incident.id == bindparam("incident_id")).with_for_update()
 """Batches of one incident take turns, across processes: the budget and the caps are counted exactly."""
-INCIDENT_COUPONS = select(Coupon.idempotency_key, Coupon.player_id, Coupon.amount, Coupon.status).where(
-    Coupon.idempotency_key.like(bindparam("pattern"))
-)
-LIVE_IN_RANGE = select(Coupon.order_id).where(
-    Coupon.player_id >= bindparam("first"),
-    Coupon.player_id <= bindparam("last"),
+PLAYERS_COUPONS = select(
+    Coupon.order_id, Coupon.player_id, Coupon.amount, Coupon.status, Coupon.idempotency_key
+).where(Coupon.player_id >= bindparam("first"), Coupon.player_id <= bindparam("last"))
+"""The coupons of the batch's players: targets come ordered by player id in the database's own order, so
+this range holds every coupon a batch's decisions depend on (its keys, live slots, per-player sums)."""
+SPENT = select(func.coalesce(func.sum(Coupon.amount), 0).label("spent")).where(
+    Coupon.idempotency_key.like(bindparam("pattern")),
     text("coupons.status IN ('active', 'pending')"),  # LIVE_STATUSES; a literal IN list needs no values
 )
-"""Live coupons of the batch's players: targets come ordered by player id in the database's own order."""
-EXCLUDED = select(IncidentExclusion.target).where(IncidentExclusion.incident_id == bindparam("incident_id"))
+"""What the incident's live coupons hold so far (read only when the plan has a budget)."""
+EXCLUDED = select(IncidentExclusion.target).where(
+    IncidentExclusion.incident_id == bindparam("incident_id"),
+    IncidentExclusion.player_id >= bindparam("first"),
+    IncidentExclusion.player_id <= bindparam("last"),
+)
 EXCLUSION_COLUMNS = ("incident_id", "target", "player_id", "order_id", "reason", "created_at")
 
 
 def _granted_unit(plan: Plan, targets: Sequence[Target]) -> Unit[Granted]:
-    """Reads (inside the caller's transaction) what this incident granted and excluded so far."""
+    """Reads (inside the caller's transaction) what this incident granted and excluded for the batch's
+    players, and its total when the plan has a budget: work in proportion to the batch, not the run."""
     granted = Granted()
-    for row in (yield Fetch(INCIDENT_COUPONS, {"pattern": plan.key_pattern})):
-        granted.keys.add(row.idempotency_key)
-        if row.status in LIVE_STATUSES:
-            granted.spent += row.amount
-            granted.by_player[row.player_id] += row.amount
-    if targets:
-        rows = yield Fetch(LIVE_IN_RANGE, {"first": targets[0].player_id, "last": targets[-1].player_id})
-        granted.live_orders = {r.order_id for r in rows}
-    granted.excluded = {r.target for r in (yield Fetch(EXCLUDED, {"incident_id": plan.incident_id}))}
+    if not targets:
+        return granted
+    span = {"first": targets[0].player_id, "last": targets[-1].player_id}
+    prefix = plan.key_pattern[:-1]
+    for row in (yield Fetch(PLAYERS_COUPONS, span)):
+        live = row.status in LIVE_STATUSES
+        if live:
+            granted.live_orders.add(row.order_id)
+        if row.idempotency_key is not None and row.idempotency_key.startswith(prefix):
+            granted.keys.add(row.idempotency_key)
+            if live:
+                granted.by_player[row.player_id] += row.amount
+    if plan.budget is not None:
+        granted.spent = int((yield Fetch(SPENT, {"pattern": plan.key_pattern}, one=True)).spent)
+    rows = yield Fetch(EXCLUDED, {"incident_id": plan.incident_id, **span})
+    granted.excluded = {r.target for r in rows}
     return granted
 
 
