@@ -155,10 +155,16 @@ async def _pages(
     """The targets a batch at a time: orders page by page from the database (no step holds 10,000
     rows on the event loop); players (fewer) read at once, then cut."""
     if plan.per == "order":
-        after: tuple[str, str] | None = None
-        while page := await store.incidents.order_page(incident, after, size):
-            yield page
-            after = (page[-1].player_id, page[-1].target)
+        page = await store.incidents.order_page(incident, None, size)
+        while page:
+            # The next page is read (on the driver's thread) while this one is granted.
+            following = asyncio.ensure_future(store.incidents.order_page(incident, page[-1].player_id, size))
+            try:
+                yield page
+            except BaseException:
+                following.cancel()
+                raise
+            page = await following
         return
     targets = await store.incidents.targets(incident, plan.per)
     for start in range(0, len(targets), size):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, distinct, func, or_, select
+from sqlalchemy import distinct, func, select
 
 from bot.store.coupons import LIVE_STATUSES
 from bot.store.incident_tables import Incident, IncidentExclusion
@@ -192,23 +192,23 @@ class Incidents:
             return [first.get(p) or Target(p, p, None, None) for p in players]
         return list(first.values())
 
-    async def order_page(
-        self, incident: IncidentRecord, after: tuple[str, str] | None, limit: int
-    ) -> list[Target]:
-        """The next `limit` orders of the scope after `after` (player id, order id), in the order of
-        `targets`: a run reads its targets a batch at a time, so no step holds them all."""
-        query = (
-            select(Order.player_id, Order.id, Order.status).order_by(Order.player_id, Order.id).limit(limit)
-        )
+    async def order_page(self, incident: IncidentRecord, after: str | None, limit: int) -> list[Target]:
+        """The scope's orders of the next whole players after player id `after`, about `limit` of them
+        (all of one player's orders, even more), in the order of `targets`: a run reads its targets a
+        batch at a time through the player index, so no step holds them all or sorts them all."""
+        base = select(Order.player_id, Order.id, Order.status).order_by(Order.player_id, Order.id)
         cond = incident.scope.order_filter()
         if cond is not None:
-            query = query.where(cond)
-        if after is not None:
-            query = query.where(
-                or_(Order.player_id > after[0], and_(Order.player_id == after[0], Order.id > after[1]))
-            )
+            base = base.where(cond)
+        query = base.limit(limit) if after is None else base.where(Order.player_id > after).limit(limit)
         async with self._store.session() as s:
-            return [Target(r.id, r.player_id, r.id, r.status) for r in (await s.execute(query)).all()]
+            rows = (await s.execute(query)).all()
+            if len(rows) == limit:  # the last player's orders may go on: leave them to the next page
+                last = rows[-1].player_id
+                rows = [r for r in rows if r.player_id != last]
+                if not rows:  # one player holds more than a page
+                    rows = (await s.execute(base.where(Order.player_id == last))).all()
+        return [Target(r.id, r.player_id, r.id, r.status) for r in rows]
 
     async def count_orders(self, incident: IncidentRecord) -> int:
         query = select(func.count(Order.id))

@@ -201,3 +201,20 @@ async def test_per_player_plan_gives_one_coupon_per_player_of_a_csv_scope(empty_
     assert [(e.target, e.reason) for e in await empty_store.incidents.exclusions(incident.id)] == [
         ("P99999", "no_order")
     ]
+
+
+async def test_batches_smaller_than_a_players_orders_still_grant_every_order_once(empty_store):
+    await seed_orders(empty_store, 40, per_player=8)
+    incident_id = await approved(empty_store, (1000, "order", None, None))
+    seen: list[int] = []
+    result = await run_compensation(
+        empty_store,
+        incident_id,
+        actor=STAFF,
+        clock=lambda: NOW,
+        batch_size=3,
+        progress=lambda step: seen.append(step.done),
+    )
+    coupons = await incident_coupons(empty_store, incident_id)
+    assert result.issued == len(coupons) == len({o for o, _ in coupons}) == 40
+    assert seen == [8, 16, 24, 32, 40]  # one page per player: a page never splits a player's orders
