@@ -65,6 +65,9 @@ HEADLINES: list[tuple[str, str, str]] = [
     ("fact_check_us_per_sentence_p50", "µs", "output guard with the fact check, per answer sentence (p50)"),
     ("fact_check_us_per_sentence_p95", "µs", "output guard with the fact check, per answer sentence (p95)"),
     ("fact_check_evidence_warm_us_p50", "µs", "fact check evidence built before the answer streams (p50)"),
+    ("incident_coupons_per_second", "/s", "incident bulk grant, coupons per second (SQLite, 10,000 orders)"),
+    ("incident_coupons_per_second_postgres", "/s", "incident bulk grant, coupons per second (PostgreSQL)"),
+    ("incident_loop_max_lag_ms", "ms", "worst event-loop lag of live checks during the bulk grant"),
     ("rss_mb", "MB", "RSS of a running bot with the embedding model loaded"),
     ("rss_kb_per_idle_conversation", "KB", "RSS growth per idle conversation (1,000 threads)"),
 ]
@@ -90,6 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         coupon_ledger,
         engine_overhead,
         fact_check,
+        incident_bulk,
         memory,
         retrieval,
         search_latency,
@@ -121,6 +125,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 lambda: coupon_ledger.main(["--issues", "50" if quick else "300", "--race", "100"]),
             ),
             ("fact_check", lambda: fact_check.main(["--rounds", "50" if quick else "300"])),
+            (
+                "incident_bulk",
+                lambda: incident_bulk.main(["--orders", "2000" if quick else "10000"]),
+            ),
             (
                 "memory",
                 lambda: memory.main(["--threads", "100" if quick else "1000", "--data-dir", str(shared)]),
@@ -162,6 +170,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "fact_check_us_per_sentence_p50": details["fact_check"]["guard_us_per_sentence_p50"],
         "fact_check_us_per_sentence_p95": details["fact_check"]["guard_us_per_sentence_p95"],
         "fact_check_evidence_warm_us_p50": details["fact_check"]["evidence_build_warm_us_p50"],
+        "incident_coupons_per_second": details["incident_bulk"]["incident_coupons_per_second"],
+        "incident_coupons_per_second_postgres": details["incident_bulk"].get(
+            "incident_coupons_per_second_postgres"
+        ),
+        "incident_loop_max_lag_ms": details["incident_bulk"]["incident_loop_max_lag_ms"],
         "rss_mb": m["rss_mb"],
         "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
     }

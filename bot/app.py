@@ -131,6 +131,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
     from bot.ops.commands import ops_commands
     from bot.staff import default_commands
     from bot.staff.console import console_base_url, console_command
+    from bot.staff.incidents import incident_commands
     from bot.staff.stats import stats_command
 
     console = console_command() if settings is None else console_command(console_base_url(settings))
@@ -143,7 +144,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
             zone=settings.tz,
         )
     )
-    return [*default_commands(), stats, console, *ops_commands()]
+    return [*default_commands(), stats, console, *ops_commands(), *incident_commands()]
 
 
 def freeze_startup_heap() -> None:

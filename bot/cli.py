@@ -362,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(fn=cmd_stats)
 
+    from bot.incidents.cli import add_incident_parser
+
+    add_incident_parser(sub, _settings)
+
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
     p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")
     p.set_defaults(fn=cmd_demo)

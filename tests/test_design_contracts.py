@@ -70,8 +70,12 @@ def _registry():
     return build_registry()
 
 
+INCIDENT_TOOLS = {"incident_status"}
+"""Issue 25 adds the incident state tool (allowed unlinked) beside the tools of DESIGN §5."""
+
+
 def test_registry_has_exactly_the_design_tools() -> None:
-    names = _registry().names
+    names = [n for n in _registry().names if n not in INCIDENT_TOOLS]
     assert sorted(names) == sorted(DESIGN_TOOLS), (
         f"DESIGN §5 tools are {sorted(DESIGN_TOOLS)}; build_registry() registers {sorted(names)}"
     )
@@ -185,7 +189,11 @@ def test_unlinked_allowlist_and_denied() -> None:
 
     reg = _registry()
     unlinked = Actor("777")
-    assert {t.name for t in reg if reg.allowed(t.name, unlinked)} == {"search_policy", "escalate_to_staff"}
+    assert {t.name for t in reg if reg.allowed(t.name, unlinked)} == {
+        "search_policy",
+        "escalate_to_staff",
+        *INCIDENT_TOOLS,
+    }
     ctx = ToolContext(actor=unlinked, thread_id="discord:1", run_id="r", store=None, locale="en")
     result = asyncio.run(reg.execute("issue_coupon", {"order_id": "ORD001", "amount": 1000}, ctx))
     assert result.code == ResultCode.DENIED
@@ -277,7 +285,11 @@ DESIGN_STAFF: dict[str, list[tuple[str, bool]]] = {
     "stats": [("days", True)],
     "console": [],
 }
-ALLOWED_EXTRA_STAFF = {"ops draft", "ops show"}
+INCIDENT_STAFF = {
+    f"incident {a}" for a in ("open", "update", "close", "list", "show", "report", "compensate")
+}
+"""DESIGN §8 wave 3: `/incident open|update|close|list|show|report …`, `/incident compensate <id> …`."""
+ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF}
 
 
 def _staff():

@@ -17,6 +17,7 @@ from bot.conversations.surface import Surface
 from bot.engine.agent import AgentResult, ReActAgent
 from bot.engine.interrupts import InterruptQueue
 from bot.guards.output import OutputGuard
+from bot.incidents.notice import open_incidents, pinned_notice
 from bot.observability import log_context
 from tools.base import Actor, RequestTrust, ToolContext
 
@@ -95,6 +96,10 @@ async def _answer(
             if asyncio.iscoroutine(res):
                 await res
 
+    # Open incidents' notices are read afresh each run (an update takes effect at once) and ride in the
+    # system prompt, which compaction never touches.
+    notice = pinned_notice(await open_incidents(conv.store, actor.player_id), locale)
+    system_prompt = conv.system_prompt if notice is None else f"{conv.system_prompt}\n\n{notice}"
     async with conv.llm_slots:
         llm = conv.llm_factory()
         agent = ReActAgent(
@@ -103,7 +108,7 @@ async def _answer(
             use_native_tools=conv.use_native_tools,
             max_iterations=conv.max_iterations,
             run_budget_s=conv.run_budget_s,
-            system_prompt=conv.system_prompt,
+            system_prompt=system_prompt,
             pace=conv.engine_steps.wait_turn,
         )
         state.trust = RequestTrust(untrusted=untrusted)

@@ -27,6 +27,7 @@ from bot.store.backends import sqlite_direct
 from bot.store.backends.postgres_direct import DirectPostgres
 from bot.store.backends.sqlite_direct import DirectSQLite, with_column_defaults
 from bot.store.coupons import CouponLedger
+from bot.store.incident_records import Incidents
 from bot.store.models import AuditEntry, utcnow
 from bot.store.players import Players
 from bot.store.schema import StoreError, check_schema, describe_error, inspect_sqlite_file
@@ -83,6 +84,7 @@ class Store:
         self.coupons = CouponLedger(self)
         self.threads = Threads(self)
         self.players = Players(self)
+        self.incidents = Incidents(self)
 
     @property
     def is_sqlite(self) -> bool:

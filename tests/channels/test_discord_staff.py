@@ -44,8 +44,12 @@ async def test_commands_are_synced_once_to_the_configured_guild_with_groups_and_
         "ops",
         "stats",
         "console",
+        "incident",
     }
     assert {o["name"] for o in commands["ops"]["options"]} == {"draft", "show"}
+    incident = {o["name"]: o for o in commands["incident"]["options"]}
+    assert set(incident) == {"open", "update", "close", "list", "show", "report", "compensate"}
+    assert {o["name"]: o["type"] for o in incident["compensate"]["options"]} == {"id": 4, "plan": 3}
     coupon = {o["name"]: o for o in commands["coupon"]["options"]}
     assert set(coupon) == {"issue", "revoke", "approve", "list"}
     assert all(o["type"] == 1 for o in coupon.values()), "group leaves are subcommands"

@@ -30,6 +30,7 @@ def test_registry_holds_the_tools_in_order_with_side_effects_marked() -> None:
         "issue_coupon",
         "search_policy",
         "escalate_to_staff",
+        "incident_status",
     ]
     assert {n for n in reg.names if reg.is_side_effect(n)} == {"issue_coupon", "escalate_to_staff"}
 
@@ -41,8 +42,9 @@ def test_registry_builds_without_the_policy_tool() -> None:
 
 def test_unlinked_users_may_run_only_the_tools_that_declare_it() -> None:
     reg = build_registry(policy_tool=_fake_policy)
-    assert [t.name for t in reg if reg.allowed(t.name, UNLINKED)] == ["search_policy", "escalate_to_staff"]
-    assert [t.name for t in reg if t.allowed_unlinked] == ["search_policy", "escalate_to_staff"]
+    unlinked = ["search_policy", "escalate_to_staff", "incident_status"]
+    assert [t.name for t in reg if reg.allowed(t.name, UNLINKED)] == unlinked
+    assert [t.name for t in reg if t.allowed_unlinked] == unlinked
 
 
 def test_unlinked_users_still_see_player_tools_so_a_call_can_say_how_to_link() -> None:

@@ -1,0 +1,21 @@
+"""Incidents (issue 25): one declaration answers a flood of players the same way and compensates each
+exactly once. `scope` reads what staff type, `compensation` previews and runs the bulk grant,
+`report` sums it up, `notice` gives conversations the open notices. Storage: `store.incidents`."""
+
+from bot.incidents.compensation import Limits, Preview, Progress, RunResult, preview, run_compensation
+from bot.incidents.notice import open_notices
+from bot.incidents.scope import ScopeError, parse_plan, parse_scope, players_from_csv
+
+__all__ = [
+    "Limits",
+    "Preview",
+    "Progress",
+    "RunResult",
+    "ScopeError",
+    "open_notices",
+    "parse_plan",
+    "parse_scope",
+    "players_from_csv",
+    "preview",
+    "run_compensation",
+]

@@ -1,0 +1,202 @@
+"""`/incident open|update|close|list|show|report` and `/incident compensate <id> <plan|approve|cancel>`
+(DESIGN.md §8, issue 25): staff declare an incident, keep its notice current, preview and approve its
+bulk compensation, and read its report. Storage and rules: `bot.incidents`, `store.incidents`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.incidents import Limits, ScopeError, parse_plan, parse_scope, preview, run_compensation
+from bot.incidents.compensation import Progress
+from bot.incidents.report import build_report, format_report
+from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
+from bot.store.incident_records import IncidentRecord
+
+
+def split_notice(text: str) -> tuple[str, str]:
+    """`한국어 공지 || English notice` → (ko, en); the English part is optional."""
+    ko, _, en = text.partition("||")
+    return ko.strip(), en.strip()
+
+
+def _limits(inv: Invocation) -> Limits:
+    rules = inv.conversations.services.coupon_rules
+    return Limits(
+        eligible_statuses=tuple(rules.eligible_statuses),
+        max_amount=rules.max_amount,
+        staff_max_amount=rules.staff_max_amount,
+        daily_max_count=rules.daily_max_count,
+        daily_max_amount=rules.daily_max_amount,
+    )
+
+
+def describe(i: IncidentRecord) -> str:
+    plan = f" · 보상 {i.comp_amount:,}원/{i.comp_per} ({i.comp_state})" if i.comp_amount is not None else ""
+    lines = [
+        f"#{i.id} [{i.status}] {i.title} · 시작 {i.started_at:%Y-%m-%d %H:%M} UTC{plan}",
+        f"  ko (v{i.notice_version}): {i.notice_ko}",
+    ]
+    if i.notice_en:
+        lines.append(f"  en: {i.notice_en}")
+    return "\n".join(lines)
+
+
+def _missing(incident_id: int) -> StaffReply:
+    return StaffReply(f"장애 #{incident_id}을(를) 찾을 수 없습니다. / No incident #{incident_id}.", ok=False)
+
+
+async def cmd_open(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    conv = inv.conversations
+    try:
+        scope = parse_scope(args["scope"], zone=conv.services.timezone)
+    except ScopeError as exc:
+        return StaffReply(str(exc), ok=False)
+    ko, en = split_notice(args["notice"])
+    incident = await conv.store.incidents.open(
+        title=args["title"], notice_ko=ko, notice_en=en, scope=scope, actor=inv.actor.label, now=conv.clock()
+    )
+    return StaffReply(
+        "장애를 등록했습니다. / Incident opened.\n" + describe(incident), data={"id": incident.id}
+    )
+
+
+async def cmd_update(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    ko, en = split_notice(args["notice"])
+    incident = await inv.conversations.store.incidents.update_notice(
+        args["id"], notice_ko=ko, notice_en=en or None, actor=inv.actor.label
+    )
+    if incident is None:
+        return _missing(args["id"])
+    return StaffReply("공지를 갱신했습니다. / Notice updated.\n" + describe(incident))
+
+
+async def cmd_close(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    conv = inv.conversations
+    incident = await conv.store.incidents.close(args["id"], actor=inv.actor.label, now=conv.clock())
+    if incident is None:
+        return _missing(args["id"])
+    report = await build_report(conv.store, incident, now=conv.clock())
+    return StaffReply("장애를 종료했습니다. / Incident closed.\n" + format_report(report), data=report)
+
+
+async def cmd_list(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    incidents = await inv.conversations.store.incidents.list()
+    if not incidents:
+        return StaffReply("등록된 장애가 없습니다. / No incidents.")
+    return StaffReply("\n".join(describe(i) for i in incidents[:20]))
+
+
+async def cmd_show(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    incident = await inv.conversations.store.incidents.get(args["id"])
+    if incident is None:
+        return _missing(args["id"])
+    return StaffReply(describe(incident) + f"\n  scope: {incident.scope.to_json()}")
+
+
+async def cmd_report(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    conv = inv.conversations
+    incident = await conv.store.incidents.get(args["id"])
+    if incident is None:
+        return _missing(args["id"])
+    report = await build_report(conv.store, incident, now=conv.clock())
+    return StaffReply(format_report(report), data=report)
+
+
+async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    """A plan → its preview (stored, waiting); `approve` → audited overrides, then the run; `cancel`."""
+    conv, store, actor = inv.conversations, inv.conversations.store, inv.actor.label
+    incident = await store.incidents.get(args["id"])
+    if incident is None:
+        return _missing(args["id"])
+    word = args["plan"].strip().lower()
+    rules = conv.services.coupon_rules
+    if word in ("cancel", "취소"):
+        await store.incidents.set_plan(incident.id, None, state="cancelled", actor=actor)
+        return StaffReply(f"장애 #{incident.id} 보상을 취소했습니다. / Compensation cancelled.")
+    if word in ("approve", "승인"):
+        plan = incident.plan(rules.valid_days)
+        if plan is None or incident.comp_state not in ("previewed", "approved", "done"):
+            return StaffReply("승인할 보상 미리보기가 없습니다. / No previewed plan to approve.", ok=False)
+        shown = await preview(store, incident, plan, _limits(inv), now=conv.clock())
+        if shown.refused:
+            return StaffReply(shown.text(), ok=False)
+        await store.incidents.set_plan(
+            incident.id, None, state="approved", actor=actor, comp_approved_by=actor
+        )
+        await store.audit(
+            actor=actor,
+            action="incident.override",
+            target=f"incident:{incident.id}",
+            code="OK",
+            detail={"overrides": shown.overrides, "orders": shown.orders, "total": shown.total},
+        )
+
+        async def report(step: Progress) -> None:
+            if inv.progress is not None:
+                sent = inv.progress(
+                    f"보상 진행 / progress: {step.done:,}/{step.total:,} · 발급 {step.issued:,}"
+                )
+                if hasattr(sent, "__await__"):
+                    await sent
+
+        result = await run_compensation(
+            store, incident.id, actor=actor, clock=conv.clock, progress=report, valid_days=rules.valid_days
+        )
+        text = (
+            f"장애 #{incident.id} 보상 완료 / compensation done: 발급 {result.issued:,}건 · "
+            f"{result.spent:,}원 · 이미 발급 {result.already:,} · 제외 {result.excluded:,}"
+        )
+        return StaffReply(text, data={"issued": result.issued, "spent": result.spent})
+    try:
+        plan = parse_plan(incident.id, args["plan"], valid_days=rules.valid_days)
+    except ScopeError as exc:
+        return StaffReply(str(exc), ok=False)
+    shown = await preview(store, incident, plan, _limits(inv), now=conv.clock())
+    await store.incidents.set_plan(incident.id, plan, state="previewed", actor=actor)
+    return StaffReply(
+        shown.text(),
+        ok=shown.refused is None,
+        data={
+            "orders": shown.orders,
+            "players": shown.players,
+            "total": shown.total,
+            "excluded": dict(shown.excluded),
+            "overrides": shown.overrides,
+        },
+    )
+
+
+def _id() -> Param:
+    return Param("id", int, minimum=1, help="incident id, e.g. 3")
+
+
+def incident_commands() -> list[StaffCommand]:
+    return [
+        StaffCommand(
+            "incident open",
+            (
+                Param("title", help="제목"),
+                Param("scope", help="all | status=delayed item=… since=… players=P1,P2"),
+                Param("notice", help="한국어 공지 || English notice"),
+            ),
+            "장애 등록 / declare an incident",
+            cmd_open,
+        ),
+        StaffCommand(
+            "incident update",
+            (_id(), Param("notice", help="한국어 || English")),
+            "장애 공지 갱신 / update the notice",
+            cmd_update,
+        ),
+        StaffCommand("incident close", (_id(),), "장애 종료와 보고서 / close and report", cmd_close),
+        StaffCommand("incident list", (), "장애 목록 / list incidents", cmd_list),
+        StaffCommand("incident show", (_id(),), "장애 보기 / show an incident", cmd_show),
+        StaffCommand("incident report", (_id(),), "장애 보고서 / incident report", cmd_report),
+        StaffCommand(
+            "incident compensate",
+            (_id(), Param("plan", help="5000 per=order budget=1000000 cap=10000 | approve | cancel")),
+            "장애 일괄 보상(미리보기→승인) / compensate everyone in scope",
+            cmd_compensate,
+            slow=True,
+        ),
+    ]
