@@ -268,6 +268,25 @@ async def check_discord(settings: Settings) -> Check:
     return Check("Discord token", "ok", f"set ({channels} support channel(s) configured)")
 
 
+async def check_support_hours(settings: Settings) -> Check:
+    from bot.desk.hours import SupportHours
+
+    try:
+        hours = SupportHours.from_settings(settings)
+    except ConfigError as exc:
+        return Check(
+            "support hours", "fail", str(exc), "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see README)"
+        )
+    if hours.always_open:
+        return Check("support hours", "ok", "ARCA_SUPPORT_HOURS not set: staff counted as always in")
+    days = len(hours.windows)
+    return Check(
+        "support hours",
+        "ok",
+        f"{days} day(s) a week in {settings.timezone}, {len(hours.holidays)} holiday(s)",
+    )
+
+
 CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_policies,
     check_database,
@@ -275,6 +294,7 @@ CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_policy_index,
     check_llm,
     check_discord,
+    check_support_hours,
 ]
 
 
