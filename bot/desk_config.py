@@ -31,6 +31,10 @@ class DeskSettings(BaseSettings):
     """An escalation is handed back to the bot (resolved) within this many minutes."""
     sla_warn_minutes: int = Field(default=10, ge=0, le=1440, validation_alias=_env("ARCA_SLA_WARN_MINUTES"))
     """Staff are reminded this many minutes before a target is missed."""
+    escalation_idle_close_hours: float = Field(
+        default=48, gt=0, le=720, validation_alias=_env("ARCA_ESCALATION_IDLE_CLOSE_HOURS")
+    )
+    """An escalated conversation the player left silent this long is closed with a notice."""
 
     @field_validator("support_holidays", mode="before")
     @classmethod

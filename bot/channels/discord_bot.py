@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
@@ -24,6 +25,7 @@ from bot.channels.discord_components import (
     attach_feedback,
     register_components,
     staff_notice_view,
+    tell_thread,
 )
 from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
@@ -212,6 +214,8 @@ class ArcaDiscordBot(commands.Bot):
             conversations.notify_staff,
             SlaTargets.from_settings(settings),
             conversations.clock,
+            tell=lambda thread_id, text: tell_thread(self, thread_id, text),
+            close_after=timedelta(hours=settings.escalation_idle_close_hours),
         )
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
 

@@ -16,6 +16,7 @@ from typing import Literal
 from sqlalchemy import select
 
 from bot.analytics.staff_response import SlaTargets, escalation_timings
+from bot.desk.auto_close import Tell, close_idle, closed_escalations
 from bot.store import AuditEntry, Store
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,11 @@ async def due_reminders(store: Store, targets: SlaTargets, now: datetime) -> lis
                 )
             ).all()
         }
+    closed = await closed_escalations(store)
     out: list[SlaReminder] = []
     for t in timings:
+        if f"escalation:{t.escalation_id}" in closed:
+            continue  # auto-closed: no target left to miss
         open_targets: list[tuple[Target, timedelta]] = []
         if t.first_response_at is None:
             open_targets.append(("first_response", targets.first_response))
@@ -103,8 +107,13 @@ class SlaWatch:
         targets: SlaTargets,
         clock: Callable[[], datetime],
         every: float = 60.0,
+        *,
+        tell: Tell | None = None,
+        close_after: timedelta | None = None,
     ) -> None:
         self.store, self.notify, self.targets, self.clock, self.every = store, notify, targets, clock, every
+        self.tell, self.close_after = tell, close_after
+        """Idle escalated conversations are closed through `tell` after `close_after` (`bot.desk.auto_close`)."""
         self._task: asyncio.Task[None] | None = None
         self.checks = 0
         """Checks done so far (tests wait on it)."""
@@ -123,6 +132,8 @@ class SlaWatch:
     async def _run(self) -> None:
         while True:
             try:
+                if self.tell is not None and self.close_after is not None:
+                    await close_idle(self.store, self.tell, self.clock(), self.close_after)
                 await send_reminders(self.store, self.notify, self.targets, self.clock())
             except Exception:  # a failed check is retried on the next tick; the watch never dies
                 log.exception("SLA check failed")

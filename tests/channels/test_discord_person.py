@@ -90,3 +90,21 @@ async def test_an_escalation_about_to_miss_its_target_is_reminded_in_the_staff_c
     again = await harness.start(ScriptedLLM([]))  # after a restart the audit says it was sent
     await fake.wait_for(lambda: again.bot.sla_watch.checks >= 1, what="the first check after the restart")
     assert len(fake.bot_messages(STAFF)) == 1
+
+
+async def test_a_silent_escalated_channel_is_closed_with_a_notice(harness, fake):
+    from bot.store import ThreadMessage
+
+    first = await harness.start(ScriptedLLM([]))
+    long_ago = datetime.now(UTC) - timedelta(hours=49)
+    async with first.conversations.store.session() as s:
+        s.add(ThreadMessage(thread_id=PLAYER_THREAD, role="user", content="상담원 연결", created_at=long_ago))
+        s.add(Escalation(thread_id=PLAYER_THREAD, summary="s", status="open", created_at=long_ago))
+        await s.commit()
+    await first.stop()
+    await harness.start(ScriptedLLM([]))
+    await fake.wait_for(lambda: fake.bot_messages(SUPPORT), what="the closing notice")
+    [notice] = fake.bot_messages(SUPPORT)
+    assert (
+        notice["content"].startswith("답장이 없어 이 상담을 종료합니다.") and "👍 / 👎" in notice["content"]
+    )
