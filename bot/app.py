@@ -185,6 +185,7 @@ async def build_app(
     from bot.conversations import Conversations
     from bot.conversations.notifications import StaffNotifications
     from bot.conversations.run_events import RunEvents
+    from bot.desk.hours import SupportHours
     from bot.staff import StaffRegistry
     from tools.base import ToolServices
     from tools.ledger import load_coupon_rules
@@ -201,6 +202,7 @@ async def build_app(
         policy_search=policy_index,
         timezone=settings.timezone,
         notify_staff=notifications.notify,
+        away_notice=SupportHours.from_settings(settings).notice,
     )
     if models is None and llm_factory is None and settings.llm_configured:
         from bot.llm.registry import ModelRegistry

@@ -257,6 +257,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     import json
 
+    from bot.analytics.staff_response import SlaTargets
     from bot.analytics.stats import compute_stats, format_stats
     from bot.store import Store
 
@@ -272,6 +273,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 idle_minutes=settings.conversation_idle_minutes,
                 resolution_window_minutes=settings.resolution_window_minutes,
                 zone=settings.tz,
+                sla=SlaTargets.from_settings(settings),
             )
         finally:
             await store.close()

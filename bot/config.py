@@ -30,6 +30,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bot.desk_config import DeskSettings
 from bot.model_config import ModelConfig
 from bot.redaction import redact_urls
 from bot.yaml_files import first_error
@@ -51,7 +52,7 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names, *(n.lower() for n in names))
 
 
-class Settings(BaseSettings):
+class Settings(DeskSettings):
     """Everything the operator can set. Secrets are `SecretStr` so they never print."""
 
     model_config = SettingsConfigDict(
@@ -93,7 +94,6 @@ class Settings(BaseSettings):
         default_factory=list, validation_alias=_env("ARCA_GUILD_IDS")
     )
     timezone: str = Field(default="Asia/Seoul", validation_alias=_env("ARCA_TIMEZONE"))
-
     max_iterations: int = Field(default=50, ge=1, le=500, validation_alias=_env("ARCA_MAX_ITERATIONS"))
     run_budget_s: float = Field(default=90.0, gt=0, le=3600, validation_alias=_env("ARCA_RUN_BUDGET_S"))
     """Seconds one run's tool loop may take before the player gets the fallback answer."""

@@ -284,6 +284,25 @@ async def check_web_secret(settings: Settings) -> Check:
     return Check("web secret", "ok", "ARCA_WEB_SECRET set (32+ bytes)")
 
 
+async def check_support_hours(settings: Settings) -> Check:
+    from bot.desk.hours import SupportHours
+
+    try:
+        hours = SupportHours.from_settings(settings)
+    except ConfigError as exc:
+        return Check(
+            "support hours", "fail", str(exc), "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see README)"
+        )
+    if hours.always_open:
+        return Check("support hours", "ok", "ARCA_SUPPORT_HOURS not set: staff counted as always in")
+    days = len(hours.windows)
+    return Check(
+        "support hours",
+        "ok",
+        f"{days} day(s) a week in {settings.timezone}, {len(hours.holidays)} holiday(s)",
+    )
+
+
 CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_policies,
     check_database,
@@ -292,6 +311,7 @@ CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_llm,
     check_discord,
     check_web_secret,
+    check_support_hours,
 ]
 
 

@@ -78,6 +78,8 @@ class ToolServices:
     """Posts escalations and approval requests where staff see them."""
     timezone: str = "Asia/Seoul"
     """Calendar days for daily caps are counted in this zone."""
+    away_notice: Callable[[datetime, str], str | None] | None = None
+    """`(now, locale)` → when staff return, while they are away (`bot.desk.hours.SupportHours.notice`)."""
 
 
 def _utcnow() -> datetime:

@@ -26,16 +26,22 @@ class EscalateArgs(BaseModel):
 
 
 def _ok(ctx: ToolContext, row: Escalation, *, notified: bool, replayed: bool) -> ToolResult:
+    message = ctx.say(
+        f"운영진에게 전달했습니다(접수 번호 #{row.id}). 운영진이 확인 후 이 대화에서 답변드릴 예정이라고 "
+        "플레이어에게 안내하세요.",
+        f"Passed to staff (ticket #{row.id}). Tell the player a staff member will follow up in this "
+        "conversation.",
+    )
+    away = ctx.services.away_notice(ctx.clock(), ctx.locale) if ctx.services.away_notice else None
+    if away:
+        message += ctx.say(
+            f" 근무 시간 외이므로 이 안내도 그대로 전하세요: {away}", f" Out of hours; also tell them: {away}"
+        )
     return ToolResult(
         ok=True,
         code=ResultCode.OK,
-        message=ctx.say(
-            f"운영진에게 전달했습니다(접수 번호 #{row.id}). 운영진이 확인 후 이 대화에서 답변드릴 예정이라고 "
-            "플레이어에게 안내하세요.",
-            f"Passed to staff (ticket #{row.id}). Tell the player a staff member will follow up in this "
-            "conversation.",
-        ),
-        data={"escalation_id": row.id, "notified": notified, "replayed": replayed},
+        message=message,
+        data={"escalation_id": row.id, "notified": notified, "replayed": replayed, "away_notice": away},
     )
 
 

@@ -18,7 +18,6 @@ spoke last before it. So in a shared Discord channel one player's escalation nev
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
@@ -27,6 +26,8 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import String, and_, case, func, literal, or_, select
 
+from bot.analytics.percentiles import percentile
+from bot.analytics.staff_response import SlaTargets, escalation_timings, sla_figures
 from bot.store import (
     AuditEntry,
     Coupon,
@@ -54,6 +55,9 @@ STATS_KEYS = (
     "coupon_amount_by_day",
     "top_policy_sections",
     "tool_errors_by_code",
+    "first_staff_response_seconds_p50",
+    "first_staff_response_seconds_p90",
+    "sla_first_response_met_share",
 )
 """The keys of `arca-bot stats --json`, in order."""
 
@@ -91,15 +95,6 @@ class Conversation:
     @property
     def first_answer_seconds(self) -> float:
         return (self.first_answer_at - self.started_at).total_seconds()
-
-
-def percentile(values: list[float], p: float) -> float:
-    """Nearest-rank percentile (`p` in 0..100): the smallest value with at least p% of values at or below."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, math.ceil(p / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 async def conversations(
@@ -238,6 +233,7 @@ async def compute_stats(
     idle_minutes: int = DEFAULT_IDLE_MINUTES,
     resolution_window_minutes: int = DEFAULT_RESOLUTION_WINDOW_MINUTES,
     zone: tzinfo | str = DEFAULT_TIMEZONE,
+    sla: SlaTargets | None = None,
 ) -> dict[str, Any]:
     """Every figure of `arca-bot stats` over the last `days` days (keys: `STATS_KEYS`).
 
@@ -301,6 +297,7 @@ async def compute_stats(
                 ).where(Feedback.updated_at >= since, Feedback.updated_at <= now)
             )
         ).one()
+    staff = sla_figures(await escalation_timings(store, since=since, until=now), sla or SlaTargets(), now)
     return {
         "conversations": total,
         "bot_resolution_rate": _share(sum(c.resolution == "bot_resolved" for c in convs), total),
@@ -317,6 +314,9 @@ async def compute_stats(
         "coupon_amount_by_day": dict(sorted(by_day.items())),
         "top_policy_sections": [{"section": name, "count": int(n)} for name, n in sections],
         "tool_errors_by_code": {str(code): int(n) for code, n in sorted(errors, key=_key)},
+        "first_staff_response_seconds_p50": staff["first_staff_response_seconds_p50"],
+        "first_staff_response_seconds_p90": staff["first_staff_response_seconds_p90"],
+        "sla_first_response_met_share": staff["sla_first_response_met_share"],
     }
 
 
@@ -341,6 +341,8 @@ def format_stats(stats: dict[str, Any], days: int) -> str:
         f"{stats['first_answer_seconds_p90']:.1f}s",
         f"- 피드백 / feedback: 👍 {pct(stats['feedback_positive_share'])} of {stats['feedback_votes']} votes",
         f"- 발급 쿠폰 / coupons issued: {stats['coupons_issued']}",
+        f"- 첫 상담원 응답 / first staff response p50 · p90: {stats['first_staff_response_seconds_p50']:.0f}s · "
+        f"{stats['first_staff_response_seconds_p90']:.0f}s · SLA met {pct(stats['sla_first_response_met_share'])}",
     ]
     if stats["coupon_amount_by_day"]:
         days_text = ", ".join(f"{d} {amount:,}원" for d, amount in stats["coupon_amount_by_day"].items())

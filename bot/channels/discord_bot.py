@@ -13,16 +13,19 @@ import re
 import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
 import discord
 from discord.ext import commands
 
+from bot.analytics.staff_response import SlaTargets
 from bot.channels.discord_components import (
     attach_feedback,
     register_components,
     staff_notice_view,
+    tell_thread,
 )
 from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
@@ -33,6 +36,7 @@ from bot.channels.discord_staff import (
 )
 from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
 from bot.conversations import Incoming
+from bot.desk.sla import SlaWatch
 from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
@@ -205,6 +209,15 @@ class ArcaDiscordBot(commands.Bot):
         """In-flight message tasks → their thread id."""
         self.outbox = discord_outbox(self, interval=outbox_interval)
         """Posts the staff console's replies into this process's channels."""
+        self.sla_watch = SlaWatch(
+            conversations.store,
+            conversations.notify_staff,
+            SlaTargets.from_settings(settings),
+            conversations.clock,
+            tell=lambda thread_id, text: tell_thread(self, thread_id, text),
+            close_after=timedelta(hours=settings.escalation_idle_close_hours),
+        )
+        """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -216,6 +229,7 @@ class ArcaDiscordBot(commands.Bot):
             self.conversations.staff_sinks.append(self.post_to_staff)
         register_components(self)  # persistent buttons, also on messages from before a restart
         self.outbox.start()
+        self.sla_watch.start()
 
     async def on_ready(self) -> None:
         log.info(
@@ -228,6 +242,7 @@ class ArcaDiscordBot(commands.Bot):
 
     async def close(self) -> None:
         await self.outbox.stop()
+        await self.sla_watch.stop()
         pending = [t for t in self._tasks if not t.done()]
         if pending:
             # Let answers in progress finish, then stop what is left (its history stays valid).

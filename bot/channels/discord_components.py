@@ -17,6 +17,7 @@ from typing import Any
 import discord
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
+from bot.channels.discord_person import PersonButton, person_custom_id
 from bot.channels.discord_staff import role_names
 from bot.vocabulary import ThreadId
 from tools.base import Actor
@@ -281,7 +282,7 @@ class FeedbackButton(
 
 # ---- views and registration -------------------------------------------------------------------------
 
-DYNAMIC_ITEMS = (ApprovalButton, HandoffButton, FeedbackButton)
+DYNAMIC_ITEMS = (ApprovalButton, HandoffButton, FeedbackButton, PersonButton)
 
 
 def register_components(client: discord.Client) -> None:
@@ -308,10 +309,13 @@ def staff_notice_view(kind: str, payload: dict[str, Any]) -> discord.ui.View | N
     return None
 
 
-def feedback_view(run_id: str) -> discord.ui.View:
+def feedback_view(run_id: str, thread_id: str | None = None) -> discord.ui.View:
+    """👍 / 👎 under an answer, and "Talk to a person" when the thread id fits a custom_id."""
     view = discord.ui.View(timeout=None)
     view.add_item(FeedbackButton("up", run_id))
     view.add_item(FeedbackButton("down", run_id))
+    if thread_id is not None and person_custom_id(thread_id) is not None:
+        view.add_item(PersonButton(thread_id))
     return view
 
 
@@ -338,6 +342,6 @@ async def attach_feedback(client: Any, surface: Any, thread_id: str, actor: Acto
         return
     handle, text = last
     try:
-        await handle.edit(content=text, view=feedback_view(run_id), allowed_mentions=NO_MENTIONS)
+        await handle.edit(content=text, view=feedback_view(run_id, thread_id), allowed_mentions=NO_MENTIONS)
     except discord.HTTPException:
         log.warning("could not add the feedback buttons to %s", thread_id)

@@ -277,6 +277,16 @@ def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
             f"player {payload.get('player_id') or '-'} · {where}{reason}{flagged}\n"
             f"승인 / approve: `/coupon approve {payload.get('order_id')}`"
         )
+    if kind == "sla":
+        what = (
+            "첫 응답 / first response" if payload.get("target") == "first_response" else "해결 / resolution"
+        )
+        left = int(payload.get("minutes_left") or 0)
+        when = f"{left}분 남음 / {left} min left" if left > 0 else f"{-left}분 지남 / {-left} min overdue"
+        return (
+            f"⏰ **SLA · Escalation #{payload.get('escalation_id', '?')}** · {where} · {what} 목표 / target "
+            f"{payload.get('due_at')} · {when}"
+        )
     details = ", ".join(f"{k}={v}" for k, v in payload.items())
     return f"📣 {kind}: {details}"
 

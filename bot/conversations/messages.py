@@ -38,7 +38,7 @@ class Incoming:
 class TurnOutcome:
     """What `handle` did with a message."""
 
-    kind: Literal["answered", "queued", "refused", "command", "paused", "stopped", "failed"]
+    kind: Literal["answered", "queued", "refused", "command", "paused", "stopped", "failed", "escalated"]
     answer: str | None = None
     runs: list[AgentResult] = field(default_factory=list)
     reply: Any = None

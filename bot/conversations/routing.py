@@ -29,6 +29,7 @@ from bot.conversations.pacing import TurnBudget
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_events import RunEvents
 from bot.conversations.surface import Surface, SurfaceError
+from bot.desk.person_request import PersonRequest, connect_to_person, wants_person
 from bot.engine.agent import AgentResult
 from bot.engine.interrupts import InterruptQueue
 from bot.guards.input import check_input
@@ -257,6 +258,11 @@ class Conversations:
                 incoming.thread_id, {"role": "user", "content": text}, run_id=None, pinned=False
             )
             return TurnOutcome(kind="paused")
+        if wants_person(text):
+            # A plain request for a person reaches staff without the model deciding it.
+            asked = await self.request_person(incoming.thread_id, incoming.actor, text)
+            await self._send_safely(surface, asked.reply)
+            return TurnOutcome(kind="escalated", answer=asked.reply)
         state = self._runs.get(incoming.thread_id)
         if state is not None:
             if incoming.actor == state.actor:
@@ -269,6 +275,23 @@ class Conversations:
             await self._react_safely(surface, incoming.ref)
             return TurnOutcome(kind="queued")
         return await self._serve(incoming, surface)
+
+    async def request_person(self, thread_id: str, actor: Actor, text: str) -> PersonRequest:
+        """Escalate `thread_id` for `actor` at once (the words "상담원 연결" or the person button) and keep
+        the request and the notice in the thread's memory."""
+        asked = await connect_to_person(
+            tools=self.tools,
+            store=self.store,
+            services=self.services,
+            actor=actor,
+            thread_id=thread_id,
+            text=text,
+            run_id=self.new_id(),
+            clock=self.clock,
+        )
+        await self.memory.append(thread_id, {"role": "user", "content": text}, kind="query")
+        await self.memory.append_assistant(thread_id, asked.reply)
+        return asked
 
     async def _serve(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Run the thread until nothing is left: leftovers start the next run, never dropped."""

@@ -240,7 +240,7 @@ class Replayer:
         if finish is not None:
             finish()
         answers = [r.delivered_answer or r.answer for r in outcome.runs]
-        rec.answer = "\n".join(a for a in answers if a) if answers else None
+        rec.answer = "\n".join(a for a in answers if a) if answers else outcome.answer
         if outcome.reply is not None:
             rec.reply = outcome.reply.text
             rec.denied = outcome.reply.denied

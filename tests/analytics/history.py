@@ -199,4 +199,7 @@ def expected(seeded: Seeded) -> dict[str, Any]:
             {"section": S3, "count": 1},  # a1
         ],
         "tool_errors_by_code": {"DAILY_LIMIT_REACHED": 1, "ORDER_NOT_FOUND": 1},
+        "first_staff_response_seconds_p50": 30.0,  # D: escalated at +30 s, taken over at +1 m
+        "first_staff_response_seconds_p90": 30.0,
+        "sla_first_response_met_share": 0.5,  # D within the hour; B never answered, 22 h past its target
     }

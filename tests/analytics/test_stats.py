@@ -142,6 +142,9 @@ async def test_an_empty_store_gives_zeros(store: Store) -> None:
         "coupon_amount_by_day": {},
         "top_policy_sections": [],
         "tool_errors_by_code": {},
+        "first_staff_response_seconds_p50": 0.0,
+        "first_staff_response_seconds_p90": 0.0,
+        "sla_first_response_met_share": 0.0,
     }
 
 

@@ -197,7 +197,8 @@ async def test_an_answer_gets_thumbs_and_votes_are_stored_and_changed(harness, f
     await running.idle()
     [answer] = [m for m in fake.bot_messages(SUPPORT) if fake.buttons(int(m["id"]))]
     assert answer["content"] == "무엇을 도와드릴까요?"
-    up, down = fake.buttons(int(answer["id"]))
+    up, down, person = fake.buttons(int(answer["id"]))
+    assert person == f"arca:person:{PLAYER_THREAD}"
     assert up.startswith("arca:fb:up:") and down.startswith("arca:fb:down:")
     run_id = up.rsplit(":", 1)[1]
 

@@ -234,7 +234,7 @@ async def test_escalation_is_posted_to_the_staff_channel(harness, fake):
     )
     bot = await harness.start(llm)
 
-    await fake.user_says(SUPPORT, 9001, "사람 상담원 불러 주세요")
+    await fake.user_says(SUPPORT, 9001, "ORD001 보상이 한도보다 더 필요해요")
     await fake.wait_for(_answered(fake, SUPPORT, "운영진에게 전달했습니다."), what="the answer")
     await bot.idle()
 

@@ -256,6 +256,6 @@ async def test_escalation_reaches_staff_sinks(harness: Harness) -> None:
         {"tool": "escalate_to_staff", "args": {"summary": "ORD003 환불 문의, 상담원 요청"}},
         {"final": "운영진에게 전달했습니다."},
     )
-    await _say(harness, "상담원 연결해 주세요", RecordingSurface(), as_id="9002")
+    await _say(harness, "ORD003 환불이 왜 안 되는지 모르겠어요", RecordingSurface(), as_id="9002")
     assert seen and seen[0][0] == "escalation"
     assert "ORD003" in str(seen[0][1])

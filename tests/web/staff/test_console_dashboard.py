@@ -129,3 +129,19 @@ async def test_the_dashboard_splits_conversations_with_the_configured_idle_gap(m
     assert await conversations_shown(default) == "2"  # the default gap: 30 minutes
     # ARCA_CONVERSATION_IDLE_MINUTES=180: the same history is one conversation, as /stats counts it.
     assert await conversations_shown(configured) == "1"
+
+
+async def test_the_dashboard_shows_first_staff_response_and_sla_met(web) -> None:
+    from bot.store import AuditEntry, Escalation
+
+    now = web.conversations.clock()
+    async with web.conversations.store.session() as s, s.begin():
+        for n, minutes in enumerate((20, 100)):  # one answered within the 60-minute target, one late
+            at = now - timedelta(hours=3)
+            s.add(Escalation(thread_id=f"discord:{n}", summary="환불", status="open", created_at=at))
+            reply = at + timedelta(minutes=minutes)
+            s.add(AuditEntry(at=reply, actor="staff:Mina", thread_id=f"discord:{n}", action="console.reply"))
+    staff = await sign_in(web)
+    page = (await staff.client.get("/staff/dashboard?days=7")).text
+    assert "첫 상담원 응답 p50 · p90" in page and "20 · 100 분" in page
+    assert re.search(r"SLA 충족</span><span class=\"value\">50%", page)

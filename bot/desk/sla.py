@@ -1,0 +1,141 @@
+"""SLA reminders: when an escalation is about to miss its first-response or resolution target, staff
+are told once in the staff channel (every staff sink: Discord's staff channel, the console), and the
+reminder is audited (`sla.reminder`), which is also how a restarted process knows it was already sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from sqlalchemy import select
+
+from bot.analytics.staff_response import SlaTargets, escalation_timings
+from bot.desk.auto_close import Tell, close_idle, closed_escalations
+from bot.store import AuditEntry, Store
+
+log = logging.getLogger(__name__)
+
+LOOKBACK = timedelta(days=7)
+"""Escalations older than this are past any reminder worth sending."""
+REMINDER_ACTION = "sla.reminder"
+
+Target = Literal["first_response", "resolution"]
+Notify = Callable[[str, dict], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class SlaReminder:
+    """One target of one escalation that is about to be (or was) missed."""
+
+    escalation_id: int
+    thread_id: str | None
+    target: Target
+    due_at: datetime
+
+
+async def due_reminders(store: Store, targets: SlaTargets, now: datetime) -> list[SlaReminder]:
+    """Targets within `warn_before` of their deadline (or past it), not met and not reminded yet."""
+    timings = await escalation_timings(store, since=now - LOOKBACK, until=now + timedelta(seconds=1))
+    async with store.session() as s:
+        sent = {
+            (row.target, row.code)
+            for row in (
+                await s.execute(
+                    select(AuditEntry.target, AuditEntry.code).where(
+                        AuditEntry.action == REMINDER_ACTION, AuditEntry.at >= now - 2 * LOOKBACK
+                    )
+                )
+            ).all()
+        }
+    closed = await closed_escalations(store)
+    out: list[SlaReminder] = []
+    for t in timings:
+        if f"escalation:{t.escalation_id}" in closed:
+            continue  # auto-closed: no target left to miss
+        open_targets: list[tuple[Target, timedelta]] = []
+        if t.first_response_at is None:
+            open_targets.append(("first_response", targets.first_response))
+        if t.resolved_at is None:
+            open_targets.append(("resolution", targets.resolution))
+        for name, span in open_targets:
+            due = t.created_at + span
+            if now >= due - targets.warn_before and (f"escalation:{t.escalation_id}", name) not in sent:
+                out.append(SlaReminder(t.escalation_id, t.thread_id, name, due))
+    return out
+
+
+async def send_reminders(
+    store: Store, notify: Notify, targets: SlaTargets, now: datetime
+) -> list[SlaReminder]:
+    """Audit and post every due reminder once (kind `sla`)."""
+    due = await due_reminders(store, targets, now)
+    for r in due:
+        await store.audit(
+            actor="desk",
+            action=REMINDER_ACTION,
+            thread_id=r.thread_id,
+            target=f"escalation:{r.escalation_id}",
+            code=r.target,
+        )
+        minutes = round((r.due_at - now).total_seconds() / 60)
+        await notify(
+            "sla",
+            {
+                "escalation_id": r.escalation_id,
+                "thread_id": r.thread_id,
+                "target": r.target,
+                "due_at": r.due_at.isoformat(),
+                "minutes_left": minutes,
+            },
+        )
+    return due
+
+
+class SlaWatch:
+    """Checks the targets every `every` seconds while a channel runs (started and stopped by it)."""
+
+    def __init__(
+        self,
+        store: Store,
+        notify: Notify,
+        targets: SlaTargets,
+        clock: Callable[[], datetime],
+        every: float = 60.0,
+        *,
+        tell: Tell | None = None,
+        close_after: timedelta | None = None,
+    ) -> None:
+        self.store, self.notify, self.targets, self.clock, self.every = store, notify, targets, clock, every
+        self.tell, self.close_after = tell, close_after
+        """Idle escalated conversations are closed through `tell` after `close_after` (`bot.desk.auto_close`)."""
+        self._task: asyncio.Task[None] | None = None
+        self.checks = 0
+        """Checks done so far (tests wait on it)."""
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                if self.tell is not None and self.close_after is not None:
+                    await close_idle(self.store, self.tell, self.clock(), self.close_after)
+                await send_reminders(self.store, self.notify, self.targets, self.clock())
+            except Exception:  # a failed check is retried on the next tick; the watch never dies
+                log.exception("SLA check failed")
+            self.checks += 1
+            await asyncio.sleep(self.every)
