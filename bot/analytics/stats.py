@@ -33,6 +33,7 @@ from bot.store import (
     Escalation,
     Feedback,
     Order,
+    PolicyGap,
     Run,
     RunCitation,
     RunToolCall,
@@ -53,6 +54,7 @@ STATS_KEYS = (
     "coupon_amount_by_day",
     "top_policy_sections",
     "tool_errors_by_code",
+    "policy_gaps",
 )
 """The keys of `arca-bot stats --json`, in order."""
 
@@ -292,6 +294,13 @@ async def compute_stats(
                 .group_by(RunToolCall.code)
             )
         ).all()
+        gaps = (
+            await s.execute(
+                select(func.count(PolicyGap.id)).where(
+                    PolicyGap.created_at >= since, PolicyGap.created_at <= now
+                )
+            )
+        ).scalar_one()
         votes, positive = (
             await s.execute(
                 select(
@@ -316,6 +325,7 @@ async def compute_stats(
         "coupon_amount_by_day": dict(sorted(by_day.items())),
         "top_policy_sections": [{"section": name, "count": int(n)} for name, n in sections],
         "tool_errors_by_code": {str(code): int(n) for code, n in sorted(errors, key=_key)},
+        "policy_gaps": int(gaps),
     }
 
 
@@ -340,6 +350,7 @@ def format_stats(stats: dict[str, Any], days: int) -> str:
         f"{stats['first_answer_seconds_p90']:.1f}s",
         f"- 피드백 / feedback: 👍 {pct(stats['feedback_positive_share'])} of {stats['feedback_votes']} votes",
         f"- 발급 쿠폰 / coupons issued: {stats['coupons_issued']}",
+        f"- 정책이 없는 질문 / questions without a policy: {stats['policy_gaps']}",
     ]
     if stats["coupon_amount_by_day"]:
         days_text = ", ".join(f"{d} {amount:,}원" for d, amount in stats["coupon_amount_by_day"].items())

@@ -20,6 +20,7 @@ from bot.store.models import (
     ThreadSummary,
     utcnow,
 )
+from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
 
 __all__ = [
     "COUPON_STATUSES",
@@ -32,6 +33,7 @@ __all__ = [
     "Feedback",
     "Order",
     "Player",
+    "PolicyGap",
     "Run",
     "RunCitation",
     "RunToolCall",

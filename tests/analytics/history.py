@@ -199,4 +199,5 @@ def expected(seeded: Seeded) -> dict[str, Any]:
             {"section": S3, "count": 1},  # a1
         ],
         "tool_errors_by_code": {"DAILY_LIMIT_REACHED": 1, "ORDER_NOT_FOUND": 1},
+        "policy_gaps": 1,  # b1's 👎 with a comment on an answer that searched the policies
     }

@@ -142,6 +142,7 @@ async def test_an_empty_store_gives_zeros(store: Store) -> None:
         "coupon_amount_by_day": {},
         "top_policy_sections": [],
         "tool_errors_by_code": {},
+        "policy_gaps": 0,
     }
 
 
