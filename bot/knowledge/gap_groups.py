@@ -42,7 +42,7 @@ class GapGroup:
     @property
     def wordings(self) -> list[str]:
         """Every distinct wording, the most asked first."""
-        return [q for q, _ in Counter(g.question for g in self.gaps).most_common()]
+        return [q for q, _ in Counter(" ".join(g.question.split()) for g in self.gaps).most_common()]
 
     @property
     def threads(self) -> list[str]:
