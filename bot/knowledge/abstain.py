@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bot.knowledge.background import BACKGROUND, LANGUAGES, background_rows, query_language, text_languages
-from bot.knowledge.candidates import CandidateSet
+from bot.knowledge.candidates import CANDIDATES, CandidateSet
 from bot.knowledge.embedders import Embedder
 from bot.knowledge.fusion import Evidence, FusionParams, Ranked, dense_evidence
 from bot.knowledge.lexical import LexicalIndex
@@ -54,9 +54,19 @@ class Yardstick:
         top, margin = dense_evidence(found.dense_pool)
         coverage = lexical.coverage(terms, ranked[0].candidate.chunk_id) if ranked and lexical else 0.0
         background = Evidence.background_of(self.background(languages) @ vector, params.background_k)
-        second_margin = 0.0
+        second_margin = second_standout = 0.0
         if self._second is not None and found.second_pool:
             best = max(found.candidates, key=lambda c: c.second)
             second_background = self._second.background(query, text_languages(best.text), params.background_k)
             second_margin = best.second - second_background
-        return Evidence(top, margin, coverage, background, second_margin, language_pair(query, languages))
+            nearest = np.sort(np.asarray(found.second_pool))[-CANDIDATES:]
+            second_standout = best.second - float(nearest.mean())
+        return Evidence(
+            top,
+            margin,
+            coverage,
+            background,
+            second_margin=second_margin,
+            second_standout=second_standout,
+            pair=language_pair(query, languages),
+        )

@@ -290,7 +290,8 @@ class PolicyIndex:
         found = found or nearest(collection, [vector], min(CANDIDATES, len(lexical)))[0]
         bm25 = lexical.scores(terms, params.heading_weight, head=head, head_weight=params.head_weight)
         second: dict[str, float] = {}
-        if self.second is not None and (params.second_weight or params.second_evidence_weight):
+        uses_second = params.second_weight or params.second_evidence_weight or params.second_standout_weight
+        if self.second is not None and uses_second:
             self.second.refresh(self._built_at, chunks)
             second = self.second.scores(query)
         return gather(chunks, lexical, collection, found, vector, bm25, second), lexical
