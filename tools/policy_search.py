@@ -71,6 +71,9 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
     sanctions and appeals, name changes, gifts and trading, event rewards, maintenance compensation,
     bug exploits, privacy, contacting staff). Use it before stating any rule, limit or deadline, and
     quote the returned citation label, e.g. "[보상 정책 §2 발급 한도]". Example: {"query": "쿠폰 한도"}.
+    The policies are written in Korean: for an English question you may search in Korean as well
+    (e.g. "선물 하루 한도" for "daily gift limit"). An excerpt may bring the neighbouring section along
+    ("+ [...]"); cite the label of the section you actually use.
     """
     query = (args.query or "").strip()
     if not query:
@@ -132,6 +135,9 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
     ]
     for i, hit in enumerate(hits, start=1):
         lines.append(f"{i}. {_label(hit)} {_snippet(str(getattr(hit, 'text', '')))}")
+        neighbour = str(getattr(hit, "neighbour_text", "") or "")
+        if neighbour:  # the next or previous section of the same document, which scored close
+            lines.append(f"   + {getattr(hit, 'neighbour_citation', '')} {_snippet(neighbour)}")
     lines.append("</policy_excerpts>")
     return ToolResult(
         ok=True,

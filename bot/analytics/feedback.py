@@ -12,7 +12,10 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from bot.store import Feedback, Run, RunToolCall, Store, utcnow
+from bot.store import Feedback, PolicyGap, Run, RunToolCall, Store, ThreadMessage, utcnow
+from bot.store.policy_gaps import GapRecord
+
+POLICY_TOOL = "search_policy"
 
 MAX_COMMENT_CHARS = 500
 
@@ -84,6 +87,8 @@ async def _upsert(
                     .order_by(RunToolCall.id)
                 )
             ).all()
+            if vote == -1 and comment and POLICY_TOOL in [t for t, _ in calls]:
+                await _keep_gap(s, run, player, comment, now)
             s.add(
                 Feedback(
                     run_id=run_id,
@@ -99,8 +104,29 @@ async def _upsert(
             )
             return VoteResult(run_id, vote, True, comment)
         changed = row.vote != vote
+        if vote == -1 and comment and comment != row.comment and POLICY_TOOL in (row.tools or []):
+            await _keep_gap(s, run, player, comment, now)
         if changed or comment is not None:
             row.comment = comment
         row.vote = vote
         row.updated_at = now
         return VoteResult(run_id, vote, changed, row.comment)
+
+
+async def _keep_gap(s: Any, run: Run, player: str, comment: str, now: datetime) -> None:
+    """A 👎 with a comment on an answer that searched the policies is a policy gap: kept with the
+    player's question (their last message before the answer) and the comment."""
+    question = (
+        await s.execute(
+            select(ThreadMessage.content)
+            .where(
+                ThreadMessage.thread_id == run.thread_id,
+                ThreadMessage.role == "user",
+                ThreadMessage.created_at <= run.answered_at,
+            )
+            .order_by(ThreadMessage.id.desc())
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+    gap = GapRecord("disliked", str(question or comment), run.thread_id, now, run.run_id, player, comment)
+    s.add(PolicyGap(**gap.row()))

@@ -1,5 +1,6 @@
 """Writing the facts analytics reads: one `runs` row per delivered answer, its tool calls
-with their result codes, and the policy sections its `search_policy` calls returned.
+with their result codes, the policy sections its `search_policy` calls returned, and the questions no
+policy answered (bot/store/policy_gaps.py).
 
 Recording never breaks an answer: a failed write is logged and the player still has the reply.
 """
@@ -11,11 +12,39 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.store import Run, RunCitation, RunToolCall, Store
+from bot.store import PolicyGap, Run, RunCitation, RunToolCall, Store
+from bot.store.policy_gaps import GapRecord
 
 log = logging.getLogger(__name__)
 
 POLICY_TOOL = "search_policy"
+ESCALATE_TOOL = "escalate_to_staff"
+
+
+def policy_gaps_of(
+    outcomes: list[Any], *, run_id: str, thread_id: str, player: str, at: datetime
+) -> list[GapRecord]:
+    """The questions of a run no policy answered: each `search_policy` call that found nothing, and an
+    escalation after one (its reason is the missing rule)."""
+    unanswered = [
+        str((o.result.data or {}).get("query") or "")
+        for o in outcomes
+        if getattr(o, "name", None) == POLICY_TOOL
+        and o.result.ok
+        and isinstance(o.result.data, dict)
+        and o.result.data.get("hits") == []
+    ]
+    gaps = [GapRecord("abstained", q, thread_id, at, run_id, player) for q in dict.fromkeys(unanswered) if q]
+    for o in outcomes:
+        if getattr(o, "name", None) == ESCALATE_TOOL and unanswered:
+            args = getattr(o, "args", None)
+            summary = args.get("summary") if isinstance(args, dict) else None
+            gaps.append(
+                GapRecord(
+                    "escalated", unanswered[-1], thread_id, at, run_id, player, str(summary or "") or None
+                )
+            )
+    return gaps
 
 
 def citations_of(outcome: Any) -> list[str]:
@@ -50,6 +79,8 @@ async def record_run(
     """
     calls: list[dict[str, Any]] = []
     citations: list[dict[str, Any]] = []
+    outcomes = list(outcomes)
+    gaps = policy_gaps_of(outcomes, run_id=run_id, thread_id=thread_id, player=player, at=answered_at)
     for o in outcomes:
         calls.append(
             {
@@ -71,7 +102,12 @@ async def record_run(
     }
     try:
         await store.insert_rows(
-            [(Run.__table__, [run]), (RunToolCall.__table__, calls), (RunCitation.__table__, citations)]
+            [
+                (Run.__table__, [run]),
+                (RunToolCall.__table__, calls),
+                (RunCitation.__table__, citations),
+                (PolicyGap.__table__, [g.row() for g in gaps]),
+            ]
         )
     except Exception:
         log.exception("could not record run %s for analytics", run_id)

@@ -34,6 +34,7 @@ from bot.store import (
     Escalation,
     Feedback,
     Order,
+    PolicyGap,
     Run,
     RunCitation,
     RunToolCall,
@@ -58,6 +59,7 @@ STATS_KEYS = (
     "first_staff_response_seconds_p50",
     "first_staff_response_seconds_p90",
     "sla_first_response_met_share",
+    "policy_gaps",
 )
 """The keys of `arca-bot stats --json`, in order."""
 
@@ -289,6 +291,13 @@ async def compute_stats(
                 .group_by(RunToolCall.code)
             )
         ).all()
+        gaps = (
+            await s.execute(
+                select(func.count(PolicyGap.id)).where(
+                    PolicyGap.created_at >= since, PolicyGap.created_at <= now
+                )
+            )
+        ).scalar_one()
         votes, positive = (
             await s.execute(
                 select(
@@ -317,6 +326,7 @@ async def compute_stats(
         "first_staff_response_seconds_p50": staff["first_staff_response_seconds_p50"],
         "first_staff_response_seconds_p90": staff["first_staff_response_seconds_p90"],
         "sla_first_response_met_share": staff["sla_first_response_met_share"],
+        "policy_gaps": int(gaps),
     }
 
 
@@ -343,6 +353,7 @@ def format_stats(stats: dict[str, Any], days: int) -> str:
         f"- 발급 쿠폰 / coupons issued: {stats['coupons_issued']}",
         f"- 첫 상담원 응답 / first staff response p50 · p90: {stats['first_staff_response_seconds_p50']:.0f}s · "
         f"{stats['first_staff_response_seconds_p90']:.0f}s · SLA met {pct(stats['sla_first_response_met_share'])}",
+        f"- 정책이 없는 질문 / questions without a policy: {stats['policy_gaps']}",
     ]
     if stats["coupon_amount_by_day"]:
         days_text = ", ".join(f"{d} {amount:,}원" for d, amount in stats["coupon_amount_by_day"].items())

@@ -13,8 +13,9 @@ with the third batch) make the nearest everyday sentence a fairer yardstick than
 
 from __future__ import annotations
 
-BACKGROUND = (
-    # Korean
+import re
+
+BACKGROUND_KO = (
     "오늘 기분이 어때요?",
     "고마워요, 좋은 하루 되세요.",
     "잘 자요, 내일 봐요.",
@@ -53,7 +54,10 @@ BACKGROUND = (
     "거미 다리는 몇 개예요?",
     "야구 규칙 중에 인필드 플라이가 뭐예요?",
     "상사에게 보낼 정중한 이메일을 써 줘.",
-    # English
+)
+"""The Korean sentences: the yardstick of a query against Korean-only passages."""
+
+BACKGROUND_EN = (
     "how are you doing today?",
     "thanks a lot, have a great day",
     "good night, see you tomorrow",
@@ -89,3 +93,36 @@ BACKGROUND = (
     "explain the rules of basketball",
     "help me write a polite email to my boss",
 )
+"""The English sentences."""
+
+BACKGROUND = BACKGROUND_KO + BACKGROUND_EN
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+LANGUAGES = ("ko", "en")
+
+
+def query_language(text: str) -> str:
+    """`ko` for a query with any Hangul, else `en`."""
+    return "ko" if _HANGUL.search(text) else "en"
+
+
+def text_languages(text: str) -> frozenset[str]:
+    """The languages a passage is written in: `ko` when it has Hangul, `en` when it has at least a few
+    English words (a Korean body with a `> EN:` summary line is both)."""
+    languages = set()
+    if _HANGUL.search(text):
+        languages.add("ko")
+    if len(_LATIN_WORD.findall(text)) >= 4 or not languages:
+        languages.add("en")
+    return frozenset(languages)
+
+
+def background_rows(languages: frozenset[str]) -> list[int]:
+    """Positions in `BACKGROUND` of the sentences in `languages` (all of them when none is known)."""
+    korean = range(len(BACKGROUND_KO))
+    english = range(len(BACKGROUND_KO), len(BACKGROUND))
+    rows = [*(korean if "ko" in languages else ()), *(english if "en" in languages else ())]
+    return rows or list(range(len(BACKGROUND)))

@@ -181,6 +181,10 @@ class ChunkSnapshot:
         i = self._position[chunk_id]
         return self.metadatas[i], self.documents[i]
 
+    def rows(self) -> list[tuple[dict[str, Any], str]]:
+        """(metadata, text) of every chunk, in `ids` order."""
+        return list(zip(self.metadatas, self.documents, strict=True))
+
     def similarity(self, chunk_id: str, vector: np.ndarray) -> float:
         """Cosine similarity of the stored (unit) vector with `vector` (unit): what Chroma reports as 1 - distance."""
         return float(self.embeddings[self._position[chunk_id]] @ vector)

@@ -98,6 +98,8 @@ def _hit_json(hit: PolicyHit) -> dict[str, object]:
         "text": hit.text,
         "title": hit.title,
         "doc_id": hit.doc_id,
+        "neighbour_section": hit.neighbour_section,
+        "neighbour_text": hit.neighbour_text,
     }
 
 
@@ -143,4 +145,9 @@ def search_command(
         for line in hit.text.splitlines():
             if line.strip():
                 print(f"   {line}", file=out)
+        if hit.neighbour_section:
+            print(f"   + {hit.neighbour_citation}", file=out)
+            for line in hit.neighbour_text.splitlines():
+                if line.strip():
+                    print(f"     {line}", file=out)
     return EXIT_OK

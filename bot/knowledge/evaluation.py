@@ -7,6 +7,7 @@ A case with no `source` is off-topic: the search must return nothing for it.
 from __future__ import annotations
 
 import itertools
+import math
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,12 @@ class EvalReport:
     k: int
     hits_at_1: dict[str, int] = field(default_factory=dict)
     hits_at_k: dict[str, int] = field(default_factory=dict)
+    answer_bearing_at_k: dict[str, int] = field(default_factory=dict)
+    """Cases whose labelled section is in the text the top k hits give the model: a hit's own section
+    or the neighbouring section it carries (bot/knowledge/context.py)."""
+    wrongly_abstained_by_lang: dict[str, int] = field(default_factory=dict)
+    off_topic_by_lang: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """(abstained, total) off-topic cases by query language."""
     totals: dict[str, int] = field(default_factory=dict)
     wrongly_abstained: int = 0
     off_topic_total: int = 0
@@ -56,6 +63,18 @@ class EvalReport:
 
     def recall_at_k(self, lang: str | None = None) -> float:
         return self._ratio(self.hits_at_k, lang)
+
+    def answer_bearing_recall(self, lang: str | None = None) -> float:
+        """Answer-bearing recall@k: the labelled section's text is inside what the top k hits give."""
+        return self._ratio(self.answer_bearing_at_k, lang)
+
+    def wrong_abstain_rate_of(self, lang: str) -> float:
+        total = self.totals.get(lang, 0)
+        return self.wrongly_abstained_by_lang.get(lang, 0) / total if total else 0.0
+
+    def off_topic_abstain_rate_of(self, lang: str) -> float:
+        abstained, total = self.off_topic_by_lang.get(lang, (0, 0))
+        return abstained / total if total else 1.0
 
     def _ratio(self, hits: dict[str, int], lang: str | None) -> float:
         langs = [lang] if lang else list(self.totals)
@@ -94,8 +113,11 @@ def load_eval_cases(path: Path) -> list[EvalCase]:
 
 def _record(report: EvalReport, case: EvalCase, hits: Sequence[PolicyHit]) -> None:
     keys = [(h.source, h.section) for h in hits[: report.k]]
+    given = keys + [(h.source, h.neighbour_section) for h in hits[: report.k] if h.neighbour_section]
     if case.off_topic:
         report.off_topic_total += 1
+        abstained, total = report.off_topic_by_lang.get(case.lang, (0, 0))
+        report.off_topic_by_lang[case.lang] = (abstained + (not keys), total + 1)
         if not keys:
             report.off_topic_abstained += 1
         else:
@@ -105,6 +127,9 @@ def _record(report: EvalReport, case: EvalCase, hits: Sequence[PolicyHit]) -> No
     report.totals[case.lang] = report.totals.get(case.lang, 0) + 1
     if not keys:
         report.wrongly_abstained += 1
+        report.wrongly_abstained_by_lang[case.lang] = report.wrongly_abstained_by_lang.get(case.lang, 0) + 1
+    if target in given:
+        report.answer_bearing_at_k[case.lang] = report.answer_bearing_at_k.get(case.lang, 0) + 1
     if keys[:1] == [target]:
         report.hits_at_1[case.lang] = report.hits_at_1.get(case.lang, 0) + 1
     if target in keys:
@@ -124,7 +149,7 @@ def evaluate(
 
 
 def _abstains(evidence: Evidence, params: FusionParams) -> bool:
-    return evidence.score(params) < params.abstain_below
+    return evidence.abstains(params)
 
 
 def evaluate_explained(
@@ -138,16 +163,16 @@ def evaluate_explained(
 
 
 def tune_fusion(
-    indexes: Sequence[PolicyIndex],
-    cases: Sequence[EvalCase],
+    runs: Sequence[tuple[PolicyIndex, Sequence[EvalCase]]],
     base: FusionParams,
     grid: dict[str, Sequence[float]],
     *,
     k: int = 3,
-    max_wrong_abstain: float = 0.04,
+    max_wrong_abstain: float = 0.0,
 ) -> tuple[FusionParams, list[tuple[FusionParams, float]]]:
-    """The grid point with the best summed recall@1 + recall@k over `indexes`, each with the highest
-    abstain threshold that wrongly abstains on at most `max_wrong_abstain` of the on-topic cases.
+    """The grid point with the best summed recall@1 + answer-bearing recall@k + off-topic abstain rate
+    over `runs` (an index and its cases each), each with the highest abstain threshold that wrongly
+    abstains on at most `max_wrong_abstain` of the on-topic cases.
 
     Query vectors are cached by the index, so each grid point costs no extra embedding.
     """
@@ -155,11 +180,16 @@ def tune_fusion(
     results: list[tuple[FusionParams, float]] = []
     best, best_score = base, -1.0
     for values in itertools.product(*(grid[n] for n in names)):
-        params = base.with_(**dict(zip(names, values, strict=True)), abstain_below=float("-inf"))
-        explained = [[(c, *ix.explain(c.query, fusion=params)) for c in cases] for ix in indexes]
-        params = params.with_(abstain_below=calibrate_abstain(explained, params, max_wrong_abstain))
+        params = base.with_(
+            **dict(zip(names, values, strict=True)), abstain_below=float("-inf"), abstain_by_pair=()
+        )
+        explained = [[(c, *ix.explain(c.query, fusion=params, top_k=k)) for c in cases] for ix, cases in runs]
+        by_pair = calibrate_abstain_by_pair(explained, params, max_wrong_abstain)
+        params = params.with_(
+            abstain_by_pair=by_pair, abstain_below=min((t for _, t in by_pair), default=0.0)
+        )
         reports = [evaluate_explained(e, params, k=k) for e in explained]
-        score = sum(r.recall_at_1() + r.recall_at_k() + r.off_topic_abstain_rate for r in reports)
+        score = sum(r.recall_at_1() + r.answer_bearing_recall() + r.off_topic_abstain_rate for r in reports)
         results.append((params, score))
         if score > best_score + 1e-9:
             best, best_score = params, score
@@ -177,6 +207,21 @@ def calibrate_abstain(
         return float("-inf")
     allowed = int(max_wrong_abstain * len(on_topic))
     return on_topic[allowed] - 1e-6
+
+
+def calibrate_abstain_by_pair(
+    explained: Sequence[Sequence[tuple[EvalCase, list[PolicyHit], Evidence]]],
+    params: FusionParams,
+    max_wrong_abstain: float,
+) -> tuple[tuple[str, float], ...]:
+    """`calibrate_abstain` for each language pair (`Evidence.pair`) of the on-topic cases apart."""
+    pairs = sorted({ev.pair for part in explained for c, _, ev in part if not c.off_topic})
+    thresholds = []
+    for pair in pairs:
+        rows = [[row for row in part if row[2].pair == pair] for part in explained]
+        # rounded down to 4 places, so the rounding never lifts it above a case it must keep
+        thresholds.append((pair, math.floor(calibrate_abstain(rows, params, max_wrong_abstain) * 1e4) / 1e4))
+    return tuple(thresholds)
 
 
 def write_korean_only_copy(src: Path, dst: Path) -> Path:

@@ -21,6 +21,18 @@ background embedded as queries, best-sentence or heading evidence, a lexical ter
 background in the corpus's languages only: none better on both corpora at the same wrong-abstain
 allowance; 36 more background sentences raised the tuning set's off-topic abstain 0.78 → 0.80 but not
 the held-out set's (0.77), where 2 % of on-topic queries became wrongly abstained.
+
+Issue 24 (tuning sets: the above plus the Korean-only farm corpus, tests/retrieval_farm_tuning.yaml).
+Multilingual USE v3 as a second dense signal for cross-lingual queries lifts English questions on
+Korean-only documents (held-out R@1 0.47 → 0.61, answer-bearing R@3 0.77 → 0.89) and leaves the others
+as they were. The abstain compares a query with everyday sentences in the nearest passage's languages
+plus how far USE's best passage stands out from its 40 nearest, and has a threshold per language pair,
+each calibrated to abstain on no tuning on-topic question: no held-out on-topic question is abstained
+in any pair, but small talk is turned away less often (held-out 55–78 % by pair, 64 % on the shipped
+corpus against 77 % before, when 4 % of the tuning on-topic questions could be abstained). Tried for the
+abstain on the tuning sets and not better: the USE background margin alone or added at weight 0.05–3,
+e5's own stand-out margin, one threshold for every pair, the background in every language, the best
+one or three background sentences.
 """
 
 from __future__ import annotations
@@ -64,8 +76,41 @@ class FusionParams:
     """The background similarity is the mean of the query's `background_k` best background sentences:
     steadier than the single best one (tuning set: off-topic abstained 0.80 vs 0.78 at the same
     wrong-abstain allowance)."""
-    abstain_below: float = -0.0125
-    """Below this evidence the search returns nothing ("no matching policy")."""
+    neighbour_margin: float = 3.0
+    """A hit carries its neighbouring section when the neighbour's fused score is within this much of
+    the hit's (bot/knowledge/context.py); `-inf` turns the neighbours off. Tuning sets, answer-bearing
+    R@3: 0.871 without neighbours, 0.876 / 0.892 / 0.918 / 0.938 / 0.943 at 0.5 / 1 / 2 / 3 / any."""
+    second_weight: float = 1.5
+    """Weight of the second dense model's z-score (bot/knowledge/second_dense.py) for a cross-lingual
+    query (its language is not one its nearest passage is written in); 0 leaves it out. Tuning sets,
+    R@1: 0.619 without it, 0.696 / 0.706 at 1.0 / 1.5; given to every query instead, R@1 0.675 and the
+    held-out shipped corpus's R@1 fell from 0.81 to 0.73."""
+    second_evidence_weight: float = 0.0
+    """The second model's evidence (its best passage minus its background, in the passage's languages)
+    counts this much in the abstain evidence. Off: at 0.05 it kept every held-out on-topic question
+    too, but turned away less small talk than `second_standout_weight` (held-out 52 % against 66 %)."""
+    second_standout_weight: float = 0.2
+    """How much the second model's best passage standing out from its 40 nearest (best minus their
+    mean: an on-topic question has one passage that answers it, small talk is about equally far from
+    all) counts in the abstain evidence. Tuning sets, off-topic abstained with no on-topic question
+    abstained: 0.61 without, 0.67 / 0.69 / 0.66 / 0.63 at 0.15 / 0.2 / 0.3 / 0.4."""
+    abstain_below: float = -0.0158
+    """Below this evidence the search returns nothing ("no matching policy"), for a language pair not
+    in `abstain_by_pair`."""
+    abstain_by_pair: tuple[tuple[str, float], ...] = (
+        ("ko→ko+en", 0.0006),
+        ("en→ko+en", -0.0158),
+        ("ko→ko", 0.003),
+        ("en→ko", -0.0021),
+    )
+    """The abstain threshold per (query language → languages of the nearest passage): each the highest
+    that abstains on none of the tuning sets' on-topic questions of that pair (`bench/retrieval.py
+    --calibrate`, `evaluation.calibrate_abstain_by_pair`). A cross-lingual question scores lower by
+    nature and gets its own, lower threshold."""
+
+    def threshold(self, pair: str) -> float:
+        """The abstain threshold of a language pair (`Evidence.pair`)."""
+        return dict(self.abstain_by_pair).get(pair, self.abstain_below)
 
     def with_(self, **changes: Any) -> FusionParams:
         return replace(self, **changes)
@@ -83,6 +128,8 @@ class Candidate:
     """Cosine similarity of the query and passage vectors."""
     lexical: float
     """BM25 (body + weighted heading); 0 when no query term occurs."""
+    second: float = 0.0
+    """Cosine similarity under the second dense model (0 without one)."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +149,15 @@ class Evidence:
     coverage: float
     """Idf-weighted share of the query's terms present in the best fused passage."""
     background_top: float
-    """Similarity of the query to the everyday sentences of bot/knowledge/background.py: the mean of
-    its `FusionParams.background_k` best."""
+    """Similarity of the query to the everyday sentences of bot/knowledge/background.py in the
+    languages of the nearest passage: the mean of its `FusionParams.background_k` best."""
+    second_margin: float = 0.0
+    """The second model's best passage similarity minus its background (0 without a second model)."""
+    second_standout: float = 0.0
+    """The second model's best passage similarity minus the mean of its 40 best (0 without one)."""
+    pair: str = ""
+    """`query language→passage languages`, e.g. `en→ko` for an English question whose nearest passage is
+    Korean only (`background.text_languages`)."""
 
     @staticmethod
     def background_of(similarities: np.ndarray, k: int) -> float:
@@ -113,7 +167,17 @@ class Evidence:
         return float(np.sort(np.asarray(similarities))[-max(1, k) :].mean())
 
     def score(self, params: FusionParams) -> float:
-        return self.dense_top - self.background_top + params.coverage_weight * self.coverage
+        return (
+            self.dense_top
+            - self.background_top
+            + params.coverage_weight * self.coverage
+            + params.second_evidence_weight * self.second_margin
+            + params.second_standout_weight * self.second_standout
+        )
+
+    def abstains(self, params: FusionParams) -> bool:
+        """True when no policy covers the query, by the threshold of its language pair."""
+        return self.score(params) < params.threshold(self.pair)
 
 
 def _ranks(values: Sequence[float], *, positive_only: bool) -> list[int | None]:
@@ -144,6 +208,7 @@ def fuse(
     *,
     dense_pool: Sequence[float] | None = None,
     lexical_pool: Sequence[float] | None = None,
+    second_pool: Sequence[float] | None = None,
 ) -> list[Ranked]:
     """Candidates ordered by fusion of their dense and lexical evidence, best first.
 
@@ -154,9 +219,10 @@ def fuse(
     if params.method == "zscore":
         dense = _standardised([c.dense for c in candidates], dense_pool)
         lexical = _standardised([c.lexical for c in candidates], lexical_pool)
+        second = _standardised([c.second for c in candidates], second_pool or None)
         scored = [
-            Ranked(c, params.dense_weight * d + params.lexical_weight * x)
-            for c, d, x in zip(candidates, dense, lexical, strict=True)
+            Ranked(c, params.dense_weight * d + params.lexical_weight * x + params.second_weight * y)
+            for c, d, x, y in zip(candidates, dense, lexical, second, strict=True)
         ]
         return sorted(scored, key=lambda r: (r.score, r.candidate.dense), reverse=True)
     if params.method == "linear":

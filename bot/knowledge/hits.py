@@ -4,7 +4,7 @@ the error of an empty query."""
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from bot.knowledge.documents import KnowledgeError
@@ -39,6 +39,11 @@ class PolicyHit:
     """The fused rank score; higher is better (only the order means something)."""
     text: str
     lang: str
+    neighbour_section: str = ""
+    """The `##` heading of the neighbouring section given along with this one (`context.py`); "" when
+    none scored close."""
+    neighbour_text: str = ""
+    """That neighbour's text."""
 
     @classmethod
     def from_metadata(cls, metadata: dict[str, Any], text: str, score: float) -> PolicyHit:
@@ -53,10 +58,22 @@ class PolicyHit:
             lang=str(metadata.get("lang", "")),
         )
 
+    def with_neighbour(self, neighbour: PolicyHit) -> PolicyHit:
+        """This hit carrying `neighbour`'s section along."""
+        return replace(self, neighbour_section=neighbour.section, neighbour_text=neighbour.text)
+
     @property
     def citation(self) -> str:
         """`[보상 정책 §2 발급 한도]`: the label an answer quotes."""
-        section = label_text(self.section)
+        return self._label(self.section)
+
+    @property
+    def neighbour_citation(self) -> str:
+        """The label of the neighbouring section ("" without one)."""
+        return self._label(self.neighbour_section) if self.neighbour_section else ""
+
+    def _label(self, section: str) -> str:
+        section = label_text(section)
         head, _, rest = section.partition(" ")
         if head.endswith(".") and head[:-1].isdigit() and rest:
             section = f"{head[:-1]} {rest}"

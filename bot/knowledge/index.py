@@ -19,15 +19,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bot.knowledge.abstain import Yardstick
 from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query, keyword_head
-from bot.knowledge.background import BACKGROUND
+from bot.knowledge.background import LANGUAGES, query_language, text_languages
 from bot.knowledge.batching import QueryVectors, SearchBatcher, outcome_of
+from bot.knowledge.candidates import CANDIDATES, CandidateSet, gather
 from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing, Nearest, nearest
+from bot.knowledge.context import with_neighbours
 from bot.knowledge.documents import Chunk, KnowledgeError, chunk_documents, load_policies
 from bot.knowledge.embedders import Embedder, make_embedder
-from bot.knowledge.fusion import DEFAULT_FUSION, Candidate, Evidence, FusionParams, dense_evidence, fuse
+from bot.knowledge.fusion import DEFAULT_FUSION, Evidence, FusionParams, fuse
 from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
 from bot.knowledge.lexical import LexicalIndex, chunk_terms
+from bot.knowledge.second_dense import SecondDense
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -37,9 +41,6 @@ log = logging.getLogger(__name__)
 COLLECTION_NAME = "arca_policies"
 INDEX_FORMAT = 2
 """Bump when chunking, stored metadata or the analyzer change: an index of another format is rebuilt."""
-
-CANDIDATES = 40
-"""How many dense and how many lexical candidates are fused; far more than any top_k we serve."""
 
 MAX_QUERY_CHARS = 2000
 """A query is cut to this first: no policy question needs more (the embedder caps it further)."""
@@ -65,8 +66,11 @@ class PolicyIndex:
         fusion: FusionParams = DEFAULT_FUSION,
         min_score: float | None = None,
         client: Any = None,
+        second: SecondDense | None = None,
     ) -> None:
         self.embedder = embedder
+        self.second = second
+        """A second dense model fused beside `embedder` when `fusion.second_weight` is set (issue 24)."""
         self.policies_dir = Path(policies_dir) if policies_dir is not None else None
         """The configured policies folder: the one source of truth for every reindex without a folder."""
         self.fusion = fusion
@@ -92,8 +96,7 @@ class PolicyIndex:
             lanes=SEARCH_WORKERS,
             max_batch=SEARCH_BATCH,
         )
-        self._cache_lock = threading.Lock()
-        self._background_vectors: np.ndarray | None = None
+        self._yardstick = Yardstick(embedder, second)
 
     @classmethod
     def from_settings(
@@ -101,6 +104,7 @@ class PolicyIndex:
     ) -> PolicyIndex:
         """The index the settings describe: Chroma server or `<data dir>/chroma`, `ARCA_EMBEDDING_MODEL`."""
         kwargs.setdefault("policies_dir", settings.policies_dir)
+        kwargs.setdefault("second", SecondDense.default())
         return cls(
             embedder if embedder is not None else make_embedder(settings),
             chroma_dir=settings.chroma_dir,
@@ -270,79 +274,70 @@ class PolicyIndex:
         """Load the Korean analyzer and embed the background sentences now, not on a player's first
         question (together ~2 s)."""
         analyze_query("쿠폰")
-        self._background()
-
-    def _background(self) -> np.ndarray:
-        """Vectors of the everyday sentences the abstain decision compares a query with (once)."""
-        with self._cache_lock:
-            if self._background_vectors is None:
-                self._background_vectors = np.asarray(
-                    self.embedder.embed_passages(list(BACKGROUND)), dtype=np.float32
-                )
-            return self._background_vectors
+        self._yardstick.background(frozenset(LANGUAGES))
+        if self.second is not None:
+            self.second.warm_up("쿠폰 한도")
 
     def _candidates(
-        self,
-        vector: np.ndarray,
-        terms: tuple[str, ...],
-        heading_weight: float,
-        *,
-        head: str | None = None,
-        head_weight: float = 0.0,
-    ) -> tuple[list[Candidate], list[float], LexicalIndex | None, np.ndarray]:
-        """Dense top candidates ∪ lexical top candidates, each with both raw scores; the dense scores
-        of the dense top list and the BM25 of every chunk."""
+        self, query: str, vector: np.ndarray, terms: tuple[str, ...], params: FusionParams, head: str | None
+    ) -> tuple[CandidateSet, LexicalIndex | None]:
+        """The query's candidates (`candidates.gather`) and the lexical index they were scored with."""
         collection = self._batch_collection or self._current()
-        total = 0 if self._lexical is None else len(self._lexical)
-        if collection is None or total == 0 or self._lexical is None or self._chunks is None:
-            return [], [], None, np.zeros(0, dtype=np.float32)
+        lexical, chunks = self._lexical, self._chunks
+        if collection is None or lexical is None or chunks is None or len(lexical) == 0:
+            return CandidateSet([], [], np.zeros(0, dtype=np.float32), []), None
         found = self._batch_nearest.get(vector.tobytes())
-        ids, distances = found or nearest(collection, [vector], min(CANDIDATES, total))[0]
-        chunks = self._chunks
-        chunks.cover(collection, ids)
-        dense = {cid: 1.0 - float(dist) for cid, dist in zip(ids, distances, strict=True)}
-        dense_scores = list(dense.values())
+        found = found or nearest(collection, [vector], min(CANDIDATES, len(lexical)))[0]
+        bm25 = lexical.scores(terms, params.heading_weight, head=head, head_weight=params.head_weight)
+        second: dict[str, float] = {}
+        uses_second = params.second_weight or params.second_evidence_weight or params.second_standout_weight
+        if self.second is not None and uses_second:
+            self.second.refresh(self._built_at, chunks)
+            second = self.second.scores(query)
+        return gather(chunks, lexical, collection, found, vector, bm25, second), lexical
 
-        lexical = self._lexical
-        scores = lexical.scores(terms, heading_weight, head=head, head_weight=head_weight)
-        top = [i for i in np.argsort(-scores)[:CANDIDATES] if scores[i] > 0]
-        for i in top:
-            if lexical.ids[i] not in dense:
-                dense[lexical.ids[i]] = chunks.similarity(lexical.ids[i], vector)
-        candidates = []
-        for cid, similarity in dense.items():
-            position = lexical.position(cid)
-            score = float(scores[position]) if position is not None else 0.0
-            candidates.append(Candidate(cid, *chunks.row(cid), similarity, score))
-        return candidates, dense_scores, lexical, scores
-
-    def explain(self, query: str, *, fusion: FusionParams | None = None) -> tuple[list[PolicyHit], Evidence]:
-        """Every fused candidate above the dense floor, best first, and the abstain evidence (no cut)."""
+    def explain(
+        self, query: str, *, fusion: FusionParams | None = None, top_k: int = 3
+    ) -> tuple[list[PolicyHit], Evidence]:
+        """Every fused candidate above the dense floor, best first (the first `top_k` with their close
+        neighbours, `context.with_neighbours`), and the abstain evidence (no cut)."""
         params = fusion or self.fusion
         query = (query or "").strip()[:MAX_QUERY_CHARS]
         if not query:
             raise EmptyQueryError("the search query is empty")
         vector = self._query_vector(query)
+        if self.second is not None:
+            self.second.warm_up(query)
         terms = analyze_query(query)
         with self._lock:
-            candidates, dense_scores, lexical, bm25 = self._candidates(
-                vector, terms, params.heading_weight, head=keyword_head(query), head_weight=params.head_weight
-            )
-        fused = fuse(candidates, params, dense_pool=dense_scores, lexical_pool=bm25)
+            found, lexical = self._candidates(query, vector, terms, params, keyword_head(query))
+        nearest_text = max(found.candidates, key=lambda c: c.dense).text if found.candidates else ""
+        languages = text_languages(nearest_text)
+        if query_language(query) in languages:  # the second model only steers cross-lingual queries
+            params = params.with_(second_weight=0.0)
+        fused = fuse(
+            found.candidates,
+            params,
+            dense_pool=found.dense_pool,
+            lexical_pool=found.lexical_pool,
+            second_pool=found.second_pool,
+        )
         ranked = [r for r in fused if r.candidate.dense >= self.min_score]
-        top, margin = dense_evidence(dense_scores)
-        coverage = lexical.coverage(terms, ranked[0].candidate.chunk_id) if ranked and lexical else 0.0
-        background = Evidence.background_of(self._background() @ vector, params.background_k)
-        hits = [PolicyHit.from_metadata(r.candidate.metadata, r.candidate.text, r.score) for r in ranked]
-        return hits, Evidence(top, margin, coverage, background)
+        top_k = max(1, int(top_k))
+        hits = with_neighbours(ranked, top_k, params.neighbour_margin)
+        hits += [
+            PolicyHit.from_metadata(r.candidate.metadata, r.candidate.text, r.score) for r in ranked[top_k:]
+        ]
+        evidence = self._yardstick.evidence(query, vector, terms, found, lexical, ranked, languages, params)
+        return hits, evidence
 
     def search_sync(
         self, query: str, top_k: int = 3, *, fusion: FusionParams | None = None
     ) -> list[PolicyHit]:
         """The `top_k` best passages for `query`, or `[]` when no policy covers it."""
         params = fusion or self.fusion
-        hits, evidence = self.explain(query, fusion=params)
-        if not hits or evidence.score(params) < params.abstain_below:
+        hits, evidence = self.explain(query, fusion=params, top_k=top_k)
+        if not hits or evidence.abstains(params):
             return []
         return hits[: max(1, int(top_k))]
 

@@ -22,6 +22,7 @@ from bot.store.models import (
     utcnow,
 )
 from bot.store.players import Contacts
+from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
 from bot.store.threads import StoredThread
 from bot.store.units import RaceLost
 
@@ -41,6 +42,7 @@ __all__ = [
     "IssueWrite",
     "Order",
     "Player",
+    "PolicyGap",
     "RaceLost",
     "Run",
     "RunCitation",

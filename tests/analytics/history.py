@@ -202,4 +202,5 @@ def expected(seeded: Seeded) -> dict[str, Any]:
         "first_staff_response_seconds_p50": 30.0,  # D: escalated at +30 s, taken over at +1 m
         "first_staff_response_seconds_p90": 30.0,
         "sla_first_response_met_share": 0.5,  # D within the hour; B never answered, 22 h past its target
+        "policy_gaps": 1,  # b1's 👎 with a comment on an answer that searched the policies
     }

@@ -40,7 +40,9 @@ async def tables_and_version(url: str) -> tuple[set[str], str]:
 
 
 def test_version_2_adds_only_tables() -> None:
-    assert SCHEMA_VERSION == 5  # v3: the staff console's tables, v4: its outbox, v5: incidents
+    assert (
+        SCHEMA_VERSION == 6
+    )  # v3: the staff console's tables, v4: its outbox, v5: incidents, v6: policy gaps
     assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback", *UPGRADABLE_FROM[2]}
 
 
@@ -99,3 +101,25 @@ async def test_a_version_3_database_gains_the_staff_outbox(tmp_path: Path) -> No
     await store.close()
     tables, version = await tables_and_version(url)
     assert "staff_outbox" in tables and version == str(SCHEMA_VERSION)
+
+
+async def test_a_version_4_database_gains_the_policy_gaps_and_keeps_its_rows(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'v4.db'}"
+    await make_version_1(url)
+    engine = create_async_engine(url)
+    async with engine.begin() as conn:
+        schema = _schema_for(conn.dialect.name)
+        v4 = [schema.tables[name] for name in NEW_TABLES - set(UPGRADABLE_FROM[4])]
+        await conn.run_sync(lambda c: schema.create_all(c, tables=v4))
+        await conn.execute(SchemaMeta.__table__.update().values(value="4"))
+    await engine.dispose()
+    assert "policy_gaps" not in (await tables_and_version(url))[0]
+    store = Store(url)
+    await store.open()
+    try:
+        async with store.session() as s:
+            assert (await s.get(Player, "P100")).name == "루나"
+    finally:
+        await store.close()
+    tables, version = await tables_and_version(url)
+    assert "policy_gaps" in tables and version == str(SCHEMA_VERSION)

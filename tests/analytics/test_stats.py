@@ -145,6 +145,7 @@ async def test_an_empty_store_gives_zeros(store: Store) -> None:
         "first_staff_response_seconds_p50": 0.0,
         "first_staff_response_seconds_p90": 0.0,
         "sla_first_response_met_share": 0.0,
+        "policy_gaps": 0,
     }
 
 

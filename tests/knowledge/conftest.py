@@ -12,6 +12,7 @@ import pytest
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import EvalCase, load_eval_cases, write_korean_only_copy
 from bot.knowledge.index import PolicyIndex
+from bot.knowledge.second_dense import SecondDense, USEEmbedder
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
@@ -105,6 +106,12 @@ def e5() -> E5Embedder:
     return E5Embedder(num_threads=1)
 
 
+@pytest.fixture(scope="session")
+def use() -> USEEmbedder:
+    """The second dense model (multilingual USE v3), loaded once per session."""
+    return USEEmbedder()
+
+
 @pytest.fixture
 def small_corpus(tmp_path: Path) -> Path:
     return write_small_corpus(tmp_path / "policies")
@@ -121,19 +128,23 @@ def eval_cases() -> list[EvalCase]:
 
 
 @pytest.fixture(scope="session")
-def shipped_index(e5: E5Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PolicyIndex]:
-    """The shipped policies/, indexed once per session with the default embedder."""
-    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-shipped"))
+def shipped_index(
+    e5: E5Embedder, use: USEEmbedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PolicyIndex]:
+    """The shipped policies/, indexed once per session with the default embedders."""
+    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-shipped"), second=SecondDense(use))
     index.build(POLICIES)
     yield index
     index.close()
 
 
 @pytest.fixture(scope="session")
-def korean_only_index(e5: E5Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PolicyIndex]:
+def korean_only_index(
+    e5: E5Embedder, use: USEEmbedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PolicyIndex]:
     """The shipped policies with every `> EN:` line removed: a Korean-only set an operator might bring."""
     corpus = write_korean_only_copy(POLICIES, tmp_path_factory.mktemp("korean-only") / "policies")
-    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-korean-only"))
+    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-korean-only"), second=SecondDense(use))
     index.build(corpus)
     yield index
     index.close()

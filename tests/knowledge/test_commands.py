@@ -22,7 +22,10 @@ def test_search_json_prints_exactly_one_json_array(settings, capfd: pytest.Captu
     assert code == 0
     hits = json.loads(out)
     assert isinstance(hits, list) and 1 <= len(hits) <= 2
-    assert set(hits[0]) == {"source", "section", "score", "text", "title", "doc_id"}
+    assert set(hits[0]) == {"source", "section", "score", "text", "title", "doc_id"} | {
+        "neighbour_section",
+        "neighbour_text",
+    }
     assert hits[0]["source"] == "coupons.md" and hits[0]["section"] == "2. 발급 한도"
 
 

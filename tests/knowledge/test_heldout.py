@@ -1,11 +1,14 @@
 """Generalisation: the held-out set (tests/retrieval_heldout.yaml) and a second game's Korean-only
 corpus (tests/knowledge/other_game/, tests/retrieval_other_game.yaml), neither used for tuning.
 
-Measured with the default embedder and fusion (`python bench/retrieval.py`):
+Measured with the default embedders and fusion (`python bench/retrieval.py`):
 
-    set                                R@1   R@3   off-topic abstained   on-topic wrongly abstained
-    held-out, shipped corpus           0.81  0.91  0.77                  0.00
-    second corpus (other game)         0.80  0.93  1.00                  0.00
+    set                                R@1   R@3   AB@3  off-topic abstained   on-topic wrongly abstained
+    held-out, shipped corpus           0.81  0.91  0.95  0.64                  0.00
+    second corpus (other game)         0.83  0.97  1.00  0.75                  0.00
+    farm corpus, held-out part         0.90  1.00  1.00  0.71                  0.00
+
+(AB@3: answer-bearing recall@3, the section or the neighbour a top-3 hit carries.)
 
 The floors below sit ~0.05–0.08 under those figures: they catch regressions, not run-to-run noise.
 """
@@ -21,6 +24,7 @@ from bot.knowledge.documents import chunk_documents, load_policies
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import EvalCase, evaluate, load_eval_cases
 from bot.knowledge.index import PolicyIndex
+from bot.knowledge.second_dense import SecondDense, USEEmbedder
 from tests.knowledge.conftest import POLICIES
 
 pytestmark = pytest.mark.slow
@@ -29,6 +33,7 @@ TESTS = Path(__file__).resolve().parents[1]
 HELDOUT_FILE = TESTS / "retrieval_heldout.yaml"
 OTHER_GAME = TESTS / "knowledge" / "other_game"
 OTHER_GAME_FILE = TESTS / "retrieval_other_game.yaml"
+FARM_EN_ANSWER_BEARING = 0.90
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +42,10 @@ def heldout_cases() -> list[EvalCase]:
 
 
 @pytest.fixture(scope="module")
-def other_index(e5: E5Embedder, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PolicyIndex]:
-    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-other-game"))
+def other_index(
+    e5: E5Embedder, use: USEEmbedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PolicyIndex]:
+    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-other-game"), second=SecondDense(use))
     index.build(OTHER_GAME)
     yield index
     index.close()
@@ -62,12 +69,14 @@ def test_heldout_set_is_large_varied_fresh_and_points_at_real_sections(
     assert len({c.query for c in heldout_cases}) == len(heldout_cases)
 
 
+@pytest.mark.timeout(900)  # 118 queries under two models: it took over 300 s on the loaded 2-core machine
 def test_heldout_recall_and_abstain_rates(shipped_index: PolicyIndex, heldout_cases: list[EvalCase]) -> None:
     report = evaluate(shipped_index, heldout_cases, k=3)
     assert report.recall_at_k() >= 0.85, report.misses
-    assert report.recall_at_1() >= 0.73, report.misses
-    assert report.off_topic_abstain_rate >= 0.70, report.misses
-    assert report.wrong_abstain_rate <= 0.04, report.misses
+    assert report.answer_bearing_recall() >= 0.90, report.misses
+    assert report.recall_at_1() >= 0.76, report.misses
+    assert report.off_topic_abstain_rate >= 0.55, report.misses
+    assert report.wrong_abstain_rate_of("ko") == report.wrong_abstain_rate_of("en") == 0.0, report.misses
 
 
 def test_second_corpus_of_another_game_carries_the_settings_over(other_index: PolicyIndex) -> None:
@@ -77,7 +86,54 @@ def test_second_corpus_of_another_game_carries_the_settings_over(other_index: Po
     assert all(c.off_topic or (c.source, c.section) in sections for c in cases)
     assert all("> EN:" not in c.text for c in chunks)  # Korean-only documents
     report = evaluate(other_index, cases, k=3)
-    assert report.recall_at_k() >= 0.85, report.misses
-    assert report.recall_at_1() >= 0.72, report.misses
-    assert report.off_topic_abstain_rate >= 0.85, report.misses
-    assert report.wrong_abstain_rate <= 0.05, report.misses
+    assert report.recall_at_k() >= 0.88, report.misses
+    assert report.recall_at_1() >= 0.75, report.misses
+    assert report.off_topic_abstain_rate >= 0.62, report.misses
+    assert report.wrong_abstain_rate == 0.0, report.misses
+
+
+FARM_GAME = TESTS / "knowledge" / "farm_game"
+FARM_TUNING_FILE = TESTS / "retrieval_farm_tuning.yaml"
+FARM_HELDOUT_FILE = TESTS / "retrieval_farm_heldout.yaml"
+
+
+@pytest.fixture(scope="module")
+def farm_index(
+    e5: E5Embedder, use: USEEmbedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PolicyIndex]:
+    index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-farm"), second=SecondDense(use))
+    index.build(FARM_GAME)
+    yield index
+    index.close()
+
+
+def test_the_korean_only_farm_corpus_has_english_questions_and_a_held_out_part() -> None:
+    tuning, heldout = load_eval_cases(FARM_TUNING_FILE), load_eval_cases(FARM_HELDOUT_FILE)
+    chunks = chunk_documents(load_policies(FARM_GAME))
+    sections = {(c.source, c.section) for c in chunks}
+    assert all("> EN:" not in c.text for c in chunks) and len(sections) >= 20
+    for cases in (tuning, heldout):
+        assert sum(c.lang == "en" and not c.off_topic for c in cases) >= 20
+        assert sum(c.off_topic for c in cases) >= 7
+        assert all(c.off_topic or (c.source, c.section) in sections for c in cases)
+    assert not {c.query.casefold() for c in tuning} & {c.query.casefold() for c in heldout}
+
+
+def test_held_out_korean_only_corpus_never_turns_away_a_covered_question(farm_index: PolicyIndex) -> None:
+    report = evaluate(farm_index, load_eval_cases(FARM_HELDOUT_FILE), k=3)
+    assert report.wrong_abstain_rate_of("en") == 0.0 and report.wrong_abstain_rate_of("ko") == 0.0, (
+        report.misses
+    )
+    assert report.answer_bearing_recall("en") >= FARM_EN_ANSWER_BEARING, report.misses
+    assert report.recall_at_1("ko") >= 0.75, report.misses
+
+
+def test_an_english_question_about_a_daily_limit_finds_the_korean_only_section(
+    farm_index: PolicyIndex, korean_only_index: PolicyIndex
+) -> None:
+    hits = farm_index.search_sync("what's the daily limit for sending gifts?", top_k=3)
+    assert ("mail.md", "2. 선물 보내기 한도") in [(h.source, h.section) for h in hits]
+    hits = korean_only_index.search_sync("how many gifts can I send in one day?", top_k=3)
+    given = [(h.source, h.section) for h in hits] + [(h.source, h.neighbour_section) for h in hits]
+    assert ("gifts_trading.md", "2. 선물 한도") in given
+    assert farm_index.search_sync("오늘 점심 뭐 먹을까요?", top_k=3) == []

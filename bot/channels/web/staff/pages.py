@@ -48,6 +48,7 @@ NAV = (
     ("audit", "감사 기록", "Audit"),
     ("dashboard", "대시보드", "Dashboard"),
     ("policies", "정책", "Policies"),
+    ("gaps", "미답변 질문", "Unanswered"),
     ("sessions", "세션", "Sessions"),
 )
 

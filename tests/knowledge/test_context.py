@@ -1,0 +1,69 @@
+"""What the model is given per hit (bot/knowledge/context.py): a hit carries its neighbouring section of
+the same document when that neighbour scored close, never one that is already a hit, at most one each."""
+
+from __future__ import annotations
+
+from bot.knowledge.context import section_position, with_neighbours
+from bot.knowledge.fusion import Candidate, Ranked
+from tests.knowledge.test_tool import _ctx
+from tools.base import ToolRegistry
+from tools.policy_search import search_policy_tool
+
+
+def ranked(*rows: tuple[str, float]) -> list[Ranked]:
+    out = []
+    for chunk_id, score in rows:
+        source, _, position = chunk_id.partition("#")
+        meta = {"source": source, "title": "보상 정책", "section": f"{position.split('.')[0]}. 조항"}
+        out.append(Ranked(Candidate(chunk_id, meta, f"{chunk_id} 본문", 0.8, 0.0), score))
+    return out
+
+
+def test_chunk_ids_name_their_document_section_and_part() -> None:
+    assert section_position("compensation.md#2.0") == ("compensation.md", 2, 0)
+    assert section_position("a#b.md#10.3") == ("a#b.md", 10, 3)
+    assert section_position("weird") is None
+
+
+def test_a_hit_carries_its_close_neighbour_and_never_another_hit() -> None:
+    got = with_neighbours(
+        ranked(
+            ("compensation.md#4.0", 2.0),  # the "neighbour first" ranking
+            ("refunds.md#1.0", 1.6),
+            ("compensation.md#5.0", 1.5),  # next to the first hit and close: goes along with it
+            ("compensation.md#3.0", 1.4),  # also next to it, but only one neighbour per hit
+            ("refunds.md#2.0", -3.0),  # next to the second hit, but far below it
+            ("delivery.md#1.0", 0.1),
+        ),
+        top_k=3,
+        margin=1.0,
+    )
+    assert [(h.source, h.section) for h in got] == [
+        ("compensation.md", "4. 조항"),
+        ("refunds.md", "1. 조항"),
+        ("compensation.md", "5. 조항"),
+    ]
+    # compensation §5 is a hit itself, so §4 takes its other neighbour, §3; refunds §2 scored far below
+    assert [h.neighbour_section for h in got] == ["3. 조항", "", ""]
+    assert got[0].neighbour_text == "compensation.md#3.0 본문"
+    assert got[0].neighbour_citation == "[보상 정책 §3 조항]"
+
+
+def test_without_a_margin_no_neighbour_is_given() -> None:
+    got = with_neighbours(ranked(("a.md#1.0", 2.0), ("a.md#2.0", 1.99)), top_k=1, margin=float("-inf"))
+    assert [h.neighbour_section for h in got] == [""]
+
+
+async def test_the_search_tool_shows_the_neighbour_with_its_own_citation() -> None:
+    hit = with_neighbours(ranked(("compensation.md#1.0", 2.0), ("compensation.md#2.0", 1.8)), 1, 1.0)[0]
+
+    class Searcher:
+        async def search(self, query: str, top_k: int = 3) -> list:
+            return [hit]
+
+    result = await ToolRegistry([search_policy_tool]).execute(
+        "search_policy", {"query": "쿠폰 한도"}, _ctx(Searcher())
+    )
+    assert "1. [보상 정책 §1 조항] compensation.md#1.0 본문" in result.message
+    assert "   + [보상 정책 §2 조항] compensation.md#2.0 본문" in result.message
+    assert result.data["hits"][0]["neighbour_section"] == "2. 조항"
