@@ -7,6 +7,7 @@ routers to the returned app (`app.include_router(...)`) and read the same `app.s
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from importlib import resources
 from typing import Any
 
@@ -33,6 +34,7 @@ def create_app(deps: WebDeps) -> FastAPI:
     app = FastAPI(title="Arca support web channel", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.web = deps
     app.state.streams = StreamRegistry(deps.clock)
+    app.state.staff_forms_sent = OrderedDict()  # staff reply forms already sent (staff/pages.claim_form)
     app.state.outbox = web_outbox(app)  # started and stopped with the server (`WebServer`)
     app.state.limits = (
         SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),

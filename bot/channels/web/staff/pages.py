@@ -187,7 +187,7 @@ def claim_form(request: Request, key: str) -> bool:
     the check and the claim: two parallel posts of one form cannot both pass."""
     if not key:
         return True
-    sent: OrderedDict[str, None] = request.app.state.__dict__.setdefault("staff_forms_sent", OrderedDict())
+    sent: OrderedDict[str, None] = request.app.state.staff_forms_sent
     if key in sent:
         return False
     sent[key] = None
