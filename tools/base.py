@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, WORKING, Text, say
 from bot.vocabulary.log_context import log_context
 from tools.coupon_rules import CouponRules, default_coupon_rules
+from tools.requirements import RequirementRule
 from tools.results import ResultCode, ToolResult
 from tools.schemas import copy_json, describe_validation_error, schema_of
 
@@ -148,6 +149,13 @@ class Tool:
     """The line a channel shows while the tool runs, in both languages."""
     coupon_outcome: bool = False
     """Its results say whether a coupon exists (the output guard's claim check reads them)."""
+    required_before_answer: RequirementRule | None = None
+    """Given what the player wrote, the arguments this tool must have been called with before the model
+    may answer (`tools.requirements`): lookup_order for each order id named, search_policy for a policy
+    question. The engine sends an answer without them back once."""
+    counts_as: tuple[str, ...] = ()
+    """Tools whose requirement a call of this one meets when their shared arguments agree: issue_coupon
+    reads the same order record as lookup_order, so it grounds what is said about that order."""
 
     def openai_schema(self) -> dict[str, Any]:
         """The `tools=[…]` entry for the Chat Completions API (non-strict, so local servers accept it)."""
@@ -178,9 +186,11 @@ def tool(
     allowed_unlinked: bool = False,
     status: Text = WORKING,
     coupon_outcome: bool = False,
+    required_before_answer: RequirementRule | None = None,
+    counts_as: tuple[str, ...] = (),
 ) -> Callable[[ToolFn], Tool]:
     """Declare a tool from `async def fn(args: ArgsModel, ctx: ToolContext) -> ToolResult`, with the facts
-    that belong to it: side effects, who may run it, and its status line."""
+    that belong to it: side effects, who may run it, its status line and when it must run."""
 
     def wrap(fn: ToolFn) -> Tool:
         if not inspect.iscoroutinefunction(fn):
@@ -204,6 +214,8 @@ def tool(
             allowed_unlinked=allowed_unlinked,
             status=status,
             coupon_outcome=coupon_outcome,
+            required_before_answer=required_before_answer,
+            counts_as=counts_as,
         )
 
     return wrap

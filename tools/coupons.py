@@ -24,6 +24,7 @@ class IssueCouponArgs(BaseModel):
     side_effect=True,
     status=Text("쿠폰 발급 처리 중…", "Processing the coupon…"),
     coupon_outcome=True,
+    counts_as=("lookup_order",),
 )
 async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:
     """Issue a compensation coupon (KRW) for one of the player's own orders, e.g. order_id "ORD001", amount 5000.

@@ -16,6 +16,7 @@ from tools.coupon_write import CouponRow
 from tools.local_time import local_date
 from tools.money import format_krw
 from tools.order_views import normalize_order_id, order_not_found_message, status_label
+from tools.requirements import each_named_order
 
 _ORDER_AND_LIVE_COUPON = (
     select(
@@ -81,7 +82,11 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     )
 
 
-@tool(name="lookup_order", status=Text("주문 조회 중…", "Looking up the order…"))
+@tool(
+    name="lookup_order",
+    status=Text("주문 조회 중…", "Looking up the order…"),
+    required_before_answer=each_named_order,
+)
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
     """Look up one of the player's orders by its order number (e.g. ORD001): item, amount, status and any coupon on it.
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from bot.knowledge.documents import KnowledgeError
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
+from tools.requirements import on_policy_question
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,12 @@ def _hit_data(hit: Any) -> dict[str, Any]:
     return data
 
 
-@tool(name="search_policy", allowed_unlinked=True, status=Text("정책 검색 중…", "Searching the policies…"))
+@tool(
+    name="search_policy",
+    allowed_unlinked=True,
+    status=Text("정책 검색 중…", "Searching the policies…"),
+    required_before_answer=on_policy_question,
+)
 async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolResult:
     """Search Arca Online's official support policies (compensation coupons, delivery delays, refunds,
     cash-shop items not received, duplicate payments, minors' payments, account security and 2FA,

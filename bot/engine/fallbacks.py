@@ -72,3 +72,17 @@ def empty_text(ctx: ToolContext) -> str:
         "답변을 만들지 못했습니다. 질문을 조금 바꿔서 다시 말씀해 주세요.",
         "I could not produce an answer. Please rephrase your question.",
     )
+
+
+def ungrounded_text(ctx: ToolContext, order_ids: Sequence[str], policy: bool) -> str:
+    """The model would not look up what the player asked about: say so, state nothing, offer a person."""
+    ko_parts = [f"주문 {', '.join(order_ids)} 정보"] if order_ids else []
+    en_parts = [f"order {', '.join(order_ids)}"] if order_ids else []
+    if policy or not order_ids:
+        ko_parts.append("관련 정책")
+        en_parts.append("the policy that applies")
+    head = ctx.say(
+        f"죄송합니다. {'와 '.join(ko_parts)}를 확인하지 못해 지금은 정확한 답을 드릴 수 없습니다.",
+        f"Sorry, I could not check {' and '.join(en_parts)}, so I cannot give you an exact answer right now.",
+    )
+    return f"{head}\n{_offer_human(ctx)}"

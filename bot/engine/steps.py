@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, ThinkingEvent
+from bot.engine.grounding import RequiredCall, send_back_text
 from bot.engine.parsing import FINAL_ANSWER, read_action
 from bot.engine.prompts import LOOP_REFORMAT_REQUEST, observation_message
 from bot.engine.results import StopReason
@@ -30,6 +31,12 @@ async def native_step(run: AgentRun, response: LLMResult, iteration: int) -> Sto
             await run.add({"role": "assistant", "content": text or "(draft answer withheld)"}, kind="step")
             await run.inject(injected)
             return None
+        missing = run.missing_calls()
+        if missing:
+            if run.sent_back:
+                return ungrounded(run, missing)
+            await run.add({"role": "assistant", "content": text or "(draft answer withheld)"}, kind="step")
+            return await send_back(run, missing)
         await run.emit(AnswerEvent(channel="step", status="start"))
         if text:
             run.messages.append({"role": "assistant", "content": text})
@@ -73,6 +80,13 @@ async def json_step(run: AgentRun, response: LLMResult, iteration: int) -> Stop 
             await run.persist([assistant], kind="step")
             await run.inject(injected)
             return None
+        missing = run.missing_calls()
+        if missing:
+            if run.sent_back:
+                run.messages.pop()  # the unchecked answer stays out of the thread
+                return ungrounded(run, missing)
+            await run.persist([assistant], kind="step")
+            return await send_back(run, missing)
         await run.emit(AnswerEvent(channel="step", status="start"))
         return action.answer, StopReason.FINAL_ANSWER, None
     await run.persist([assistant], kind="step")
@@ -96,6 +110,23 @@ async def json_step(run: AgentRun, response: LLMResult, iteration: int) -> Stop 
         if injected:
             await run.inject(injected)
     return None
+
+
+async def send_back(run: AgentRun, missing: list[RequiredCall]) -> None:
+    """The answer came before a required call: ask for exactly that call, once per run."""
+    run.sent_back += 1
+    text = send_back_text(missing, run.query, json_mode=not run.native)
+    await run.add({"role": "user", "content": text}, kind="reformat")
+
+
+def ungrounded(run: AgentRun, missing: list[RequiredCall]) -> Stop:
+    """A second answer without the required call: the honest fallback, not the answer."""
+    ids = [c.order_id for c in missing if c.order_id]
+    policy = any(not c.order_id for c in missing)
+    why = "the model answered twice without " + ", ".join(
+        f"{c.tool} {json.dumps(c.args, ensure_ascii=False)}" for c in missing
+    )
+    return fallbacks.ungrounded_text(run.ctx, ids, policy), StopReason.UNGROUNDED, why
 
 
 async def json_parse_failure(
