@@ -10,6 +10,7 @@ allowed) into a result too, so every tool call gets exactly one result.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, WORKING, Text, say
 from bot.vocabulary.log_context import log_context
 from tools.coupon_rules import CouponRules, default_coupon_rules
+from tools.examples import declared_examples
 from tools.requirements import RequirementRule
 from tools.results import ResultCode, ToolResult
 from tools.schemas import copy_json, describe_validation_error, schema_of
@@ -156,6 +158,13 @@ class Tool:
     counts_as: tuple[str, ...] = ()
     """Tools whose requirement a call of this one meets when their shared arguments agree: issue_coupon
     reads the same order record as lookup_order, so it grounds what is said about that order."""
+
+    @functools.cached_property
+    def example_values(self) -> dict[str, frozenset[str]]:
+        """Per argument, the values the tool's own texts show as examples (ids such as ORD001 for text
+        fields, numbers such as 5000 for integer fields): the engine runs a call with one only when the
+        player wrote it (`bot.engine.example_values`). Free-text fields (a reason, a summary) have none."""
+        return declared_examples(self.description, self.args_model)
 
     def openai_schema(self) -> dict[str, Any]:
         """The `tools=[…]` entry for the Chat Completions API (non-strict, so local servers accept it)."""

@@ -60,7 +60,9 @@ LIST_LIMIT = 10
 
 
 class LookupOrderArgs(BaseModel):
-    order_id: str = Field(description="The order number the player gave, e.g. ORD001.")
+    order_id: str = Field(
+        description="The order number exactly as the player wrote it, e.g. ORD…; never make one up."
+    )
 
 
 class ListMyOrdersArgs(BaseModel):
@@ -88,7 +90,7 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     required_before_answer=each_named_order,
 )
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
-    """Look up one of the player's orders by its order number (e.g. ORD001): item, amount, status and any coupon on it.
+    """Look up one of the player's orders by the order number they wrote (ORD…): item, amount, status and any coupon on it.
 
     Use this before deciding on compensation: the status tells whether the order is delayed.
     """

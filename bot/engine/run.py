@@ -111,6 +111,7 @@ class AgentRun:
             lambda: [run.query, *run.injected],
             json_mode=not self.native,
             unread=lambda: bool(run.queue) or run.unread_injection,
+            known_texts=lambda: run.known_texts(),
         )
 
     # ---- persistence -----------------------------------------------------------------------
@@ -218,6 +219,17 @@ class AgentRun:
             )
         self.schemas = self.registry.schemas() if self.native and len(self.registry) else None
         self.schemas_estimate = tools_tokens(self.schemas)  # not serialised again every iteration
+
+    def known_texts(self) -> list[str]:
+        """What the conversation got from outside the model: the player's messages and tool results
+        (earlier runs of the thread included)."""
+        said = [self.query, *self.injected]
+        said += [
+            m["content"]
+            for m in self.messages
+            if m.get("role") in ("user", "tool") and isinstance(m.get("content"), str)
+        ]
+        return said
 
     def missing_calls(self) -> list[RequiredCall]:
         """Calls the player's messages of this run require that the model has not made yet."""

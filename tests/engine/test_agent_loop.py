@@ -161,7 +161,7 @@ async def test_native_side_effect_tools_run_one_at_a_time_in_order(tools, probe)
         {"tool": "issue_coupon", "args": {"order_id": "ORD002", "amount": 2000}},
         {"tool": "issue_coupon", "args": {"order_id": "ORD003", "amount": 3000}},
     ]
-    run = await run_scripted([{"tools": calls}, {"final": "ok"}], tools)
+    run = await run_scripted([{"tools": calls}, {"final": "ok"}], tools, query="ORD001, ORD002, ORD003 보상")
     assert probe.side_effect_overlap is False
     issued = [c for c in probe.calls if c.startswith("issue_coupon")]
     assert issued == ["issue_coupon:ORD001:1000", "issue_coupon:ORD002:2000", "issue_coupon:ORD003:3000"]
