@@ -74,6 +74,17 @@ def empty_text(ctx: ToolContext) -> str:
     )
 
 
+def parse_failure_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    """The model's replies could not be read twice in a row: nothing of them reaches the player."""
+    head = ctx.say(
+        "죄송합니다. 답변을 만드는 중 문제가 생겨 정확한 답을 드리지 못했습니다. 다시 한 번 말씀해 주세요.",
+        "Sorry, something went wrong while preparing the answer, so I cannot give you an exact one. "
+        "Please ask again.",
+    )
+    done = f"\n{_done_so_far(ctx, outcomes)}" if outcomes else ""
+    return f"{head}{done}\n{_offer_human(ctx)}"
+
+
 def ungrounded_text(ctx: ToolContext, order_ids: Sequence[str], policy: bool) -> str:
     """The model would not look up what the player asked about: say so, state nothing, offer a person."""
     ko_parts = [f"주문 {', '.join(order_ids)} 정보"] if order_ids else []

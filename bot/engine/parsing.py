@@ -45,6 +45,9 @@ class ActionReading:
 
     action: JsonAction | None
     hint: str | None = None
+    error: str | None = None
+    """The JSON decoder's own message for the reply (e.g. "Expecting ',' delimiter: line 1 column 41
+    (char 40)"), or why no object was found; sent back word for word in the corrective request."""
 
 
 def parse_action(content: str | None) -> JsonAction | None:
@@ -62,6 +65,30 @@ def read_action(content: str | None) -> ActionReading:
 
 
 def _read(content: str | None) -> ActionReading:
+    reading = _read_text(content)
+    if reading.action is None and reading.error is None:
+        reading.error = _decode_error(content or "")
+    return reading
+
+
+def _decode_error(text: str) -> str:
+    """What is wrong with the reply as JSON, in the decoder's words, for the corrective request."""
+    stripped = text.strip()
+    if not stripped:
+        return "the reply was empty"
+    spans = _spans(stripped)
+    start = stripped.find("{")
+    if start < 0:
+        return "no JSON object found: the reply has no '{'"
+    chunk = stripped[start : spans[0][1]] if spans else stripped[start:]
+    try:
+        json.loads(chunk)
+    except ValueError as exc:
+        return f"{exc}"
+    return "the JSON object has no usable action"
+
+
+def _read_text(content: str | None) -> ActionReading:
     text = (content or "").strip()
     if not text:
         return ActionReading(None, "Your reply was empty.")

@@ -4,6 +4,7 @@ selection, compaction and answer synthesis. Kept together so wording changes are
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +37,26 @@ LOOP_REFORMAT_REQUEST = (
     '{"action": "tool_call", "tool": ..., "args": {...}, "reasoning": ...} or '
     '{"action": "final_answer", "answer": ..., "reasoning": ...}.'
 )
+
+
+def reformat_request(hint: str | None, error: str | None, example: str | None, language: str) -> str:
+    """The one corrective request after an unparseable reply: the exact error and a valid object."""
+    parts = [LOOP_REFORMAT_REQUEST]
+    if error:
+        parts.append(f"Parse error: {error}.")
+    if hint:
+        parts.append(hint)
+    example = example or json.dumps(
+        {
+            "action": "final_answer",
+            "answer": f"<your answer to the player, in {language}>",
+            "reasoning": "<one short sentence>",
+        },
+        ensure_ascii=False,
+    )
+    parts.append(f"A valid reply looks like this: {example}")
+    return "\n".join(parts)
+
 
 SELECTION_SYSTEM = (
     "You choose which tools an assistant needs for the player's message. Pick at most {max_tools} tool "

@@ -34,10 +34,11 @@ NO_SYNTHESIS = frozenset(
         StopReason.REPETITION,
         StopReason.BUDGET,
         StopReason.UNGROUNDED,
+        StopReason.PARSE_FAILURE,
     }
 )
 """Runs that end this way get their fallback answer directly: another model call would fail again,
-misbehave again, or make the player wait past the budget."""
+misbehave again, make the player wait past the budget, or state what no tool returned."""
 
 
 @dataclass

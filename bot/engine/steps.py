@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, ThinkingEvent
-from bot.engine.grounding import RequiredCall, send_back_text
+from bot.engine.grounding import RequiredCall, call_args, send_back_text
 from bot.engine.parsing import FINAL_ANSWER, read_action
-from bot.engine.prompts import LOOP_REFORMAT_REQUEST, observation_message
+from bot.engine.prompts import language_of, observation_message, reformat_request
 from bot.engine.results import StopReason
 from bot.llm.base import LLMResult, ToolCall
 
@@ -73,7 +73,7 @@ async def json_step(run: AgentRun, response: LLMResult, iteration: int) -> Stop 
     run.messages.append(assistant)
     injected = run.drain()  # right after the assistant message, before the final-answer check
     if action is None:
-        return await json_parse_failure(run, assistant, content, injected, reading.hint)
+        return await json_parse_failure(run, assistant, injected, reading.hint, reading.error)
     run.parse_failures = 0
     if action.kind == FINAL_ANSWER:
         if injected:
@@ -130,22 +130,34 @@ def ungrounded(run: AgentRun, missing: list[RequiredCall]) -> Stop:
 
 
 async def json_parse_failure(
-    run: AgentRun, assistant: dict[str, Any], content: str, injected: list[str], hint: str | None
+    run: AgentRun,
+    assistant: dict[str, Any],
+    injected: list[str],
+    hint: str | None,
+    error: str | None,
 ) -> Stop | None:
     run.parse_failures += 1
     if run.parse_failures >= 2 and not injected:
-        # Second failure in a row: deliver the raw text rather than loop on a model that cannot comply.
+        # Second failure in a row: an unparseable reply is never the answer (issue 28: the player was
+        # told a made-up limit that way); the run ends in an honest text that offers a person.
         run.messages.pop()
-        if content:
-            run.messages.append({"role": "assistant", "content": content})
         return (
-            content or fallbacks.empty_text(run.ctx),
+            fallbacks.parse_failure_text(run.ctx, run.calls.outcomes),
             StopReason.PARSE_FAILURE,
-            "the model's reply could not be parsed as a JSON action",
+            f"the model's reply could not be parsed as a JSON action twice in a row ({error})",
         )
     await run.persist([assistant], kind="step")
     if injected:
         await run.inject(injected)
-    request = LOOP_REFORMAT_REQUEST + (f"\n{hint}" if hint else "")
+    missing = run.missing_calls()
+    example = (
+        json.dumps(
+            {"action": "tool_call", "tool": missing[0].tool, "args": call_args(missing[0], run.query)},
+            ensure_ascii=False,
+        )
+        if missing
+        else None
+    )
+    request = reformat_request(hint, error, example, language_of(run.query))
     await run.add({"role": "user", "content": request}, kind="reformat")
     return None

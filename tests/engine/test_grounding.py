@@ -4,46 +4,15 @@ requires is sent back once with that exact call; a second one ends in the honest
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel, Field
 
 from tests.engine.conftest import MODES, make_ctx, run_scripted
-from tools.base import Actor, ToolContext, ToolRegistry, ToolResult, tool
-from tools.requirements import each_named_order, is_policy_question, named_order_ids, on_policy_question
-
-
-class OrderArgs(BaseModel):
-    order_id: str = Field(description="The order number the player wrote")
-
-
-class CouponArgs(BaseModel):
-    order_id: str = Field(description="The order number the player wrote")
-    amount: int = Field(description="KRW")
-
-
-class QueryArgs(BaseModel):
-    query: str = Field(description="What to look up")
+from tools.base import Actor, ToolContext, ToolRegistry
+from tools.requirements import is_policy_question, named_order_ids
 
 
 @pytest.fixture
-def grounded() -> ToolRegistry:
-    @tool(name="lookup_order", required_before_answer=each_named_order)
-    async def lookup_order(args: OrderArgs, ctx: ToolContext) -> ToolResult:
-        """Look up one of the player's orders."""
-        return ToolResult(
-            True, "OK", f"주문 {args.order_id}: 한정판 굿즈, 39,000원, 상태 배송 지연 (delayed)"
-        )
-
-    @tool(name="issue_coupon", side_effect=True, counts_as=("lookup_order",))
-    async def issue_coupon(args: CouponArgs, ctx: ToolContext) -> ToolResult:
-        """Issue a coupon."""
-        return ToolResult(True, "ISSUED", f"{args.order_id}에 {args.amount:,}원 쿠폰 발급")
-
-    @tool(name="search_policy", allowed_unlinked=True, required_before_answer=on_policy_question)
-    async def search_policy(args: QueryArgs, ctx: ToolContext) -> ToolResult:
-        """Search the policies."""
-        return ToolResult(True, "OK", "[보상 정책 §2] 하루 최대 3장까지 발급됩니다.")
-
-    return ToolRegistry([lookup_order, issue_coupon, search_policy])
+def grounded(grounded_tools: ToolRegistry) -> ToolRegistry:
+    return grounded_tools
 
 
 def loop_requests(run):  # type: ignore[no-untyped-def]
