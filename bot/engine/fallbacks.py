@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.engine.results import ToolOutcome
+from bot.vocabulary.catalogue import say
 from tools.base import ToolContext
 
 
@@ -97,3 +98,14 @@ def ungrounded_text(ctx: ToolContext, order_ids: Sequence[str], policy: bool) ->
         f"Sorry, I could not check {' and '.join(en_parts)}, so I cannot give you an exact answer right now.",
     )
     return f"{head}\n{_offer_human(ctx)}"
+
+
+def wrong_language_text(locale: str) -> str:
+    """The model answered twice in the wrong language: a fixed text in the player's own language."""
+    return say(
+        locale,
+        "죄송합니다. 답변을 제대로 준비하지 못했습니다. 질문을 한 번 더 보내 주시거나, 원하시면 운영진(사람 상담원)에게 "
+        "연결해 드릴게요. '운영진 연결'이라고 말씀해 주세요.",
+        "Sorry, I could not prepare a proper answer. Please send your question again, or say 'talk to staff' "
+        "and I will pass this to a staff member (a person).",
+    )
