@@ -35,7 +35,8 @@ async def stream_answer(
     or runs past `time_limit` seconds (a small model can repeat itself until its context is full)."""
     await emit(AnswerEvent(channel="answer", status="start"))
     produced = False
-    want = detect_language(question)
+    # A message of ids and marks only ("ORD001?") has no language to hold the answer to.
+    want = detect_language(question) if reply_language(question, min_letters=0) else None
     if result.stopped_reason not in NO_SYNTHESIS:
         trace = format_trace(result.messages, result_chars)
         for attempt in range(2):
@@ -70,14 +71,14 @@ async def stream_answer(
                 break
             log.info("the answer was not in %s (attempt %d); it was not shown", want, attempt + 1)
         else:
-            text = fallbacks.wrong_language_text(want)
+            text = fallbacks.wrong_language_text(want or "ko")
             produced = True
             await emit(AnswerEvent(channel="answer", status="delta", content=text))
             yield text
     if not produced and result.answer:
         answer = result.answer
-        model_written = result.stopped_reason not in NO_SYNTHESIS  # the engine's own texts are in the
-        if model_written and reply_language(answer, min_letters=0) not in (None, want):  # player's language
+        model_written = result.stopped_reason not in NO_SYNTHESIS  # engine texts: already in ctx.locale
+        if want and model_written and reply_language(answer, min_letters=0) not in (None, want):
             answer = fallbacks.wrong_language_text(want)
         await emit(AnswerEvent(channel="answer", status="delta", content=answer))
         yield answer
@@ -88,7 +89,7 @@ class LanguageGate:
     """Holds the first deltas of an answer until their language is clear, then lets the stream through;
     `wrong` is set (and nothing shown) when the reply is in another language than the player's."""
 
-    def __init__(self, want: str) -> None:
+    def __init__(self, want: str | None) -> None:
         self.want = want
         self.held = ""
         self.decided = False
@@ -97,7 +98,7 @@ class LanguageGate:
     def feed(self, delta: str) -> list[str]:
         if not delta:
             return []
-        if self.decided:
+        if self.decided or self.want is None:
             return [delta]
         self.held += delta
         return self._decide(reply_language(self.held))

@@ -94,3 +94,9 @@ async def test_a_loop_answer_in_the_wrong_language_is_not_the_fallback(tools):
     llm.function = lambda request: ENGLISH
     answer = await answer_of(llm, "ORD101 주문 지금 어떤 상태예요?", tools)
     assert ENGLISH not in answer and reply_language(answer) == "ko"
+
+
+async def test_a_message_of_ids_only_holds_the_answer_to_no_language(tools):
+    llm, seen = answering(KOREAN)
+    assert await answer_of(llm, "ORD101?", tools) == KOREAN
+    assert len(seen) == 1
