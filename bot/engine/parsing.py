@@ -112,7 +112,7 @@ def _read_text(content: str | None) -> ActionReading:
             repairs.append("text around the JSON object ignored")
         text = fenced[0].strip()
     objects, broken = _objects(text)
-    actions = [(obj, how) for obj, how in objects if any(k in obj for k in _ACTION_KEYS)]
+    actions = [(obj, how) for obj, how in objects if _is_action(obj)]
     if len(actions) > 1:
         return ActionReading(
             None,
@@ -139,8 +139,20 @@ def _read_text(content: str | None) -> ActionReading:
     return _to_action(data, repairs)
 
 
+def _is_action(obj: dict[str, Any]) -> bool:
+    """An action object, or a function call in the OpenAI shape small models emit from habit."""
+    return any(k in obj for k in _ACTION_KEYS) or _function_call_shape(obj)
+
+
+def _function_call_shape(obj: dict[str, Any]) -> bool:
+    return isinstance(obj.get("name"), str) and isinstance(obj.get("arguments", obj.get("args")), dict | str)
+
+
 def _to_action(data: dict[str, Any], repairs: list[str]) -> ActionReading:
     action = data.get("action")
+    if action is None and "tool" not in data and "answer" not in data and _function_call_shape(data):
+        repairs.append('{"name", "arguments"} function-call shape read as a tool call')
+        data = {"action": TOOL_CALL, "tool": data["name"], "args": data.get("arguments", data.get("args"))}
     reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else ""
     if action == TOOL_CALL or (action is None and "tool" in data):
         tool = data.get("tool") or data.get("name")
@@ -237,6 +249,6 @@ def _spans(text: str) -> list[tuple[int, int]]:
 def _span_of(text: str) -> tuple[int, int]:
     for start, end in _spans(text):
         value, _how = _decode(text[start:end])
-        if isinstance(value, dict) and any(k in value for k in _ACTION_KEYS):
+        if isinstance(value, dict) and _is_action(value):
             return start, end
     return 0, len(text)

@@ -443,3 +443,9 @@ async def test_a_finished_run_is_freed_by_reference_counting_not_left_to_the_cyc
     # A run that is its own reference cycle keeps its whole graph (messages, outcomes, the model, the
     # channel's renderer) until a full collection, which a burst of runs then pays with the loop stopped.
     assert alive == []
+
+
+async def test_json_mode_reads_the_openai_function_call_shape_as_a_tool_call(tools, probe):
+    shape = '{"name": "lookup_order", "arguments": {"order_id": "ORD001"}}'
+    run = await run_scripted([{"raw": shape}, {"final": "ok"}], tools, mode="json", synthesize=False)
+    assert probe.calls == ["lookup_order:ORD001"] and run.result.stopped_reason == "final_answer"
