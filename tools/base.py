@@ -10,6 +10,7 @@ allowed) into a result too, so every tool call gets exactly one result.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
@@ -24,6 +25,8 @@ from bot.store import Store
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, WORKING, Text, say
 from bot.vocabulary.log_context import log_context
 from tools.coupon_rules import CouponRules, default_coupon_rules
+from tools.examples import declared_examples
+from tools.requirements import RequirementRule
 from tools.results import ResultCode, ToolResult
 from tools.schemas import copy_json, describe_validation_error, schema_of
 
@@ -150,6 +153,20 @@ class Tool:
     """The line a channel shows while the tool runs, in both languages."""
     coupon_outcome: bool = False
     """Its results say whether a coupon exists (the output guard's claim check reads them)."""
+    required_before_answer: RequirementRule | None = None
+    """Given what the player wrote, the arguments this tool must have been called with before the model
+    may answer (`tools.requirements`): lookup_order for each order id named, search_policy for a policy
+    question. The engine sends an answer without them back once."""
+    counts_as: tuple[str, ...] = ()
+    """Tools whose requirement a call of this one meets when their shared arguments agree: issue_coupon
+    reads the same order record as lookup_order, so it grounds what is said about that order."""
+
+    @functools.cached_property
+    def example_values(self) -> dict[str, frozenset[str]]:
+        """Per argument, the values the tool's own texts show as examples (ids such as ORD001 for text
+        fields, numbers such as 5000 for integer fields): the engine runs a call with one only when the
+        player wrote it (`bot.engine.example_values`). Free-text fields (a reason, a summary) have none."""
+        return declared_examples(self.description, self.args_model)
 
     def openai_schema(self) -> dict[str, Any]:
         """The `tools=[…]` entry for the Chat Completions API (non-strict, so local servers accept it)."""
@@ -180,9 +197,11 @@ def tool(
     allowed_unlinked: bool = False,
     status: Text = WORKING,
     coupon_outcome: bool = False,
+    required_before_answer: RequirementRule | None = None,
+    counts_as: tuple[str, ...] = (),
 ) -> Callable[[ToolFn], Tool]:
     """Declare a tool from `async def fn(args: ArgsModel, ctx: ToolContext) -> ToolResult`, with the facts
-    that belong to it: side effects, who may run it, and its status line."""
+    that belong to it: side effects, who may run it, its status line and when it must run."""
 
     def wrap(fn: ToolFn) -> Tool:
         if not inspect.iscoroutinefunction(fn):
@@ -206,6 +225,8 @@ def tool(
             allowed_unlinked=allowed_unlinked,
             status=status,
             coupon_outcome=coupon_outcome,
+            required_before_answer=required_before_answer,
+            counts_as=counts_as,
         )
 
     return wrap

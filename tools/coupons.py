@@ -14,7 +14,7 @@ __all__ = ["CouponRules", "CouponRulesError", "IssueCouponArgs", "issue_coupon",
 
 class IssueCouponArgs(BaseModel):
     # Types only: ranges are the guard's job, so the model gets a reason it can act on, not a schema error.
-    order_id: str = Field(description="The order to compensate, e.g. ORD001.")
+    order_id: str = Field(description="The order to compensate, as the player wrote it, e.g. ORD….")
     amount: int = Field(description="Coupon amount in KRW as a whole number, e.g. 5000.")
     reason: str | None = Field(default=None, description="Short reason, e.g. '배송 지연 보상'.")
 
@@ -24,9 +24,10 @@ class IssueCouponArgs(BaseModel):
     side_effect=True,
     status=Text("보상 쿠폰을 확인하고 있어요", "Checking your compensation coupon"),
     coupon_outcome=True,
+    counts_as=("lookup_order",),
 )
 async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:
-    """Issue a compensation coupon (KRW) for one of the player's own orders, e.g. order_id "ORD001", amount 5000.
+    """Issue a compensation coupon (KRW) for one of the player's own orders, e.g. order_id "ORD…", amount 5000.
 
     Only delayed orders qualify, amounts have a per-coupon limit, one coupon per order, and daily caps apply.
     A refusal explains why and what would be valid: read it and retry with a valid amount or explain to the

@@ -21,7 +21,7 @@ MAX_SUMMARY_CHARS = 2_000
 class EscalateArgs(BaseModel):
     summary: str = Field(
         description="What the player needs and what was already tried, for a staff member, e.g. "
-        "'ORD001 배송 지연, 보상 한도 초과 요청 — 운영진 판단 필요'."
+        "'ORD… 배송 지연, 보상 한도 초과 요청 — 운영진 판단 필요'."
     )
 
 

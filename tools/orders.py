@@ -15,6 +15,7 @@ from tools.coupon_messages import describe_coupon
 from tools.local_time import local_date
 from tools.money import format_krw
 from tools.order_views import normalize_order_id, order_not_found_message, status_label
+from tools.requirements import each_named_order
 
 _ORDER_AND_LIVE_COUPON = (
     select(
@@ -58,7 +59,9 @@ LIST_LIMIT = 10
 
 
 class LookupOrderArgs(BaseModel):
-    order_id: str = Field(description="The order number the player gave, e.g. ORD001.")
+    order_id: str = Field(
+        description="The order number exactly as the player wrote it, e.g. ORD…; never make one up."
+    )
 
 
 class ListMyOrdersArgs(BaseModel):
@@ -80,9 +83,13 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     )
 
 
-@tool(name="lookup_order", status=Text("주문 정보를 확인하고 있어요", "Checking your order"))
+@tool(
+    name="lookup_order",
+    status=Text("주문 정보를 확인하고 있어요", "Checking your order"),
+    required_before_answer=each_named_order,
+)
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
-    """Look up one of the player's orders by its order number (e.g. ORD001): item, amount, status and any coupon on it.
+    """Look up one of the player's orders by the order number they wrote (ORD…): item, amount, status and any coupon on it.
 
     Use this before deciding on compensation: the status tells whether the order is delayed.
     """

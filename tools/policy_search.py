@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from bot.knowledge.documents import KnowledgeError
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
+from tools.requirements import on_policy_question
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ def _hit_data(hit: Any) -> dict[str, Any]:
     name="search_policy",
     allowed_unlinked=True,
     status=Text("운영 정책을 찾아보고 있어요", "Looking through our policies"),
+    required_before_answer=on_policy_question,
 )
 async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolResult:
     """Search Arca Online's official support policies (compensation coupons, delivery delays, refunds,

@@ -1,6 +1,7 @@
 """Running the model's tool calls: repairs of unambiguous mistakes, the repetition guard, the
 `iteration` events, and the concurrency rule (calls of one response run together, calls with side
-effects one at a time, in order). A call with side effects is held, not run, when the player wrote
+effects one at a time, in order). A call that uses a tool's example value the player never wrote is
+refused before it runs (`bot.engine.example_values`). A call with side effects is held, not run, when the player wrote
 something the model had not read when it decided on the call ("cancel, do not issue")."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.engine.events import Emitter, IterationEvent
+from bot.engine.example_values import example_refusal
 from bot.engine.observations import observation_text
 from bot.engine.repairs import repair_call, repaired_name
 from bot.engine.repetition import (
@@ -46,8 +48,12 @@ class ToolCalls:
         *,
         json_mode: bool,
         unread: Callable[[], bool] = lambda: False,
+        known_texts: Callable[[], list[str]] | None = None,
     ) -> None:
         self.registry = registry
+        self.known_texts = known_texts or player_texts
+        """Everything the conversation got from outside the model (the player's messages, tool results):
+        an example value found there may be used as an argument."""
         self.unread = unread
         """True when the player wrote something the model has not read yet: side effects wait."""
         self.ctx = ctx
@@ -87,6 +93,15 @@ class ToolCalls:
     async def run(self, call: ToolCall, iteration: int) -> ToolOutcome:
         fixed = repair_call(call.name, call.arguments, self.registry, self.player_texts())
         name = fixed.name
+        t = self.registry.get(name)
+        # A call the actor may not make at all is answered DENIED by the registry, which says more.
+        if (
+            fixed.refusal is None
+            and t is not None
+            and isinstance(fixed.args, dict)
+            and self.registry.allowed(name, self.ctx.actor)
+        ):
+            fixed.refusal = example_refusal(t, fixed.args, self.known_texts(), self.player_texts())
         args = fixed.args if isinstance(fixed.args, dict) else _parsed_args(call.arguments)
         await self.emit(
             IterationEvent(

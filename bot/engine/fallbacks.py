@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.engine.results import ToolOutcome
+from bot.vocabulary.catalogue import say
 from tools.base import ToolContext
 
 
@@ -71,4 +72,40 @@ def empty_text(ctx: ToolContext) -> str:
     return ctx.say(
         "답변을 만들지 못했습니다. 질문을 조금 바꿔서 다시 말씀해 주세요.",
         "I could not produce an answer. Please rephrase your question.",
+    )
+
+
+def parse_failure_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    """The model's replies could not be read twice in a row: nothing of them reaches the player."""
+    head = ctx.say(
+        "죄송합니다. 답변을 만드는 중 문제가 생겨 정확한 답을 드리지 못했습니다. 다시 한 번 말씀해 주세요.",
+        "Sorry, something went wrong while preparing the answer, so I cannot give you an exact one. "
+        "Please ask again.",
+    )
+    done = f"\n{_done_so_far(ctx, outcomes)}" if outcomes else ""
+    return f"{head}{done}\n{_offer_human(ctx)}"
+
+
+def ungrounded_text(ctx: ToolContext, order_ids: Sequence[str], policy: bool) -> str:
+    """The model would not look up what the player asked about: say so, state nothing, offer a person."""
+    ko_parts = [f"주문 {', '.join(order_ids)} 정보"] if order_ids else []
+    en_parts = [f"order {', '.join(order_ids)}"] if order_ids else []
+    if policy or not order_ids:
+        ko_parts.append("관련 정책")
+        en_parts.append("the policy that applies")
+    head = ctx.say(
+        f"죄송합니다. {'와 '.join(ko_parts)}를 확인하지 못해 지금은 정확한 답을 드릴 수 없습니다.",
+        f"Sorry, I could not check {' and '.join(en_parts)}, so I cannot give you an exact answer right now.",
+    )
+    return f"{head}\n{_offer_human(ctx)}"
+
+
+def wrong_language_text(locale: str) -> str:
+    """The model answered twice in the wrong language: a fixed text in the player's own language."""
+    return say(
+        locale,
+        "죄송합니다. 답변을 제대로 준비하지 못했습니다. 질문을 한 번 더 보내 주시거나, 원하시면 운영진(사람 상담원)에게 "
+        "연결해 드릴게요. '운영진 연결'이라고 말씀해 주세요.",
+        "Sorry, I could not prepare a proper answer. Please send your question again, or say 'talk to staff' "
+        "and I will pass this to a staff member (a person).",
     )

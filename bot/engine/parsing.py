@@ -45,6 +45,9 @@ class ActionReading:
 
     action: JsonAction | None
     hint: str | None = None
+    error: str | None = None
+    """The JSON decoder's own message for the reply (e.g. "Expecting ',' delimiter: line 1 column 41
+    (char 40)"), or why no object was found; sent back word for word in the corrective request."""
 
 
 def parse_action(content: str | None) -> JsonAction | None:
@@ -62,6 +65,30 @@ def read_action(content: str | None) -> ActionReading:
 
 
 def _read(content: str | None) -> ActionReading:
+    reading = _read_text(content)
+    if reading.action is None and reading.error is None:
+        reading.error = _decode_error(content or "")
+    return reading
+
+
+def _decode_error(text: str) -> str:
+    """What is wrong with the reply as JSON, in the decoder's words, for the corrective request."""
+    stripped = text.strip()
+    if not stripped:
+        return "the reply was empty"
+    spans = _spans(stripped)
+    start = stripped.find("{")
+    if start < 0:
+        return "no JSON object found: the reply has no '{'"
+    chunk = stripped[start : spans[0][1]] if spans else stripped[start:]
+    try:
+        json.loads(chunk)
+    except ValueError as exc:
+        return f"{exc}"
+    return "the JSON object has no usable action"
+
+
+def _read_text(content: str | None) -> ActionReading:
     text = (content or "").strip()
     if not text:
         return ActionReading(None, "Your reply was empty.")
@@ -85,7 +112,7 @@ def _read(content: str | None) -> ActionReading:
             repairs.append("text around the JSON object ignored")
         text = fenced[0].strip()
     objects, broken = _objects(text)
-    actions = [(obj, how) for obj, how in objects if any(k in obj for k in _ACTION_KEYS)]
+    actions = [(obj, how) for obj, how in objects if _is_action(obj)]
     if len(actions) > 1:
         return ActionReading(
             None,
@@ -112,8 +139,20 @@ def _read(content: str | None) -> ActionReading:
     return _to_action(data, repairs)
 
 
+def _is_action(obj: dict[str, Any]) -> bool:
+    """An action object, or a function call in the OpenAI shape small models emit from habit."""
+    return any(k in obj for k in _ACTION_KEYS) or _function_call_shape(obj)
+
+
+def _function_call_shape(obj: dict[str, Any]) -> bool:
+    return isinstance(obj.get("name"), str) and isinstance(obj.get("arguments", obj.get("args")), dict | str)
+
+
 def _to_action(data: dict[str, Any], repairs: list[str]) -> ActionReading:
     action = data.get("action")
+    if action is None and "tool" not in data and "answer" not in data and _function_call_shape(data):
+        repairs.append('{"name", "arguments"} function-call shape read as a tool call')
+        data = {"action": TOOL_CALL, "tool": data["name"], "args": data.get("arguments", data.get("args"))}
     reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else ""
     if action == TOOL_CALL or (action is None and "tool" in data):
         tool = data.get("tool") or data.get("name")
@@ -210,6 +249,6 @@ def _spans(text: str) -> list[tuple[int, int]]:
 def _span_of(text: str) -> tuple[int, int]:
     for start, end in _spans(text):
         value, _how = _decode(text[start:end])
-        if isinstance(value, dict) and any(k in value for k in _ACTION_KEYS):
+        if isinstance(value, dict) and _is_action(value):
             return start, end
     return 0, len(text)

@@ -4,6 +4,7 @@ selection, compaction and answer synthesis. Kept together so wording changes are
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -37,6 +38,26 @@ LOOP_REFORMAT_REQUEST = (
     '{"action": "final_answer", "answer": ..., "reasoning": ...}.'
 )
 
+
+def reformat_request(hint: str | None, error: str | None, example: str | None, language: str) -> str:
+    """The one corrective request after an unparseable reply: the exact error and a valid object."""
+    parts = [LOOP_REFORMAT_REQUEST]
+    if error:
+        parts.append(f"Parse error: {error}.")
+    if hint:
+        parts.append(hint)
+    example = example or json.dumps(
+        {
+            "action": "final_answer",
+            "answer": f"<your answer to the player, in {language}>",
+            "reasoning": "<one short sentence>",
+        },
+        ensure_ascii=False,
+    )
+    parts.append(f"A valid reply looks like this: {example}")
+    return "\n".join(parts)
+
+
 SELECTION_SYSTEM = (
     "You choose which tools an assistant needs for the player's message. Pick at most {max_tools} tool "
     'names from the catalogue, most relevant first. Answer as JSON: {{"tools": ["name", ...]}}.'
@@ -55,8 +76,14 @@ You write the final reply to the player of Arca Online (아르카 온라인) fro
 "도구 출력을 기반으로…", "Based on the tool output…", or mention tools, observations or traces.
 - Use Markdown where it helps (short lists, bold for ids and amounts); keep it brief and friendly.
 - State only facts found in the results. Say a coupon was issued only if a result says ISSUED; \
-when something was refused, explain the reason honestly.
-- Reply in {language}, the language of the player's question."""
+when something was refused, explain the reason honestly. No number, window, limit or status that the \
+results do not show.
+- Speak to the player directly ("you"; in Korean, polite 해요체 or 합니다체 addressed to them). Never \
+write instructions about the player for someone else, such as "플레이어에게 … 안내하세요" or "…요청하세요".
+- Reply in {language}, the language of the player's question: the whole reply; ids, amounts and \
+citation labels stay exactly as written."""
+
+LANGUAGE_INSIST = "Your previous reply was not in {language}. Write the reply in {language} only ({native})."
 
 
 def language_of(text: str | None) -> str:
@@ -100,13 +127,20 @@ def compact_messages(transcript: str) -> list[dict[str, Any]]:
     ]
 
 
-def synthesis_messages(question: str, trace: str, draft: str | None) -> list[dict[str, Any]]:
+def synthesis_messages(
+    question: str, trace: str, draft: str | None, *, insist: bool = False
+) -> list[dict[str, Any]]:
+    """The synthesis call; with `insist`, after a reply in the wrong language, the language is demanded."""
+    language = language_of(question)
     user = f"Player's question:\n{question}\n\nWhat the assistant did and found:\n{trace or '(nothing)'}"
     if draft:
         user += f"\n\nThe assistant's draft answer:\n{draft}"
-    user += "\n\nWrite the reply to the player now."
+    user += f"\n\nWrite the reply to the player now, in {language}."
+    if insist:
+        native = "한국어로만 답하세요" if language == "Korean" else "English only"
+        user += "\n" + LANGUAGE_INSIST.format(language=language, native=native)
     return [
-        {"role": "system", "content": SYNTHESIS_SYSTEM.format(language=language_of(question))},
+        {"role": "system", "content": SYNTHESIS_SYSTEM.format(language=language)},
         {"role": "user", "content": user},
     ]
 

@@ -23,13 +23,22 @@ class StopReason(StrEnum):
     """The model sent the same failing call a third time."""
     BUDGET = "budget"
     """The run's time budget (`ARCA_RUN_BUDGET_S`) ran out."""
+    UNGROUNDED = "ungrounded"
+    """The model answered twice without a call the player's message requires (`bot.engine.grounding`)."""
 
 
 NO_SYNTHESIS = frozenset(
-    {StopReason.LLM_ERROR, StopReason.CANCELLED, StopReason.REPETITION, StopReason.BUDGET}
+    {
+        StopReason.LLM_ERROR,
+        StopReason.CANCELLED,
+        StopReason.REPETITION,
+        StopReason.BUDGET,
+        StopReason.UNGROUNDED,
+        StopReason.PARSE_FAILURE,
+    }
 )
 """Runs that end this way get their fallback answer directly: another model call would fail again,
-misbehave again, or make the player wait past the budget."""
+misbehave again, make the player wait past the budget, or state what no tool returned."""
 
 
 @dataclass
@@ -69,6 +78,8 @@ class AgentResult:
     """Interrupt texts the loop took in."""
     synthesis_error: str | None = None
     """Set when the answer stream broke; text already streamed is then incomplete."""
+    sent_back: int = 0
+    """Answers the engine sent back because a required call was missing (`bot.engine.grounding`)."""
     selected_tools: list[str] | None = None
     """Names picked by tool selection (None when selection did not run)."""
     delivered_answer: str | None = None

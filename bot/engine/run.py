@@ -27,6 +27,7 @@ from bot.engine.events import (
     PhaseEvent,
     ThinkingEvent,
 )
+from bot.engine.grounding import RequiredCall, missing_calls
 from bot.engine.interrupts import InterruptQueue, interrupt_message
 from bot.engine.prompts import loop_system_prompt
 from bot.engine.results import AgentResult, StopReason
@@ -87,6 +88,8 @@ class AgentRun:
         """JSON mode: a message was injected after the reply whose tool call is about to run."""
         self.iterations = 0
         self.parse_failures = 0
+        self.sent_back = 0
+        """Answers sent back for a missing required call (one is allowed; the next ends the run)."""
         self.selected: list[str] | None = None
         self.open_calls: dict[str, str] = {}
         """Calls whose assistant message is in the history but whose result is not yet appended."""
@@ -108,6 +111,7 @@ class AgentRun:
             lambda: [run.query, *run.injected],
             json_mode=not self.native,
             unread=lambda: bool(run.queue) or run.unread_injection,
+            known_texts=lambda: run.known_texts(),
         )
 
     # ---- persistence -----------------------------------------------------------------------
@@ -196,6 +200,7 @@ class AgentRun:
             mode="native" if self.native else "json",
             injected=self.injected,
             selected_tools=self.selected,
+            sent_back=self.sent_back,
         )
 
     async def choose_tools(self) -> None:
@@ -214,6 +219,21 @@ class AgentRun:
             )
         self.schemas = self.registry.schemas() if self.native and len(self.registry) else None
         self.schemas_estimate = tools_tokens(self.schemas)  # not serialised again every iteration
+
+    def known_texts(self) -> list[str]:
+        """What the conversation got from outside the model: the player's messages and tool results
+        (earlier runs of the thread included)."""
+        said = [self.query, *self.injected]
+        said += [
+            m["content"]
+            for m in self.messages
+            if m.get("role") in ("user", "tool") and isinstance(m.get("content"), str)
+        ]
+        return said
+
+    def missing_calls(self) -> list[RequiredCall]:
+        """Calls the player's messages of this run require that the model has not made yet."""
+        return missing_calls(self.registry, self.ctx.actor, [self.query, *self.injected], self.calls.outcomes)
 
     def remaining(self) -> float | None:
         return None if self.deadline is None else self.deadline - self.clock()

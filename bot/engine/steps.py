@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, ThinkingEvent
+from bot.engine.grounding import RequiredCall, call_args, send_back_text
 from bot.engine.parsing import FINAL_ANSWER, read_action
-from bot.engine.prompts import LOOP_REFORMAT_REQUEST, observation_message
+from bot.engine.prompts import language_of, observation_message, reformat_request
 from bot.engine.results import StopReason
 from bot.llm.base import LLMResult, ToolCall
 
@@ -30,6 +31,12 @@ async def native_step(run: AgentRun, response: LLMResult, iteration: int) -> Sto
             await run.add({"role": "assistant", "content": text or "(draft answer withheld)"}, kind="step")
             await run.inject(injected)
             return None
+        missing = run.missing_calls()
+        if missing:
+            if run.sent_back:
+                return ungrounded(run, missing)
+            await run.add({"role": "assistant", "content": text or "(draft answer withheld)"}, kind="step")
+            return await send_back(run, missing)
         await run.emit(AnswerEvent(channel="step", status="start"))
         if text:
             run.messages.append({"role": "assistant", "content": text})
@@ -66,13 +73,20 @@ async def json_step(run: AgentRun, response: LLMResult, iteration: int) -> Stop 
     run.messages.append(assistant)
     injected = run.drain()  # right after the assistant message, before the final-answer check
     if action is None:
-        return await json_parse_failure(run, assistant, content, injected, reading.hint)
+        return await json_parse_failure(run, assistant, injected, reading.hint, reading.error)
     run.parse_failures = 0
     if action.kind == FINAL_ANSWER:
         if injected:
             await run.persist([assistant], kind="step")
             await run.inject(injected)
             return None
+        missing = run.missing_calls()
+        if missing:
+            if run.sent_back:
+                run.messages.pop()  # the unchecked answer stays out of the thread
+                return ungrounded(run, missing)
+            await run.persist([assistant], kind="step")
+            return await send_back(run, missing)
         await run.emit(AnswerEvent(channel="step", status="start"))
         return action.answer, StopReason.FINAL_ANSWER, None
     await run.persist([assistant], kind="step")
@@ -98,23 +112,52 @@ async def json_step(run: AgentRun, response: LLMResult, iteration: int) -> Stop 
     return None
 
 
+async def send_back(run: AgentRun, missing: list[RequiredCall]) -> None:
+    """The answer came before a required call: ask for exactly that call, once per run."""
+    run.sent_back += 1
+    text = send_back_text(missing, run.query, json_mode=not run.native)
+    await run.add({"role": "user", "content": text}, kind="reformat")
+
+
+def ungrounded(run: AgentRun, missing: list[RequiredCall]) -> Stop:
+    """A second answer without the required call: the honest fallback, not the answer."""
+    ids = [c.order_id for c in missing if c.order_id]
+    policy = any(not c.order_id for c in missing)
+    why = "the model answered twice without " + ", ".join(
+        f"{c.tool} {json.dumps(c.args, ensure_ascii=False)}" for c in missing
+    )
+    return fallbacks.ungrounded_text(run.ctx, ids, policy), StopReason.UNGROUNDED, why
+
+
 async def json_parse_failure(
-    run: AgentRun, assistant: dict[str, Any], content: str, injected: list[str], hint: str | None
+    run: AgentRun,
+    assistant: dict[str, Any],
+    injected: list[str],
+    hint: str | None,
+    error: str | None,
 ) -> Stop | None:
     run.parse_failures += 1
     if run.parse_failures >= 2 and not injected:
-        # Second failure in a row: deliver the raw text rather than loop on a model that cannot comply.
+        # Second failure in a row: an unparseable reply is never the answer (issue 28: the player was
+        # told a made-up limit that way); the run ends in an honest text that offers a person.
         run.messages.pop()
-        if content:
-            run.messages.append({"role": "assistant", "content": content})
         return (
-            content or fallbacks.empty_text(run.ctx),
+            fallbacks.parse_failure_text(run.ctx, run.calls.outcomes),
             StopReason.PARSE_FAILURE,
-            "the model's reply could not be parsed as a JSON action",
+            f"the model's reply could not be parsed as a JSON action twice in a row ({error})",
         )
     await run.persist([assistant], kind="step")
     if injected:
         await run.inject(injected)
-    request = LOOP_REFORMAT_REQUEST + (f"\n{hint}" if hint else "")
+    missing = run.missing_calls()
+    example = (
+        json.dumps(
+            {"action": "tool_call", "tool": missing[0].tool, "args": call_args(missing[0], run.query)},
+            ensure_ascii=False,
+        )
+        if missing
+        else None
+    )
+    request = reformat_request(hint, error, example, language_of(run.query))
     await run.add({"role": "user", "content": request}, kind="reformat")
     return None

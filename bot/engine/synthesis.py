@@ -1,5 +1,9 @@
 """Phase two of a run: the player-facing answer, streamed from the model over the whole trace, with
-the loop's own answer as the fallback when synthesis is skipped, fails or yields nothing."""
+the loop's own answer as the fallback when synthesis is skipped, fails or yields nothing.
+
+The answer stays in the player's language (issue 28): the first letters of the stream are held until
+their language is clear; a reply in the wrong language is dropped unseen, asked for once more with an
+explicit instruction, and then replaced by a fixed text in the right language."""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 
+from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, Emitter
 from bot.engine.prompts import synthesis_messages
 from bot.engine.results import NO_SYNTHESIS, AgentResult
 from bot.engine.trace import format_trace
 from bot.llm.base import LLM
+from bot.vocabulary.language import detect_language, reply_language
 
 log = logging.getLogger(__name__)
 
@@ -29,26 +35,88 @@ async def stream_answer(
     or runs past `time_limit` seconds (a small model can repeat itself until its context is full)."""
     await emit(AnswerEvent(channel="answer", status="start"))
     produced = False
+    # A message of ids and marks only ("ORD001?") has no language to hold the answer to.
+    want = detect_language(question) if reply_language(question, min_letters=0) else None
     if result.stopped_reason not in NO_SYNTHESIS:
-        messages = synthesis_messages(question, format_trace(result.messages, result_chars), result.answer)
-        try:
-            async for delta in _bounded(llm.stream_chat(messages, purpose="synthesis"), time_limit):
-                if not delta:
-                    continue
-                produced = True
-                await emit(AnswerEvent(channel="answer", status="delta", content=delta))
-                yield delta
-        except AssertionError:
-            raise
-        except Exception as exc:  # the edge: any synthesis failure falls back to the loop's answer
-            log.warning("answer synthesis failed (%s: %s); using the loop's answer", type(exc).__name__, exc)
-            # Text already streamed cannot be taken back here: the caller replaces it with
-            # `result.answer` when this is set (see Conversations).
-            result.synthesis_error = f"{type(exc).__name__}: {exc}"
+        trace = format_trace(result.messages, result_chars)
+        for attempt in range(2):
+            messages = synthesis_messages(question, trace, result.answer, insist=attempt > 0)
+            gate = LanguageGate(want)
+            stream = _bounded(llm.stream_chat(messages, purpose="synthesis"), time_limit)
+            try:
+                async for delta in stream:
+                    for out in gate.feed(delta):
+                        produced = True
+                        await emit(AnswerEvent(channel="answer", status="delta", content=out))
+                        yield out
+                    if gate.wrong:
+                        break
+                for out in gate.finish():
+                    produced = True
+                    await emit(AnswerEvent(channel="answer", status="delta", content=out))
+                    yield out
+            except AssertionError:
+                raise
+            except Exception as exc:  # the edge: any synthesis failure falls back to the loop's answer
+                log.warning(
+                    "answer synthesis failed (%s: %s); using the loop's answer", type(exc).__name__, exc
+                )
+                # Text already streamed cannot be taken back here: the caller replaces it with
+                # `result.answer` when this is set (see Conversations).
+                result.synthesis_error = f"{type(exc).__name__}: {exc}"
+                break
+            finally:
+                await stream.aclose()
+            if not gate.wrong:
+                break
+            log.info("the answer was not in %s (attempt %d); it was not shown", want, attempt + 1)
+        else:
+            text = fallbacks.wrong_language_text(want or "ko")
+            produced = True
+            await emit(AnswerEvent(channel="answer", status="delta", content=text))
+            yield text
     if not produced and result.answer:
-        await emit(AnswerEvent(channel="answer", status="delta", content=result.answer))
-        yield result.answer
+        answer = result.answer
+        model_written = result.stopped_reason not in NO_SYNTHESIS  # engine texts: already in ctx.locale
+        if want and model_written and reply_language(answer, min_letters=0) not in (None, want):
+            answer = fallbacks.wrong_language_text(want)
+        await emit(AnswerEvent(channel="answer", status="delta", content=answer))
+        yield answer
     await emit(AnswerEvent(channel="answer", status="done"))
+
+
+class LanguageGate:
+    """Holds the first deltas of an answer until their language is clear, then lets the stream through;
+    `wrong` is set (and nothing shown) when the reply is in another language than the player's."""
+
+    def __init__(self, want: str | None) -> None:
+        self.want = want
+        self.held = ""
+        self.decided = False
+        self.wrong = False
+
+    def feed(self, delta: str) -> list[str]:
+        if not delta:
+            return []
+        if self.decided or self.want is None:
+            return [delta]
+        self.held += delta
+        return self._decide(reply_language(self.held))
+
+    def finish(self) -> list[str]:
+        """At the end of the stream: decide on whatever letters there are."""
+        if self.decided or self.wrong or not self.held:
+            return []
+        return self._decide(reply_language(self.held, min_letters=0) or self.want)
+
+    def _decide(self, language: str | None) -> list[str]:
+        if language is None:
+            return []
+        if language != self.want:
+            self.wrong = True
+            return []
+        self.decided = True
+        return [self.held]
 
 
 class SynthesisTimeout(TimeoutError):

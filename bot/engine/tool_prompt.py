@@ -15,10 +15,11 @@ from pydantic.fields import FieldInfo
 from tools.base import Tool, ToolRegistry
 
 _EXAMPLE_IN_TEXT = re.compile(r"e\.g\.,?\s*(?:'([^']+)'|\"([^\"]+)\"|`([^`]+)`|([^\s,;)]+))")
-_ID_SHAPE = re.compile(r"^([A-Za-z]{2,})(\d+)$")
+_ID_SHAPE = re.compile(r"^([A-Za-z]{2,})(\d+|…)$")
+"""An id example: realistic (ORD001) or a visible placeholder (ORD…), filled from the player's words."""
 _WON = re.compile(r"(\d[\d,]*)\s*(?:원|won|krw)", re.IGNORECASE)
 _KRW_FIRST = re.compile(r"krw\s*(\d[\d,]*)", re.IGNORECASE)
-_MAN_WON = re.compile(r"(\d+(?:\.\d+)?)?\s*만\s*원")
+_MAN_WON = re.compile(r"(?<![A-Za-z\d])(\d+(?:\.\d+)?)?\s*만\s*원")
 _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "true/false"}
 
 

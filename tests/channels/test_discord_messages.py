@@ -195,7 +195,8 @@ async def test_other_bots_are_ignored(harness, fake):
 
 
 async def test_outside_support_channels_only_mentions_are_answered_without_the_mention(harness, fake):
-    llm = ScriptedLLM([{"final": "네"}, {"answer": "멘션에 답했습니다."}])
+    lookup = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
+    llm = ScriptedLLM([lookup, {"final": "네"}, {"answer": "멘션에 답했습니다."}])
     bot = await harness.start(llm)
 
     await fake.user_says(GENERAL, 9001, "그냥 잡담")

@@ -11,6 +11,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, reply
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 EDIT = rf"/channels/{SUPPORT}/messages/\d+$"
+LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
 ANSWER = "ORD001 주문은 배송 지연 상태입니다. 출고되면 바로 알려 드리겠습니다."
 
 
@@ -22,7 +23,7 @@ def _final_visible(fake: FakeDiscord, text: str):
 async def test_a_429_and_a_500_on_edits_still_end_with_the_final_answer(harness, fake):
     fake.fail("PATCH", EDIT, status=429, times=1, retry_after=0.05)
     fake.fail("PATCH", EDIT, status=500, times=1)
-    bot = await harness.start(ScriptedLLM([{"final": "지연"}, {"answer": ANSWER}]))
+    bot = await harness.start(ScriptedLLM([LOOKUP, {"final": "지연"}, {"answer": ANSWER}]))
 
     await fake.user_says(SUPPORT, 9001, "ORD001 배송 언제 와요?")
     await fake.wait_for(_final_visible(fake, ANSWER), what="the final answer")
@@ -38,7 +39,7 @@ async def test_edits_that_keep_failing_fall_back_to_a_new_message_with_the_final
     # 503 is not retried by discord.py: it reaches the surface as SurfaceError, and the Renderer posts
     # the final text as a new message instead of editing.
     fake.fail("PATCH", EDIT, status=503, times=4)
-    bot = await harness.start(ScriptedLLM([{"final": "지연"}, {"answer": ANSWER}]))
+    bot = await harness.start(ScriptedLLM([LOOKUP, {"final": "지연"}, {"answer": ANSWER}]))
 
     await fake.user_says(SUPPORT, 9001, "ORD001 배송 언제 와요?")
     await fake.wait_for(_final_visible(fake, ANSWER), within=20, what="the final answer as a new message")
@@ -54,7 +55,8 @@ async def test_a_restarted_bot_continues_the_channel_conversation(harness, fake)
         settings = harness.settings(
             model="fake-model", openai_base_url=llm_server.base_url, openai_api_key="sk-test"
         )
-        llm_server.enqueue(reply("ORD001은 배송 지연입니다."), reply("ORD001은 배송 지연 상태예요."))
+        lookup = reply(tool_calls=[{"name": "lookup_order", "arguments": {"order_id": "ORD001"}}])
+        llm_server.enqueue(lookup, reply("ORD001은 배송 지연입니다."), reply("ORD001은 배송 지연 상태예요."))
         first = await harness.start(settings=settings)
         await fake.user_says(SUPPORT, 9001, "ORD001 배송 상태 알려 주세요")
         await fake.wait_for(_final_visible(fake, "ORD001은 배송 지연 상태예요."), what="the first answer")
@@ -72,7 +74,7 @@ async def test_a_restarted_bot_continues_the_channel_conversation(harness, fake)
         )
         await second.idle()
 
-    loop_request = llm_server.requests[2]
+    loop_request = llm_server.requests[3]
     assert not loop_request.get("stream")
     seen = [(m["role"], m.get("content")) for m in loop_request["messages"]]
     assert ("user", "ORD001 배송 상태 알려 주세요") in seen

@@ -22,6 +22,8 @@ LONG_ANSWER = "\n".join(
     for i in range(1, 71)
 )
 """About 4,700 characters: three Discord messages."""
+LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
+"""The question names ORD001: the engine wants its lookup before an answer (issue 28)."""
 
 
 def _visible(fake: FakeDiscord) -> list[str]:
@@ -50,7 +52,7 @@ def _assert_answer_landed_once(shown: list[str]) -> None:
 @pytest.mark.slow
 async def test_a_storm_of_5xx_and_429_on_edits_still_lands_the_whole_answer_once(harness, fake):
     bot = await harness.start(
-        SlowStreamLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
+        SlowStreamLLM([LOOKUP, {"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
     )
     # discord.py retries 500/502 itself (1 s, 3 s, … apart) and 429 after `retry_after`; 503 reaches the
     # Renderer, which sends the part anew. Kept to a few of the slow kinds so the test stays quick.
@@ -64,7 +66,7 @@ async def test_a_storm_of_5xx_and_429_on_edits_still_lands_the_whole_answer_once
 @pytest.mark.slow
 async def test_a_storm_on_sends_never_posts_a_message_twice(harness, fake):
     bot = await harness.start(
-        SlowStreamLLM([{"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
+        SlowStreamLLM([LOOKUP, {"final": "안내"}, {"answer": LONG_ANSWER}], chunk_size=40, delay=0.005)
     )
     for status, times in ((500, 1), (429, 2), (503, 1), (502, 1), (429, 1)):
         fake.fail("POST", SEND, status=status, times=times, retry_after=0.05)

@@ -109,7 +109,9 @@ async def test_the_input_guard_judges_each_message_once(harness: Harness, monkey
 
     monkeypatch.setattr(input_guard, "scan_untrusted", counting)
     monkeypatch.setattr("bot.conversations.run.scan_untrusted", counting, raising=False)
-    harness.script({"final": "네, 확인해 드릴게요."})
+    harness.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "네, 확인해 드릴게요."}
+    )
     assert (await _say(harness, "ORD001 배송 확인해 주세요", RecordingSurface())).kind == "answered"
     assert judged == ["ORD001 배송 확인해 주세요"]  # on arrival; the run reuses the verdict
 
@@ -138,7 +140,9 @@ async def test_a_flagged_follow_up_left_for_the_next_run_makes_that_run_untruste
 async def test_another_players_message_is_not_injected_into_this_run(harness: Harness) -> None:
     surface = RecordingSurface()
     first = harness.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "루나님 답변"})
-    second = harness.script({"final": "카이님 답변"})
+    second = harness.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "카이님 답변"}
+    )
 
     async def hook(event: Any) -> None:
         if event.type == "iteration" and event.status == "done":
@@ -148,7 +152,9 @@ async def test_another_players_message_is_not_injected_into_this_run(harness: Ha
         outcome = await _say(harness, "ORD001 확인", surface)
     assert "ORD001에 쿠폰 주세요" not in str([r.messages for r in first.requests])
     assert "ORD001에 쿠폰 주세요" in str(second.requests[0].messages)
-    assert [r.tool_outcomes for r in outcome.runs][1] == []
+    assert [str(o.result.code) for o in outcome.runs[1].tool_outcomes] == [
+        "ORDER_NOT_FOUND"
+    ]  # 카이's own run
 
 
 async def test_an_unbacked_coupon_claim_never_reaches_the_player(harness: Harness) -> None:

@@ -16,6 +16,7 @@ from bot.llm.function import FunctionLLM, ModelRequest
 from bot.memory import ThreadMemory
 from bot.store import Store
 from tools.base import Actor, ToolContext, ToolRegistry, ToolResult, tool
+from tools.requirements import each_named_order, on_policy_question
 
 
 @dataclass
@@ -120,6 +121,44 @@ def make_tools(probe: Probe) -> ToolRegistry:
         return ToolResult(True, "OK", f"echo {args.text}")
 
     return ToolRegistry([lookup_order, issue_coupon, wait_a, wait_b, blocker, boom, big, report, echo])
+
+
+class PlayerOrderArgs(BaseModel):
+    order_id: str = Field(description="The order number the player wrote")
+
+
+class PlayerCouponArgs(BaseModel):
+    order_id: str = Field(description="The order number the player wrote")
+    amount: int = Field(description="KRW")
+
+
+class QueryArgs(BaseModel):
+    query: str = Field(description="What to look up")
+
+
+@pytest.fixture
+def grounded_tools() -> ToolRegistry:
+    """lookup_order, issue_coupon and search_policy with the real tools' declarations of when they must
+    run (issue 28), and no example values in their descriptions."""
+
+    @tool(name="lookup_order", required_before_answer=each_named_order)
+    async def lookup_order(args: PlayerOrderArgs, ctx: ToolContext) -> ToolResult:
+        """Look up one of the player's orders."""
+        return ToolResult(
+            True, "OK", f"주문 {args.order_id}: 한정판 굿즈, 39,000원, 상태 배송 지연 (delayed)"
+        )
+
+    @tool(name="issue_coupon", side_effect=True, counts_as=("lookup_order",))
+    async def issue_coupon(args: PlayerCouponArgs, ctx: ToolContext) -> ToolResult:
+        """Issue a coupon."""
+        return ToolResult(True, "ISSUED", f"{args.order_id}에 {args.amount:,}원 쿠폰 발급")
+
+    @tool(name="search_policy", allowed_unlinked=True, required_before_answer=on_policy_question)
+    async def search_policy(args: QueryArgs, ctx: ToolContext) -> ToolResult:
+        """Search the policies."""
+        return ToolResult(True, "OK", "[보상 정책 §2] 하루 최대 3장까지 발급됩니다.")
+
+    return ToolRegistry([lookup_order, issue_coupon, search_policy])
 
 
 def _numbered_tool(i: int) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bot.engine import ReActAgent, event_adapter
@@ -111,8 +113,34 @@ async def test_json_mode_unparseable_reply_gets_reformat_request_and_loop_goes_o
     assert run.result.stopped_reason == "final_answer" and run.result.answer == "ok"
     contents = [m.get("content") for m in run.result.messages]
     i = contents.index("음… 주문을 볼게요")
-    assert run.result.messages[i]["role"] == "assistant" and contents[i + 1] == LOOP_REFORMAT_REQUEST
+    assert run.result.messages[i]["role"] == "assistant" and contents[i + 1].startswith(LOOP_REFORMAT_REQUEST)
     assert run.result.iterations == 3
+
+
+async def test_json_mode_reformat_request_names_the_exact_parse_error_and_a_valid_object(tools):
+    broken = '{"action": "final_answer", "answer": "하루 최대 5장" "reasoning": "x"}'
+    run = await run_scripted([{"raw": broken}, {"final": "ok"}], tools, mode="json", synthesize=False)
+    request = run.llm.requests[1].messages[-1]["content"]
+    assert "Parse error: Expecting ',' delimiter: line 1 column" in request
+    example = request.split("A valid reply looks like this: ", 1)[1]
+    assert json.loads(example)["action"] == "final_answer" and "Korean" in example
+
+
+async def test_json_mode_reformat_example_is_the_call_the_question_requires(grounded_tools):
+    run = await run_scripted(
+        [
+            {"raw": "ORD101은 배송 중이에요"},
+            {"tool": "lookup_order", "args": {"order_id": "ORD101"}},
+            {"final": "ok"},
+        ],
+        grounded_tools,
+        mode="json",
+        query="ORD101 주문 지금 어떤 상태예요?",
+        synthesize=False,
+    )
+    request = run.llm.requests[1].messages[-1]["content"]
+    example = json.loads(request.split("A valid reply looks like this: ", 1)[1])
+    assert example == {"action": "tool_call", "tool": "lookup_order", "args": {"order_id": "ORD101"}}
 
 
 async def test_json_mode_reformat_retry_counts_against_max_iterations(tools):
@@ -123,10 +151,17 @@ async def test_json_mode_reformat_retry_counts_against_max_iterations(tools):
     assert run.llm.unused_steps == []
 
 
-async def test_json_mode_second_consecutive_parse_failure_delivers_the_raw_text(tools):
-    run = await run_scripted([{"raw": "not json"}, {"raw": "그냥 평문 답변입니다"}], tools, mode="json")
+async def test_json_mode_second_consecutive_parse_failure_ends_in_an_honest_fallback_not_the_raw_text(tools):
+    run = await run_scripted(
+        [LOOKUP, {"raw": "보상 쿠폰은 하루 최대 5장"}, {"raw": "하루에 최대 5 장까지 받을 수 있습니다."}],
+        tools,
+        mode="json",
+    )
     assert run.result.stopped_reason == "parse_failure"
-    assert run.result.answer == "그냥 평문 답변입니다"
+    assert "5" not in run.answer and "최대" not in run.answer
+    assert "lookup_order" in run.answer and "운영진" in run.answer  # what ran, and a person
+    assert not [r for r in run.llm.requests if r.purpose == "synthesis"]  # no answer made up from the trace
+    assert all("5 장" not in (m.get("content") or "") for m in run.result.messages)
 
 
 async def test_json_mode_uses_reasoning_content_when_json_reasoning_is_empty(tools):
@@ -161,7 +196,7 @@ async def test_native_side_effect_tools_run_one_at_a_time_in_order(tools, probe)
         {"tool": "issue_coupon", "args": {"order_id": "ORD002", "amount": 2000}},
         {"tool": "issue_coupon", "args": {"order_id": "ORD003", "amount": 3000}},
     ]
-    run = await run_scripted([{"tools": calls}, {"final": "ok"}], tools)
+    run = await run_scripted([{"tools": calls}, {"final": "ok"}], tools, query="ORD001, ORD002, ORD003 보상")
     assert probe.side_effect_overlap is False
     issued = [c for c in probe.calls if c.startswith("issue_coupon")]
     assert issued == ["issue_coupon:ORD001:1000", "issue_coupon:ORD002:2000", "issue_coupon:ORD003:3000"]
@@ -408,3 +443,9 @@ async def test_a_finished_run_is_freed_by_reference_counting_not_left_to_the_cyc
     # A run that is its own reference cycle keeps its whole graph (messages, outcomes, the model, the
     # channel's renderer) until a full collection, which a burst of runs then pays with the loop stopped.
     assert alive == []
+
+
+async def test_json_mode_reads_the_openai_function_call_shape_as_a_tool_call(tools, probe):
+    shape = '{"name": "lookup_order", "arguments": {"order_id": "ORD001"}}'
+    run = await run_scripted([{"raw": shape}, {"final": "ok"}], tools, mode="json", synthesize=False)
+    assert probe.calls == ["lookup_order:ORD001"] and run.result.stopped_reason == "final_answer"

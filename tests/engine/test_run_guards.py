@@ -75,9 +75,9 @@ async def test_a_repeated_successful_read_is_answered_from_the_runs_earlier_resu
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_read_after_a_side_effect_runs_again(tools, probe, mode):
-    issue = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 5000}}
+    issue = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 10000}}
     await run_scripted([LOOKUP, issue, LOOKUP, {"final": "ok"}], tools, mode=mode, query=QUERY)
-    assert probe.calls == ["lookup_order:ORD101", "issue_coupon:ORD101:5000", "lookup_order:ORD101"]
+    assert probe.calls == ["lookup_order:ORD101", "issue_coupon:ORD101:10000", "lookup_order:ORD101"]
 
 
 class _Clock:

@@ -19,9 +19,10 @@ PLAYER = "ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있
 def test_each_tool_has_a_purpose_line_an_example_args_object_and_typed_fields():
     text = describe_tools(build_registry())
     assert '"properties"' not in text and '"required"' not in text
-    assert "- lookup_order: Look up one of the player's orders by its order number (e.g. ORD001)" in text
-    assert 'args example: {"order_id": "ORD001"}' in text
-    assert 'args example: {"order_id": "ORD001", "amount": 5000}' in text
+    assert "- lookup_order: Look up one of the player's orders by the order number they wrote (ORD…)" in text
+    assert 'args example: {"order_id": "ORD…"}' in text  # visibly a placeholder, never a real-looking id
+    assert 'args example: {"order_id": "ORD…", "amount": 5000}' in text
+    assert "ORD001" not in text
     assert "- amount (integer, required):" in text and "- reason (string, optional):" in text
     for line in text.splitlines():
         if "args example:" in line:
@@ -37,9 +38,10 @@ def test_example_values_are_filled_from_what_the_player_wrote():
         "amount": 3000,
     }
     assert example_args(registry.get("issue_coupon"), ["nothing here"]) == {
-        "order_id": "ORD001",
+        "order_id": "ORD…",
         "amount": 5000,
     }
+    assert example_args(registry.get("issue_coupon"), ["ORD101 만원"])["amount"] == 10000
     action = json.loads(example_call(registry.get("lookup_order"), [PLAYER], json_mode=True))
     assert action == {"action": "tool_call", "tool": "lookup_order", "args": {"order_id": "ORD101"}}
 

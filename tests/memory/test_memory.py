@@ -76,7 +76,7 @@ async def test_engine_persists_every_loop_message_as_appended_but_not_the_final_
 
 async def test_cancelling_a_run_mid_tool_leaves_a_valid_resumable_history(tools, memory, probe):
     llm = ScriptedLLM([{"tools": [LOOKUP, {"tool": "blocker"}]}, {"final": "never"}])
-    task = asyncio.create_task(ReActAgent(llm, tools).run("q", make_ctx(), memory=memory))
+    task = asyncio.create_task(ReActAgent(llm, tools).run("ORD001 q", make_ctx(), memory=memory))
     await asyncio.wait_for(probe.blocked_started.wait(), 5)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -17,6 +17,8 @@ THREAD = "console:outage"
 QUESTION = "ORD001 배송 언제 와요?"
 LATER = "그럼 ORD001 다시 확인해 주세요"
 ANSWER = "ORD001 주문은 배송 지연 상태입니다. 출고되면 바로 알려 드리겠습니다."
+LOOKUP = reply(tool_calls=[{"name": "lookup_order", "arguments": {"order_id": "ORD001"}}])
+"""The questions name ORD001: the engine wants its lookup before an answer (issue 28)."""
 OUTAGE_TEXT = "AI 모델에 연결할 수 없어"
 """The engine's Korean apology when the model cannot be reached (bot/engine/agent.py `say_llm_error`)."""
 
@@ -61,7 +63,7 @@ async def test_model_outage_gets_a_clear_apology_keeps_the_message_and_recovers(
         assert QUESTION in _user_texts(await load_history(seeded_store, THREAD))
 
         # The model is back: the next message is answered, and the model sees the earlier question too.
-        server.enqueue(reply(ANSWER), reply(ANSWER))
+        server.enqueue(LOOKUP, reply(ANSWER), reply(ANSWER))
         _, surface = await say(app, LATER, thread=THREAD)
         assert surface.all_text.endswith(ANSWER)
         seen = [m.get("content") for m in server.requests[-2]["messages"] if m["role"] == "user"]
@@ -80,7 +82,7 @@ async def test_outage_after_a_tool_ran_says_what_was_done_and_keeps_the_history_
         _, surface = await say(app, QUESTION, thread=THREAD)
         assert OUTAGE_TEXT in surface.all_text and "lookup_order" in surface.all_text
 
-        server.enqueue(reply(ANSWER), reply(ANSWER))
+        server.enqueue(LOOKUP, reply(ANSWER), reply(ANSWER))
         _, surface = await say(app, LATER, thread=THREAD)
         assert surface.all_text.endswith(ANSWER)
         # The API accepted the history (the fake records it) and the tool call has its result in it.
@@ -93,7 +95,7 @@ async def test_outage_after_a_tool_ran_says_what_was_done_and_keeps_the_history_
 
 async def test_a_429_burst_within_the_retry_budget_is_invisible_to_the_player(app_factory):
     async with FakeOpenAIServer(
-        [fault("429", retry_after=0.05), fault("429", retry_after=0.05), reply(ANSWER), reply(ANSWER)]
+        [fault("429", retry_after=0.05), fault("429", retry_after=0.05), LOOKUP, reply(ANSWER), reply(ANSWER)]
     ) as server:
         llm = _llm(server, retries=2)
         app = await app_factory(lambda: llm)
@@ -105,7 +107,7 @@ async def test_a_429_burst_within_the_retry_budget_is_invisible_to_the_player(ap
 
 @pytest.mark.parametrize("stream_fault", [fault("500"), fault("garbage"), fault("hang", seconds=30)])
 async def test_a_broken_answer_stream_falls_back_to_the_loop_answer(app_factory, seeded_store, stream_fault):
-    async with FakeOpenAIServer([reply(ANSWER), stream_fault]) as server:
+    async with FakeOpenAIServer([LOOKUP, reply(ANSWER), stream_fault]) as server:
         llm = _llm(server)
         app = await app_factory(lambda: llm)
         _, surface = await say(app, QUESTION, thread=THREAD)
@@ -119,7 +121,7 @@ async def test_a_stream_cut_mid_answer_never_leaves_the_player_with_a_fragment(a
     # The synthesis stream dies after a few characters. What the player reads at the end must be a whole
     # answer (the loop's answer or the full synthesis), not the first few characters of it.
     async with FakeOpenAIServer(
-        [reply(ANSWER), {**fault("cut", after_chunks=3), "content": ANSWER}], chunk_chars=3
+        [LOOKUP, reply(ANSWER), {**fault("cut", after_chunks=3), "content": ANSWER}], chunk_chars=3
     ) as server:
         llm = _llm(server)
         app = await app_factory(lambda: llm)

@@ -93,7 +93,10 @@ def _probe(tool: str, args: dict[str, Any]) -> ScriptedLLM:
 async def _observe(app: Any, llm: ScriptedLLM, args: dict[str, Any], thread: str) -> tuple[str, str]:
     """Run `llm`'s one tool call (with `args`) as P100 (the app's next run takes `llm`); return (the
     observation the model read, the result code)."""
-    outcome, surface = await say(app, f"{args} 확인해 주세요", thread=thread)
+    # The player writes the ids the call uses (the engine runs no id nobody wrote); a message about an
+    # order with no order tool in the script would be sent back for its lookup (issue 28).
+    named = {k: v for k, v in args.items() if k.endswith("id") or k == "amount"}
+    outcome, surface = await say(app, f"{named or '정보'} 확인해 주세요", thread=thread)
     tool_messages = [m for m in llm.requests[-2].messages if m.get("role") == "tool"]
     assert len(tool_messages) == 1 and outcome.runs
     assert not any(secret in surface.all_text for secret in SECRETS_OF_P200), surface.all_text

@@ -1,0 +1,79 @@
+"""No example value is an argument unless the player wrote it (issue 28): a call whose amount is only
+the example of a tool's description (5000), whose id nobody wrote (ORD001 copied from an example or made
+up), or whose value is a visible placeholder ("ORD…", "<order id>"), is not run; the model reads what
+to do instead (use the value the player wrote, or ask).
+
+"Written" means anywhere the conversation got it from outside the model: the player's messages and the
+tools' results (an id `list_my_orders` returned may be looked up)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from tools.base import Tool, ToolResult
+from tools.requirements import named_order_ids
+
+PLACEHOLDER = re.compile(r"…|\.\.\.|<[^>]*>|^\s*$")
+_NUMBER = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(만|천)?")
+_UNITS = {"만": 10_000, "천": 1_000, None: 1}
+
+
+def example_refusal(
+    t: Tool, args: dict[str, Any], known: Iterable[str], player: Iterable[str]
+) -> ToolResult | None:
+    """The refusal for a call that uses an example or a placeholder as a value; None when it may run."""
+    text = "\n".join(known)
+    for name, examples in t.example_values.items():
+        value = args.get(name)
+        if value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, str) and PLACEHOLDER.search(value):
+            return _refusal(
+                name, f"{value!r} is a placeholder from the tool description, not a value", player
+            )
+        numeric = isinstance(value, int | float)
+        norm = str(value).replace(",", "").strip().upper()
+        invented_id = not numeric and name.endswith("id")  # an id must come from outside the model
+        if (invented_id or norm in examples) and not _written(norm, text, numeric=numeric):
+            source = (
+                "the example in the tool description" if norm in examples else "not from the conversation"
+            )
+            return _refusal(name, f"the player did not write {value}; it is {source}", player)
+    return None
+
+
+def _written(value: str, text: str, *, numeric: bool) -> bool:
+    if not numeric:
+        # "ORD 101" and "ord-101" name ORD101 too
+        parts = re.fullmatch(r"([A-Z]+)[-_ ]?(\d+)", value)
+        body = rf"{parts.group(1)}[-_ ]?{parts.group(2)}" if parts else re.escape(value)
+        return re.search(rf"(?<![A-Za-z0-9]){body}(?![0-9])", text, re.IGNORECASE) is not None
+    return value in numbers_in(text)
+
+
+def numbers_in(text: str) -> set[str]:
+    """Every number the text writes, as digits: `5,000`, `5000`, `5천`, `0.5만` → `5000`."""
+    found: set[str] = set()
+    for m in _NUMBER.finditer(text):
+        try:
+            number = float(m.group(1).replace(",", "")) * _UNITS[m.group(2)]
+        except ValueError:
+            continue
+        if number == int(number):
+            found.add(str(int(number)))
+    return found
+
+
+def _refusal(name: str, what: str, player: Iterable[str]) -> ToolResult:
+    if name.endswith("id"):
+        ids = named_order_ids("\n".join(player))
+        then = (
+            f"Use the order number the player wrote: {', '.join(ids)}."
+            if ids
+            else "Ask the player for their order number; never guess one."
+        )
+    else:
+        then = f"Use the {name} the player asked for, or ask the player; never copy the example."
+    return ToolResult.error(f"Not run: {what}. {then}", reason="example_value", argument=name)

@@ -1,0 +1,96 @@
+"""Look up before you state (issue 28): before the model's answer is taken, every tool whose
+`required_before_answer` rule fires on what the player wrote must have run with those arguments in this
+run. An answer without them is sent back once with the exact call to make; a second one ends the run in
+an honest fallback that offers a person, never in the unchecked answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.engine.results import ToolOutcome
+from tools.base import Actor, ToolRegistry
+
+NOT_RUN_REASONS = frozenset({"new_message", "example_value", "schema_as_args"})
+"""Calls the engine answered without running the tool: they ground nothing."""
+QUERY_CHARS = 120
+
+
+@dataclass(frozen=True)
+class RequiredCall:
+    """A call the model must make before it answers: the tool and the arguments that matter."""
+
+    tool: str
+    args: dict[str, Any]
+
+    @property
+    def order_id(self) -> str | None:
+        value = self.args.get("order_id")
+        return str(value) if value else None
+
+
+def missing_calls(
+    registry: ToolRegistry, actor: Actor, texts: Iterable[str], outcomes: Sequence[ToolOutcome]
+) -> list[RequiredCall]:
+    """The required calls (per the tools' own rules on what the player wrote) this run has not made.
+    A tool the actor may not run is never required (an unlinked user cannot look up orders)."""
+    said = "\n".join(texts)
+    missing: list[RequiredCall] = []
+    for t in registry:
+        if t.required_before_answer is None or not registry.allowed(t.name, actor):
+            continue
+        for args in t.required_before_answer(said):
+            if not any(_meets(registry, o, t.name, args) for o in outcomes):
+                missing.append(RequiredCall(t.name, dict(args)))
+    return missing
+
+
+def _meets(registry: ToolRegistry, outcome: ToolOutcome, name: str, args: dict[str, Any]) -> bool:
+    if outcome.name != name:
+        t = registry.get(outcome.name)
+        if t is None or name not in t.counts_as:
+            return False
+    data = outcome.result.data if isinstance(outcome.result.data, dict) else {}
+    if data.get("reason") in NOT_RUN_REASONS or not isinstance(outcome.args, dict):
+        return False
+    return all(_same(outcome.args.get(k), v) for k, v in args.items())
+
+
+def _same(given: Any, wanted: Any) -> bool:
+    return str(given or "").strip().upper() == str(wanted).strip().upper()
+
+
+def call_args(call: RequiredCall, question: str) -> dict[str, Any]:
+    """The arguments to show the model: the required ones, and for a search the player's own question."""
+    if call.args:
+        return call.args
+    if call.tool == "search_policy":
+        q = " ".join(question.split())
+        return {"query": q if len(q) <= QUERY_CHARS else q[: QUERY_CHARS - 1] + "…"}
+    return {}
+
+
+def send_back_text(missing: Sequence[RequiredCall], question: str, *, json_mode: bool) -> str:
+    """The instruction that sends an answer back: which tool, with which arguments, and why."""
+    lines = ["Not answered yet: before you answer the player, make this call and answer from its result."]
+    for call in missing:
+        args = call_args(call, question)
+        if json_mode:
+            shown = json.dumps({"action": "tool_call", "tool": call.tool, "args": args}, ensure_ascii=False)
+        else:
+            shown = f"{call.tool} with arguments {json.dumps(args, ensure_ascii=False)}"
+        lines.append(f"- {shown} ({_why(call)})")
+    lines.append("Do not state facts about orders or policies that no tool returned.")
+    return "\n".join(lines)
+
+
+def _why(call: RequiredCall) -> str:
+    if call.order_id:
+        return f"the player named order {call.order_id}; what you say about it must come from the lookup"
+    if call.tool == "search_policy":
+        return (
+            "the player asked about a policy rule; limits, counts and windows must come from the policy text"
+        )
+    return "the player's message needs it"

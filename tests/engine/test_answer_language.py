@@ -1,0 +1,102 @@
+"""Answers stay in the player's language (issue 28): the synthesis prompt names it and speaks to the
+player; a reply in the wrong language is never shown — retried once with an explicit instruction, then
+replaced by a fixed text in the player's language."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.engine import ReActAgent
+from bot.llm import LLMError
+from bot.llm.function import FunctionLLM, ModelRequest
+from bot.vocabulary.language import reply_language
+from tests.engine.conftest import make_ctx
+
+ENGLISH = "The order status is not specified in the message, please check again."
+KOREAN = "ORD101 주문은 현재 배송 지연 상태예요. 출고되면 바로 알려 드릴게요."
+
+
+def answering(*replies: str, chunk: int = 4) -> tuple[FunctionLLM, list[ModelRequest]]:
+    """A model whose loop answers at once and whose synthesis streams `replies` in turn, in chunks."""
+    queue = list(replies)
+    seen: list[ModelRequest] = []
+
+    def chat(request: ModelRequest) -> str:
+        return "draft"
+
+    async def stream(request: ModelRequest) -> AsyncIterator[str]:
+        seen.append(request)
+        if not queue:
+            raise LLMError("no synthesis left")
+        text = queue.pop(0)
+        for i in range(0, len(text), chunk):
+            yield text[i : i + chunk]
+
+    return FunctionLLM(chat, stream_function=stream, abilities={"tool_call": True}), seen
+
+
+async def answer_of(llm: FunctionLLM, query: str, tools) -> str:  # type: ignore[no-untyped-def]
+    agent = ReActAgent(llm, tools)
+    locale = "ko" if reply_language(query, min_letters=0) == "ko" else "en"
+    result = await agent.run(query, make_ctx(locale=locale))
+    return "".join([d async for d in agent.stream_answer(result)])
+
+
+async def test_an_english_answer_to_a_korean_player_is_not_shown_and_is_asked_for_again_in_korean(tools):
+    llm, seen = answering(ENGLISH, KOREAN)
+    answer = await answer_of(llm, "ORD101 주문 지금 어떤 상태예요?", tools)
+    assert answer == KOREAN
+    assert len(seen) == 2
+    retry = seen[1].messages[-1]["content"]
+    assert "not in Korean" in retry and "한국어로만 답하세요" in retry
+
+
+async def test_a_second_wrong_language_answer_becomes_the_fixed_text_in_the_players_language(tools):
+    llm, _ = answering(ENGLISH, ENGLISH)
+    answer = await answer_of(llm, "ORD101 주문 지금 어떤 상태예요?", tools)
+    assert "order status" not in answer
+    assert reply_language(answer) == "ko" and "운영진" in answer
+
+
+async def test_a_korean_answer_to_an_english_player_is_replaced_too(tools):
+    llm, _ = answering(KOREAN, KOREAN)
+    answer = await answer_of(llm, "What is the status of my order ORD101?", tools)
+    assert reply_language(answer) == "en" and "staff" in answer
+
+
+@pytest.mark.parametrize(
+    ("query", "reply"),
+    [
+        ("How many coupons a day?", "You can get up to 3 coupons a day [보상 정책 §2 발급 한도]."),
+        ("What about ORD301?", "Your order ORD301 (Founder pack) is Delayed (delayed, 배송 지연)."),
+        ("ORD101 상태?", KOREAN),
+        ("쿠폰 한도가 어떻게 되나요?", "**20,000원**까지예요 (max 20,000 KRW per coupon)."),
+    ],
+)
+async def test_answers_in_the_right_language_with_quoted_labels_stream_through_untouched(tools, query, reply):
+    llm, seen = answering(reply)
+    assert await answer_of(llm, query, tools) == reply
+    assert len(seen) == 1
+
+
+async def test_the_synthesis_prompt_names_the_language_and_speaks_to_the_player(tools):
+    llm, seen = answering(KOREAN)
+    await answer_of(llm, "ORD101 상태 알려 주세요", tools)
+    system, user = seen[0].messages[0]["content"], seen[0].messages[-1]["content"]
+    assert "Reply in Korean" in system and user.endswith("in Korean.")
+    assert "Speak to the player directly" in system and "요청하세요" in system
+
+
+async def test_a_loop_answer_in_the_wrong_language_is_not_the_fallback(tools):
+    llm, _ = answering()  # synthesis fails: the loop's answer would be used
+    llm.function = lambda request: ENGLISH
+    answer = await answer_of(llm, "ORD101 주문 지금 어떤 상태예요?", tools)
+    assert ENGLISH not in answer and reply_language(answer) == "ko"
+
+
+async def test_a_message_of_ids_only_holds_the_answer_to_no_language(tools):
+    llm, seen = answering(KOREAN)
+    assert await answer_of(llm, "ORD101?", tools) == KOREAN
+    assert len(seen) == 1

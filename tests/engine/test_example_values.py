@@ -1,0 +1,92 @@
+"""No example value is an argument unless the player wrote it (issue 28), in both modes: a call with an
+id nobody wrote (ORD001), the description's example amount (5000) or a placeholder (ORD…) is not run,
+and the model reads what to do instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.conftest import MODES, run_scripted
+
+
+def lookup(order_id: str) -> dict:
+    return {"tool": "lookup_order", "args": {"order_id": order_id}}
+
+
+def coupon(order_id: str, amount: int) -> dict:
+    return {"tool": "issue_coupon", "args": {"order_id": order_id, "amount": amount}}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_order_id_the_player_never_wrote_is_not_looked_up_and_the_model_is_told_to_ask(
+    tools, probe, mode
+):
+    run = await run_scripted(
+        [lookup("ORD001"), {"final": "주문번호를 알려 주세요."}],
+        tools,
+        mode=mode,
+        query="환불 기간이 어떻게 되나요?",
+        synthesize=False,
+    )
+    assert probe.calls == []
+    [outcome] = run.result.tool_outcomes
+    assert outcome.result.code == "ERROR" and outcome.result.data["reason"] == "example_value"
+    assert "the player did not write ORD001" in outcome.observation
+    assert "Ask the player for their order number" in outcome.observation
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_refusal_names_the_order_id_the_player_did_write(tools, probe, mode):
+    steps = [lookup("ORD001"), lookup("ORD101"), {"final": "확인했습니다."}]
+    run = await run_scripted(steps, tools, mode=mode, query="ORD101 언제 와요?", synthesize=False)
+    assert probe.calls == ["lookup_order:ORD101"]
+    assert "Use the order number the player wrote: ORD101." in run.result.tool_outcomes[0].observation
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_descriptions_example_amount_is_refused_unless_the_player_wrote_it(tools, probe, mode):
+    asked_10000 = await run_scripted(
+        [coupon("ORD101", 5000), {"final": "x"}],
+        tools,
+        mode=mode,
+        query="ORD101 만원 쿠폰 주세요",
+        synthesize=False,
+    )
+    assert probe.calls == []
+    assert "the player did not write 5000" in asked_10000.result.tool_outcomes[0].observation
+    await run_scripted(
+        [coupon("ORD101", 5000), {"final": "x"}],
+        tools,
+        mode=mode,
+        query="ORD101 5천원 쿠폰 주세요",
+        synthesize=False,
+    )
+    assert probe.calls == ["issue_coupon:ORD101:5000"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_id_a_tool_returned_may_be_used(tools, probe, mode):
+    steps = [{"tool": "echo", "args": {"text": "ORD777"}}, lookup("ORD777"), {"final": "ok"}]
+    await run_scripted(steps, tools, mode=mode, query="제 주문 목록 보여 주세요", synthesize=False)
+    assert probe.calls == ["echo:ORD777", "lookup_order:ORD777"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_placeholder_value_is_not_run(tools, probe, mode):
+    run = await run_scripted(
+        [lookup("ORD…"), {"final": "x"}], tools, mode=mode, query="ORD101?", synthesize=False
+    )
+    assert probe.calls == []
+    assert "placeholder" in run.result.tool_outcomes[0].observation
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_id_written_with_a_space_or_in_lower_case_counts_as_written(tools, probe, mode):
+    await run_scripted(
+        [lookup("ORD101"), lookup("ORD102"), {"final": "x"}],
+        tools,
+        mode=mode,
+        query="ord 101 이랑 ord102 확인해 주세요",
+        synthesize=False,
+    )
+    assert probe.calls == ["lookup_order:ORD101", "lookup_order:ORD102"]

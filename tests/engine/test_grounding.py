@@ -1,0 +1,147 @@
+"""Look up before you state (issue 28), in both modes: an answer without the call the player's message
+requires is sent back once with that exact call; a second one ends in the honest fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.conftest import MODES, make_ctx, run_scripted
+from tools.base import Actor, ToolContext, ToolRegistry
+from tools.requirements import is_policy_question, named_order_ids
+
+
+@pytest.fixture
+def grounded(grounded_tools: ToolRegistry) -> ToolRegistry:
+    return grounded_tools
+
+
+def loop_requests(run):  # type: ignore[no-untyped-def]
+    return [r for r in run.llm.requests if r.purpose == "loop"]
+
+
+STATUS_KO = "ORD101 주문 지금 어떤 상태예요?"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_answer_about_a_named_order_without_its_lookup_is_sent_back_with_the_exact_call(
+    grounded, mode
+):
+    steps = [
+        {"final": "ORD101은 배송 중입니다."},
+        {"tool": "lookup_order", "args": {"order_id": "ORD101"}},
+        {"final": "ORD101은 배송 지연 상태입니다."},
+    ]
+    run = await run_scripted(steps, grounded, mode=mode, query=STATUS_KO, synthesize=False)
+    assert run.result.stopped_reason == "final_answer"
+    assert run.result.answer == "ORD101은 배송 지연 상태입니다."
+    assert run.result.sent_back == 1
+    second = loop_requests(run)[1].messages[-1]
+    assert second["role"] == "user"
+    assert "lookup_order" in second["content"] and '{"order_id": "ORD101"}' in second["content"]
+    if mode == "json":
+        assert '"action": "tool_call"' in second["content"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_second_answer_without_the_lookup_ends_in_the_fallback_not_the_answer(grounded, mode):
+    steps = [{"final": "ORD101은 배송 중입니다."}, {"final": "배송 중이에요. 내일 도착합니다."}]
+    run = await run_scripted(steps, grounded, mode=mode, query=STATUS_KO)
+    assert run.result.stopped_reason == "ungrounded"
+    assert "배송 중" not in run.answer and "내일" not in run.answer
+    assert "ORD101" in run.answer and "운영진" in run.answer
+    assert not [r for r in run.llm.requests if r.purpose == "synthesis"]  # nothing to invent from
+    assert all("내일 도착" not in (m.get("content") or "") for m in run.result.messages)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_policy_question_needs_a_search_before_the_answer(grounded, mode):
+    q = "How many compensation coupons can I get per day?"
+    steps = [
+        {"final": "You can get up to 5 coupons a day."},
+        {"tool": "search_policy", "args": {"query": "coupons per day"}},
+        {"final": "Up to 3 a day [보상 정책 §2]."},
+    ]
+    run = await run_scripted(steps, grounded, mode=mode, query=q, ctx=make_ctx(locale="en"))
+    assert run.result.answer == "Up to 3 a day [보상 정책 §2]."
+    assert run.result.sent_back == 1
+    sent = loop_requests(run)[1].messages[-1]["content"]
+    assert "search_policy" in sent and q in sent
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_policy_fallback_is_in_the_players_language(grounded, mode):
+    q = "What is the refund window for cash items?"
+    run = await run_scripted(
+        [{"final": "7 days."}, {"final": "7 days, really."}],
+        grounded,
+        mode=mode,
+        query=q,
+        ctx=make_ctx(locale="en"),
+    )
+    assert run.result.stopped_reason == "ungrounded"
+    assert "policy" in run.answer and "staff" in run.answer and "7 days" not in run.answer
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_coupon_call_for_the_named_order_counts_as_its_lookup(grounded, mode):
+    steps = [
+        {"tool": "issue_coupon", "args": {"order_id": "ord101", "amount": 10000}},
+        {"final": "발급했습니다."},
+    ]
+    run = await run_scripted(steps, grounded, mode=mode, query="ORD101 만원 쿠폰 주세요", synthesize=False)
+    assert run.result.stopped_reason == "final_answer" and run.result.sent_back == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_lookup_of_another_order_does_not_count(grounded, mode):
+    steps = [
+        {"tool": "lookup_order", "args": {"order_id": "ORD102"}},
+        {"final": "ORD101도 지연입니다."},
+        {"final": "ORD101도 지연입니다."},
+    ]
+    run = await run_scripted(steps, grounded, mode=mode, query="ORD101 어떻게 됐어요?", synthesize=False)
+    assert run.result.stopped_reason == "ungrounded"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_user_who_may_not_look_up_orders_is_not_sent_back(grounded, mode):
+    unlinked = ToolContext(actor=Actor(discord_id="9009"), thread_id="t", run_id="r", store=None)
+    steps = [{"final": "계정을 먼저 연동해 주세요."}]
+    run = await run_scripted(steps, grounded, mode=mode, query=STATUS_KO, ctx=unlinked, synthesize=False)
+    assert run.result.stopped_reason == "final_answer" and run.result.sent_back == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "보상 쿠폰은 하루에 최대 몇 장까지 받을 수 있나요?",
+        "보상 쿠폰은 한 번에 최대 얼마까지 받을 수 있나요?",
+        "환불 기간이 어떻게 되나요?",
+        "점검이 길어지면 보상 상자는 몇 개 주나요",
+        "How many compensation coupons can I get per day?",
+        "What is the most reward boxes a maintenance overrun can give?",
+        "Is there a refund window for cash items?",
+    ],
+)
+def test_policy_questions_are_recognised_in_both_languages(text):
+    assert is_policy_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있을까요?",
+        "ORD001 보상 최대한 많이 주세요",
+        "한도가 2만원이면 ORD001에 2만원짜리 쿠폰 두 장으로 나눠서 4만원 주세요",
+        "ORD001 주문 취소하고 전액 환불해 주세요",
+        "My order ORD301 is two weeks late. Can I get a 5000 KRW compensation coupon?",
+        "봇 말고 사람 상담원이랑 얘기하고 싶어요",
+    ],
+)
+def test_requests_and_complaints_are_not_policy_questions(text):
+    assert not is_policy_question(text)
+
+
+def test_order_ids_are_read_in_any_case_once_each():
+    assert named_order_ids("ord101 그리고 ORD101, ORD-102?") == ["ORD101", "ORD102"]
+    assert named_order_ids("P100 5000원 KRW5000") == []
