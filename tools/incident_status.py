@@ -33,7 +33,8 @@ async def _own_coupons(ctx: ToolContext, incident_id: int) -> list[Coupon]:
 @tool(
     name="incident_status",
     allowed_unlinked=True,
-    status=Text("장애 공지 확인 중…", "Checking the incident notice…"),
+    status=Text("진행 중인 장애 공지를 확인하고 있어요", "Checking the current incident notice"),
+    counts_as=("search_policy",),  # the open incident's official notice grounds a question about it
 )
 async def incident_status(args: IncidentStatusArgs, ctx: ToolContext) -> ToolResult:
     """The latest official notice of an ongoing incident (server outage, extended maintenance, mass

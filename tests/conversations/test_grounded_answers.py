@@ -3,12 +3,8 @@ the bot writes itself when it stops keeps its own numbers; withheld sentences ar
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
-from bot.guards.fact_check import FACT_WITHHELD
-from bot.store import AuditEntry
 from tests.conversations.conftest import Harness
 
 THREAD = "console:facts"
@@ -23,15 +19,13 @@ async def _ask(h: Harness, text: str):
 
 
 async def test_an_unparseable_runs_invented_number_is_not_delivered(harness: Harness) -> None:
-    # JSON mode: two unparseable replies stop the run with the raw text; native: the text is the answer.
+    # Two unparseable replies (JSON mode) or two answers without the required search (native) end in the
+    # engine's honest fallback: the invented cap never reaches the player.
     harness.script({"raw": INVENTED}, {"raw": INVENTED})
     outcome = await _ask(harness, "보상 쿠폰은 하루에 최대 몇 장까지 받을 수 있나요?")
     delivered = outcome.runs[0].delivered_answer
-    # No search ran: the coupon rules' own sentence stands in for the invented cap.
-    assert "5 장" not in delivered and "하루 최대 3장" in delivered
-    async with harness.app.store.session() as s:
-        row = (await s.execute(select(AuditEntry).where(AuditEntry.action == FACT_WITHHELD))).scalar_one()
-    assert row.thread_id == THREAD and row.target  # the run id
+    assert "5 장" not in delivered and "5장" not in delivered
+    assert "운영진" in delivered  # offers a person
 
 
 async def test_the_bots_own_stop_notice_keeps_its_numbers(harness: Harness) -> None:

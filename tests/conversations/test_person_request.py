@@ -49,7 +49,9 @@ async def test_english_request_is_answered_in_english_even_unlinked(harness: Har
 
 
 async def test_a_question_about_an_order_still_goes_to_the_model(harness: Harness) -> None:
-    harness.script({"final": "ORD001은 배송 지연 상태입니다."})
+    harness.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연 상태입니다."}
+    )
     outcome = await _say(harness, "ORD001 배송이 너무 늦어요", RecordingSurface())
     assert outcome.kind == "answered" and len(harness.used) == 1
 

@@ -14,7 +14,7 @@ from bot.llm import ScriptedLLM
 from bot.replay.runner import replay
 
 CASE = """\
-name: refund window asked without a search
+name: refund window invented after a search
 tags: [policy, korean]
 fixtures:
   players: [{id: P100, discord_id: "9001", name: 루나}]
@@ -45,7 +45,11 @@ async def test_live_replay_reports_unbacked_and_withheld_facts(
         out=lines.append,
         policy_index=policy_index,
         live_llm_factory=lambda: ScriptedLLM(
-            [{"final": "환불은 구매 후 45일 이내에 신청하시면 됩니다."}], mode="json"
+            [
+                {"tool": "search_policy", "args": {"query": "환불 신청 기간"}},
+                {"final": "환불은 구매 후 45일 이내에 신청하시면 됩니다."},
+            ],
+            mode="json",
         ),
     )
     assert code == status, lines
