@@ -162,6 +162,17 @@ STATUS_WORDS: dict[str, re.Pattern[str]] = {
 """Each order status's code, Korean label and English words (DESIGN §5), as a sentence may state it."""
 
 
+_LABEL_TAIL = re.compile(r"\s*(?:[가-힣A-Za-z]{1,10}\s*)?[:)]")
+
+
+def _is_list_label(text: str, m: re.Match[str]) -> bool:
+    """`N번` opening a line and followed by a colon ("01번 안내: …", "2번:") labels a list item; it
+    states no count."""
+    if m.group(m.lastindex or 0) != "번" or text[: m.start()].rsplit("\n", 1)[-1].strip():
+        return False
+    return _LABEL_TAIL.match(text, m.end()) is not None
+
+
 def _int(text: str) -> int | float:
     raw = text.replace(",", "")
     value = float(raw)
@@ -242,6 +253,8 @@ def _units(text: str, out: list[Fact]) -> str:
         out.append(Fact(DURATION, _en_number(m.group(1)) * _EN_DURATION_UNITS[unit], m.group(0)))
         text = _blank(text, m.start(), m.end())
     for m in _COUNT_KO.finditer(text):
+        if _is_list_label(text, m):
+            continue  # "01번 안내: …" numbers a line of a list; it states no count
         out.append(Fact(COUNT, _int(m.group(1)), m.group(0)))
         text = _blank(text, m.start(), m.end())
     for m in _COUNT_KO_NATIVE.finditer(text):

@@ -24,9 +24,10 @@ def detect_language(text: str | None) -> Locale:
 
 
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
-_ASIDE = re.compile(r"\[[^\]]*\]|\([^)]*\)|\S*\d\S*")
-"""Citations, parentheses and tokens with digits (ids, codes, amounts): quoted labels, not the language
-a reply is written in ("Up to 3 a day [보상 정책 §2]", "배송 지연 (delayed)")."""
+_ASIDE = re.compile(r"\[[^\]]*\]|\([^)]*\)|<[^<>]*>|`[^`]*`|\S*[\d=/]\S*")
+"""Citations, parentheses, markup and code, and tokens with digits, `=` or `/` (ids, codes, amounts,
+addresses): quoted labels, not the language a reply is written in ("Up to 3 a day [보상 정책 §2]",
+"배송 지연 (delayed)", "`/coupon list` 명령")."""
 
 
 def reply_language(text: str | None, *, min_letters: int = 20) -> Locale | None:

@@ -228,6 +228,7 @@ async def test_escalation_is_posted_to_the_staff_channel(harness, fake):
     summary = "ORD001 배송 지연, 보상 한도 초과 요청 — 운영진 판단 필요"
     llm = ScriptedLLM(
         [
+            {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
             {"tool": "escalate_to_staff", "args": {"summary": summary}},
             {"final": "전달"},
             {"answer": "운영진에게 전달했습니다."},

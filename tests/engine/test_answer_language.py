@@ -100,3 +100,11 @@ async def test_a_message_of_ids_only_holds_the_answer_to_no_language(tools):
     llm, seen = answering(KOREAN)
     assert await answer_of(llm, "ORD101?", tools) == KOREAN
     assert len(seen) == 1
+
+
+def test_markup_and_code_in_a_korean_answer_do_not_make_it_english() -> None:
+    from bot.vocabulary.language import reply_language
+
+    assert reply_language("<b>굵게</b> <img src=x onerror=window.pwned=2> 답변입니다.", min_letters=0) == "ko"
+    assert reply_language("`/coupon list P100` 명령으로 확인하세요.", min_letters=0) == "ko"
+    assert reply_language("Your order is on its way, it should arrive soon.", min_letters=0) == "en"

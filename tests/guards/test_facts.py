@@ -83,3 +83,8 @@ def test_notes_to_the_model_are_recognised() -> None:
 def test_example_values_back_nothing() -> None:
     assert "ORD001" not in without_examples("주문 번호를 확인해 주세요(예: ORD001).")
     assert "ORD001" not in without_examples("e.g. ORD001")
+
+
+def test_a_numbered_list_label_is_not_a_count() -> None:
+    assert extract_facts("01번 안내: 고객센터에서 주문과 쿠폰 문의를 도와드립니다.") == []
+    assert [f.value for f in extract_facts("3번 시도했습니다.")] == [3]

@@ -109,6 +109,7 @@ TOOL_PROBES: dict[str, dict[str, Any]] = {
     "list_my_orders": {},
     "search_policy": {"query": "{order} 주문 정보"},
     "escalate_to_staff": {"summary": "{order} 주문 확인 요청"},
+    "incident_status": {},
 }
 
 

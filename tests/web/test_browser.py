@@ -120,7 +120,7 @@ async def test_player_sees_the_tool_card_and_the_answer_stream_in(browser, make_
 
 async def test_a_follow_up_mid_answer_is_handled(browser, make_web):
     web = await make_web("native")
-    first = "ORD004 마법사 코스튬은 배송 중입니다. 택배사에 인계되어 1~2일 안에 도착할 예정이에요. " * 2
+    first = "ORD004 마법사 코스튬은 배송 중입니다. 택배사에 인계되어 곧 도착할 예정이에요. " * 2
     web.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD004"}},
         {"final": first.strip()},
