@@ -14,8 +14,11 @@ from tests.web.test_browser import DESKTOP, browser, open_widget, send, shot  # 
 
 async def test_the_player_rates_an_earlier_answer_then_changes_the_vote_with_a_comment(browser, make_web):  # noqa: F811
     web = await make_web("native")
-    web.script({"final": "ORD001은 배송 지연 중입니다. 불편을 드려 죄송합니다."})
-    web.script({"final": "ORD004는 내일 도착 예정입니다."})
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+        {"final": "ORD001은 배송 지연 중입니다. 불편을 드려 죄송합니다."},
+    )
+    web.script({"tool": "lookup_order", "args": {"order_id": "ORD004"}}, {"final": "ORD004는 배송 중입니다."})
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&lang=ko")
 
     await send(page, "ORD001 언제 오나요?")
@@ -29,7 +32,7 @@ async def test_the_player_rates_an_earlier_answer_then_changes_the_vote_with_a_c
     await expect(first.locator(".feedback-up")).to_have_attribute("aria-label", "👍 helpful")
     await send(page, "ORD004는요?")
     second = page.locator(".msg.bot").nth(1)
-    await expect(second.locator(".bubble")).to_have_text("ORD004는 내일 도착 예정입니다.")
+    await expect(second.locator(".bubble")).to_have_text("ORD004는 배송 중입니다.")
     await web.idle()
     async with web.conversations.store.session() as s:
         runs = {r.run_id for r in (await s.execute(select(Run))).scalars()}

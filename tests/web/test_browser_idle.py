@@ -24,7 +24,7 @@ assert CHROMIUM
 
 async def answered_and_waiting(browser, web):  # noqa: F811
     """The widget after its first answer, with its idle wait open on the server: (page, bot turns, streams)."""
-    web.script({"final": FIRST})
+    web.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&lang=ko")
     await send(page, "ORD001 언제 오나요?")
     bots = page.locator("li.msg.bot")

@@ -29,7 +29,7 @@ FITS = """el => {
 
 async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name(browser, make_web):  # noqa: F811
     web = await make_web("native")
-    web.script({"final": FIRST})
+    web.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     token = web.token("P100")
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={token}&lang=ko")
     await send(page, "ORD001 언제 오나요?")

@@ -19,7 +19,7 @@ LAST = "쿠폰은 우편함에서 확인하실 수 있습니다."
 
 async def test_a_staff_reply_appears_in_the_open_widget_once_then_the_bot_answers_again(browser, make_web):  # noqa: F811
     web = await make_web("native")
-    web.script({"final": FIRST})
+    web.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&lang=ko")
     requests: list[Request] = []
     page.on("request", lambda r: requests.append(r) if "/api/threads/" in r.url else None)

@@ -17,7 +17,9 @@ async def _votes(web) -> list[tuple[str, int, str | None, str]]:
 
 async def test_a_vote_is_stored_changed_and_refused_to_other_identities(make_web):
     web = await make_web()
-    web.script({"final": "ORD001은 배송 지연 중입니다."})
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연 중입니다."}
+    )
     luna = web.client("P100")
     await web.chat(luna, "ORD001 상태 알려주세요", thread="orders")
     await web.idle()
@@ -49,7 +51,7 @@ async def test_each_answer_names_its_run_so_a_vote_on_an_earlier_answer_goes_to_
         ("ORD001 상태?", "ORD001은 배송 중입니다."),
         ("ORD002 상태?", "ORD002는 도착했습니다."),
     ):
-        web.script({"final": final})
+        web.script({"tool": "lookup_order", "args": {"order_id": question[:6]}}, {"final": final})
         events = await web.chat(luna, question, thread="orders")
         await web.idle()
         [done] = [e.data for e in events if e.event == "done"]

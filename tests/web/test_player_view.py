@@ -56,7 +56,9 @@ async def test_a_call_outside_the_allowlist_ends_declined_and_an_unknown_tool_fa
 
 async def test_a_message_after_a_takeover_is_acknowledged_and_its_stream_ends_with_done(make_web):
     web = await make_web("native")
-    web.script({"final": "ORD001은 배송 지연입니다."})
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}
+    )
     client = web.client("P100")
     await web.chat(client, "ORD001 언제 와요?")
     await web.conversations.set_handoff(THREAD, True, by="staff:4242")
@@ -78,7 +80,9 @@ async def test_a_message_after_a_takeover_is_acknowledged_and_its_stream_ends_wi
 
 async def test_staff_replies_in_the_history_and_live_are_signed_with_the_staff_name(make_web):
     web = await make_web("native")
-    web.script({"final": "ORD001은 배송 지연입니다."})
+    web.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}
+    )
     client = web.client("P100")
     await web.chat(client, "ORD001 언제 와요?")
     staff = await sign_in(web, name="미나", staff_id="4242")
