@@ -57,7 +57,7 @@ async def serve(
             print(NO_LLM_LINE, file=sys.stderr)
             return 2
     if web:
-        from bot.channels.web.runner import identity_service
+        from bot.channels.web.startup import identity_service
 
         identity_service(settings)  # a weak ARCA_WEB_SECRET stops the start (ConfigError), nothing started
     own_app = app is None
@@ -68,7 +68,7 @@ async def serve(
 
         metrics, metrics_server = start_metrics(settings)
         if policy_index is None and web:
-            from bot.channels.web.runner import BackgroundPolicyIndex
+            from bot.channels.web.startup import BackgroundPolicyIndex
 
             # Built once the server listens: its imports and embedding would otherwise delay /healthz.
             index = BackgroundPolicyIndex(
@@ -157,7 +157,7 @@ def _no_llm(settings: Settings) -> Any:
 
 async def _start_web(settings: Settings, app: App, host: str | None, port: int | None, index: Any) -> Any:
     """The web server on this loop, or None (and one line on stderr) when its address cannot be bound."""
-    from bot.channels.web.runner import DEFAULT_PORT, start_web
+    from bot.channels.web.startup import DEFAULT_PORT, start_web
 
     if port is None:
         port = settings.web_port if settings.web_port is not None else DEFAULT_PORT

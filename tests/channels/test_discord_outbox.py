@@ -9,9 +9,9 @@ import httpx
 from sqlalchemy import select
 
 from bench.fake_discord import FakeDiscord
-from bot.channels.web.identity import IdentityService
-from bot.channels.web.runner import WebServer
-from bot.channels.web.server import WebDeps, create_app
+from bot.channels.web.app import WebDeps, create_app
+from bot.channels.web.player.identity import IdentityService
+from bot.channels.web.startup import WebServer
 from bot.llm.scripted import ScriptedLLM
 from bot.staff.console import mint_link
 from bot.store.models import StaffOutbox

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from bot.app import App, build_app
-from bot.channels.web.identity import IdentityService
-from bot.channels.web.runner import WebServer
-from bot.channels.web.server import WebDeps, create_app
+from bot.channels.web.app import WebDeps, create_app
+from bot.channels.web.player.identity import IdentityService
+from bot.channels.web.startup import WebServer
 from bot.config import load_settings
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Store

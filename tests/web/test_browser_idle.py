@@ -9,8 +9,8 @@ import asyncio
 
 from playwright.async_api import Route, expect
 
-from bot.channels.web.stream import RunStream
-from bot.channels.web.wire import answer_payload, done_payload
+from bot.channels.web.sse.stream import RunStream
+from bot.channels.web.sse.wire import answer_payload, done_payload
 from tests.eventually import eventually
 from tests.web.test_browser import CHROMIUM, DESKTOP, browser, open_widget, send, shot  # noqa: F401
 from tests.web.test_idle_waits import THREAD, reply_stream

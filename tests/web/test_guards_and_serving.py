@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.channels.web.runner import BackgroundPolicyIndex
-from bot.channels.web.stream import RunStream, WebSurface
+from bot.channels.web.sse.stream import RunStream, WebSurface
+from bot.channels.web.startup import BackgroundPolicyIndex
 from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from bot.channels.web.identity import ANON_COOKIE, IdentityService
+from bot.channels.web.player.identity import ANON_COOKIE, IdentityService
 from bot.store import ThreadMessage
 from tests.web.conftest import SECRET
 

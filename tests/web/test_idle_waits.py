@@ -11,8 +11,8 @@ import contextlib
 import httpx
 import pytest
 
-from bot.channels.web.stream import RunStream
-from bot.channels.web.wire import answer_payload, done_payload
+from bot.channels.web.sse.stream import RunStream
+from bot.channels.web.sse.wire import answer_payload, done_payload
 from tests.eventually import eventually
 from tests.web.conftest import read_sse
 

@@ -4,9 +4,9 @@
 on the bot's event loop, `stream` turns a run into numbered SSE events, `identity` verifies players.
 """
 
-from bot.channels.web.identity import Identity, IdentityService
-from bot.channels.web.runner import WebServer, start_web
-from bot.channels.web.server import WebDeps, create_app
+from bot.channels.web.app import WebDeps, create_app
+from bot.channels.web.player.identity import Identity, IdentityService
+from bot.channels.web.startup import WebServer, start_web
 
 __all__ = [
     "Identity",

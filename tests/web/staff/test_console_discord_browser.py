@@ -12,9 +12,9 @@ from playwright.async_api import expect
 from sqlalchemy import select
 
 from bench.fake_discord import FakeDiscord
-from bot.channels.web.identity import IdentityService
-from bot.channels.web.runner import WebServer
-from bot.channels.web.server import WebDeps, create_app
+from bot.channels.web.app import WebDeps, create_app
+from bot.channels.web.player.identity import IdentityService
+from bot.channels.web.startup import WebServer
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry
 from tests.channels.conftest import fake, harness  # noqa: F401  (the fixtures)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.channels.web.sse.stream import RunStream, WebSurface
 from bot.channels.web.staff.run_feed import HubRunFeed
-from bot.channels.web.stream import RunStream, WebSurface
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard

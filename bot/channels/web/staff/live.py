@@ -20,8 +20,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import ServerSentEvent
 
+from bot.channels.web.sse.response import sse_response
 from bot.channels.web.staff import auth, queries
 from bot.channels.web.staff.auth import SESSION_COOKIE
 from bot.channels.web.staff.pages import (
@@ -174,8 +175,7 @@ async def _web_runs(request: Request, thread_id: str) -> AsyncIterator[tuple[str
 
 
 def _sse(events: AsyncIterator[ServerSentEvent]) -> Response:
-    response = EventSourceResponse(events, ping=15, headers={"X-Accel-Buffering": "no"})
-    return with_console_headers(response)
+    return with_console_headers(sse_response(events))
 
 
 def add_live_routes(router: APIRouter) -> None:

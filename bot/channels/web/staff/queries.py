@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from bot.channels.web.identity import Identity
+from bot.channels.web.player.identity import Identity
 from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
 from bot.store import AuditEntry, Coupon, Escalation, Order, Run, Store, ThreadMessage, ThreadState
 from bot.store.outbox import reply_statuses

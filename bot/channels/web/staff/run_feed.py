@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.channels.web.step_cleaning import StepCleaner
-from bot.channels.web.wire import answer_payload, done_payload, step_payload
+from bot.channels.web.sse.step_cleaning import StepCleaner
+from bot.channels.web.sse.wire import answer_payload, done_payload, step_payload
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.guards.output import OutputGuard
 from tools.base import Actor

@@ -15,20 +15,21 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from bot.channels.web.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
 from bot.channels.web.deps import (
     HISTORY_LIMIT,
     NO_LLM_PLAYER_MESSAGE,
     THREAD_PATTERN,
     ChatRequest,
-    StreamRegistry,
     WebDeps,
     WebError,
     deps_of,
 )
 from bot.channels.web.json_body import read_json_object
-from bot.channels.web.limits import check_all
-from bot.channels.web.stream import RunStream, WebSurface
+from bot.channels.web.player.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
+from bot.channels.web.player.limits import check_all
+from bot.channels.web.sse.registry import StreamRegistry
+from bot.channels.web.sse.response import sse_response
+from bot.channels.web.sse.stream import RunStream, WebSurface
 from bot.conversations import Incoming, detect_locale
 from bot.guards.input import check_input
 from bot.guards.output import OutputGuard
@@ -269,13 +270,7 @@ def _sse(stream: RunStream, after: int) -> EventSourceResponse:
                 id=event.id,
             )
 
-    return EventSourceResponse(
+    return sse_response(
         events(),
-        ping=15,
-        headers={
-            "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no",
-            "X-Arca-Run": stream.id,
-            CURSOR_HEADER: str(stream.seq),
-        },
+        headers={"Cache-Control": "no-store", "X-Arca-Run": stream.id, CURSOR_HEADER: str(stream.seq)},
     )

@@ -18,8 +18,8 @@ from typing import Any
 
 import uvicorn
 
-from bot.channels.web.identity import IdentityService, secret_problem
-from bot.channels.web.server import WebDeps, create_app
+from bot.channels.web.app import WebDeps, create_app
+from bot.channels.web.player.identity import IdentityService, secret_problem
 from bot.config import ConfigError
 
 log = logging.getLogger(__name__)
@@ -214,7 +214,7 @@ def web_token_command(settings: Any, player_id: str, ttl: str, *, link: bool = F
     """`arca-bot web-token PLAYER_ID [--ttl 15m] [--link]`: print a player token signed with
     ARCA_WEB_SECRET, or with `--link` the chat page's address carrying it (`ARCA_WEB_PUBLIC_URL`, else
     the local server)."""
-    from bot.channels.web.identity import parse_ttl
+    from bot.channels.web.player.identity import parse_ttl
 
     secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
     if not secret.strip():

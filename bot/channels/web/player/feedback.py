@@ -15,10 +15,10 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import select
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
-from bot.channels.web.callers import resolve_caller, set_visitor_cookie
-from bot.channels.web.chat_routes import check_thread_name
 from bot.channels.web.deps import WebError, deps_of
 from bot.channels.web.json_body import read_json_object
+from bot.channels.web.player.callers import resolve_caller, set_visitor_cookie
+from bot.channels.web.player.chat import check_thread_name
 from bot.store import Run, ThreadMessage
 
 VOTES = {"up": 1, "down": -1}

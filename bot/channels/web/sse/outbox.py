@@ -11,8 +11,8 @@ import asyncio
 
 from fastapi import FastAPI
 
-from bot.channels.web.stream import RunStream
-from bot.channels.web.wire import answer_payload, done_payload
+from bot.channels.web.sse.stream import RunStream
+from bot.channels.web.sse.wire import answer_payload, done_payload
 from bot.store.outbox import REPLY_TTL, OutboxPoller, OutboxReply
 
 PREFIX = "web:"

@@ -18,13 +18,14 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from bot.channels.web.body_limits import BodyLimit
-from bot.channels.web.callers import Caller, resolve_caller
-from bot.channels.web.chat_routes import chat_router
-from bot.channels.web.deps import StreamRegistry, WebDeps, WebError, deps_of
-from bot.channels.web.feedback import feedback_router
-from bot.channels.web.limits import SlidingWindowLimiter
+from bot.channels.web.deps import WebDeps, WebError, deps_of
+from bot.channels.web.player.callers import Caller, resolve_caller
+from bot.channels.web.player.chat import chat_router
+from bot.channels.web.player.feedback import feedback_router
+from bot.channels.web.player.limits import SlidingWindowLimiter
+from bot.channels.web.sse.outbox import web_outbox
+from bot.channels.web.sse.registry import StreamRegistry
 from bot.channels.web.staff import install as install_staff_console
-from bot.channels.web.staff_outbox import web_outbox
 
 __all__ = ["Caller", "WebDeps", "WebError", "create_app", "deps_of", "resolve_caller"]
 
@@ -77,7 +78,7 @@ def create_app(deps: WebDeps) -> FastAPI:
 
 
 def _static_dir() -> Any:
-    return resources.files("bot.channels.web") / "static"
+    return resources.files("bot.channels.web.player") / "static"
 
 
 def page_router() -> APIRouter:

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.channels.web.step_cleaning import StepCleaner
-from bot.channels.web.wire import WireEvent, answer_payload, done_payload, step_payload
+from bot.channels.web.sse.step_cleaning import StepCleaner
+from bot.channels.web.sse.wire import WireEvent, answer_payload, done_payload, step_payload
 from bot.conversations.renderer import status_text
 from bot.guards.output import OutputGuard
 from bot.vocabulary.catalogue import Text

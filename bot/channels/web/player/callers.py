@@ -10,8 +10,8 @@ from fastapi import Request
 from fastapi.responses import Response
 
 from bot.channels.web.deps import WebDeps, WebError, deps_of
-from bot.channels.web.identity import ANON_COOKIE, ANON_COOKIE_MAX_AGE, Identity, TokenError
-from bot.channels.web.limits import check_all
+from bot.channels.web.player.identity import ANON_COOKIE, ANON_COOKIE_MAX_AGE, Identity, TokenError
+from bot.channels.web.player.limits import check_all
 from tools.base import Actor
 
 
