@@ -220,7 +220,7 @@ class Conversations:
 
     async def handle(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Route one channel message: refuse, run a staff command, store (handoff), queue, or run."""
-        verdict = check_input(incoming.text, max_chars=self.max_message_chars)
+        verdict = incoming.verdict or check_input(incoming.text, max_chars=self.max_message_chars)
         if not verdict.allowed:
             await self.store.audit(
                 actor=incoming.actor.label,
