@@ -188,7 +188,7 @@ async def build_app(
     from bot.desk.hours import SupportHours
     from bot.staff import StaffRegistry
     from tools.base import ToolServices
-    from tools.ledger import load_coupon_rules
+    from tools.coupon_rules import load_coupon_rules
     from tools.registry import build_registry
 
     store = store or await open_store(settings)

@@ -241,7 +241,7 @@ async def test_lookup_order_message_names_id_item_amount_status(seeded_store: An
 
 
 def test_coupon_rules_file_names_and_defaults() -> None:
-    from tools.ledger import CouponRules, load_coupon_rules
+    from tools.coupon_rules import CouponRules, load_coupon_rules
 
     expected = {
         "eligible_statuses": ["delayed"],

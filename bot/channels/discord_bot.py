@@ -34,8 +34,9 @@ from bot.channels.discord_staff import (
     install_staff_commands,
     role_names,
 )
-from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
 from bot.conversations import Incoming
+from bot.conversations.renderer import DISCORD_LIMIT, split_message, status_text
+from bot.conversations.surface import SurfaceError
 from bot.desk.sla import SlaWatch
 from bot.vocabulary import ThreadId
 

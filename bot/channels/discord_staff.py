@@ -19,7 +19,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.channels.renderer import DISCORD_LIMIT, split_message
+from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
 from bot.vocabulary import ThreadId
 from tools.coupon_staff import approval_reason

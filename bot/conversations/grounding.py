@@ -18,7 +18,7 @@ from bot.store import Store, ThreadMessage, ThreadState
 
 if TYPE_CHECKING:
     from bot.conversations.run_deps import RunDeps
-    from bot.engine.agent import AgentResult
+    from bot.engine.results import AgentResult
 
 log = logging.getLogger(__name__)
 

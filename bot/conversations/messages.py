@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.engine.agent import AgentResult
+from bot.engine.results import AgentResult
 from bot.guards.input import InputVerdict
 from bot.vocabulary.language import detect_language
 from tools.base import Actor

@@ -30,8 +30,8 @@ from bot.conversations.run_deps import EventHook, LLMFactory, RunDeps
 from bot.conversations.run_events import RunEvents
 from bot.conversations.surface import Surface, SurfaceError
 from bot.desk.person_request import PersonRequest, connect_to_person, wants_person
-from bot.engine.agent import AgentResult
 from bot.engine.interrupts import InterruptQueue
+from bot.engine.results import AgentResult
 from bot.guards.input import check_input
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT

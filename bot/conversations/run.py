@@ -15,8 +15,9 @@ from bot.conversations.renderer import Renderer
 from bot.conversations.run_deps import RunDeps
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.conversations.surface import Surface
-from bot.engine.agent import AgentResult, ReActAgent
+from bot.engine.agent import ReActAgent
 from bot.engine.interrupts import InterruptQueue
+from bot.engine.results import AgentResult
 from bot.guards.output import OutputGuard
 from bot.incidents.notice import open_incidents, pinned_notice
 from bot.observability import log_context
