@@ -98,7 +98,8 @@ async def _answer(
 
     # Open incidents' notices are read afresh each run (an update takes effect at once) and ride in the
     # system prompt, which compaction never touches.
-    notice = pinned_notice(await open_incidents(conv.store, actor.player_id), locale)
+    incidents = await open_incidents(conv.store, actor.player_id)
+    notice = pinned_notice(incidents, locale)
     system_prompt = conv.system_prompt if notice is None else f"{conv.system_prompt}\n\n{notice}"
     async with conv.llm_slots:
         llm = conv.llm_factory()
@@ -123,7 +124,14 @@ async def _answer(
             trust=state.trust,
         )
         result = await agent.run(query, ctx, memory=conv.memory, interrupts=state.queue, on_event=on_event)
-        facts = await fact_context(conv, thread_id, run_id=run_id, query=query, result=result)
+        facts = await fact_context(
+            conv,
+            thread_id,
+            run_id=run_id,
+            query=query,
+            result=result,
+            notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
+        )
         output_guard = await OutputGuard.for_actor(
             conv.store,
             actor,
