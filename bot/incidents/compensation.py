@@ -20,9 +20,10 @@ from bot.store.incidents import EXCLUSION_REASONS, Plan, Target, decide_batch
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 500
-"""Targets a batch decides in one transaction. Measured (bench/incident_bulk.py, 10,000 orders, SQLite, a
-loaded 2-core machine): 500 gave 6,355–6,716 coupons/s with a worst loop lag of ~53 ms; 250 gave
-3,461–5,848/s and 61–204 ms; 100 gave 1,241/s (per-batch reads dominate)."""
+"""Targets a batch decides in one transaction. On file SQLite a batch runs off the loop thread (its own
+connection on a worker thread), so its size no longer sets the loop's lag: measured (bench/incident_bulk.py,
+10,000 orders, a 2-core machine at load 14) the run's longest loop step took 5.6 ms of CPU, where a
+500-target batch on the loop took 25–190 ms. Smaller batches cost rate (100 gave 1,241/s: per-batch reads)."""
 SAMPLES = 5
 
 
