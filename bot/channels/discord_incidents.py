@@ -25,21 +25,13 @@ log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 PROGRESS_FIELD = "진행 / Progress"
-BAR_WIDTH = 20
 MIN_EDIT_INTERVAL = 0.1
 """Seconds between two progress edits at the least (the pace is twice the answer-stream edit interval)."""
 COLOR_PREVIEW, COLOR_RUNNING, COLOR_DONE, COLOR_CANCELLED = 0x5865F2, 0xFEE75C, 0x57F287, 0x99AAB5
 
 
-def bar(fraction: float, width: int = BAR_WIDTH) -> str:
-    """`▓▓▓▓▓░░░░░ 50%`: a progress bar both the Discord card and the console draw."""
-    fraction = max(0.0, min(1.0, fraction))
-    filled = round(fraction * width)
-    return "▓" * filled + "░" * (width - filled) + f" {fraction:.0%}"
-
-
 def progress_lines(step: RunProgress) -> str:
-    return f"{bar(step.fraction)}\n{step.text()}"
+    return f"{step.bar()}\n{step.text()}"
 
 
 def preview_embed(data: dict[str, Any]) -> discord.Embed:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from bot.store import Store
 
+BAR_WIDTH = 20
+
 
 @dataclass(frozen=True)
 class RunProgress:
@@ -38,6 +40,11 @@ class RunProgress:
         if self.state == "done" or self.total <= 0:
             return 1.0
         return min(1.0, self.done / self.total)
+
+    def bar(self, width: int = BAR_WIDTH) -> str:
+        """`▓▓▓▓▓░░░░░ 50%`: the bar the Discord card and the console draw."""
+        filled = round(self.fraction * width)
+        return "▓" * filled + "░" * (width - filled) + f" {self.fraction:.0%}"
 
     def text(self) -> str:
         """One line for staff: `발급 1,200 / 10,000 · 제외 3 · 배치 3 · 6,000,000원`."""
