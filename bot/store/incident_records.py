@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import distinct, func, select
 
 from bot.store.coupons import LIVE_STATUSES
+from bot.store.incident_posts import IncidentDeliveries, IncidentPosts
 from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Plan, Target
 from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
@@ -70,6 +71,8 @@ class Incidents:
     def __init__(self, store: UnitRunner) -> None:
         self._store = store
         self.batches = IncidentBatches(store)
+        self.posts = IncidentPosts(store)
+        self.deliveries = IncidentDeliveries(store)
 
     async def _change(
         self, incident_id: int, actor: str, action: str, **values: Any
