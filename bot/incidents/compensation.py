@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.incidents.tell import tell_compensated
 from bot.store import RaceLost, Store
 from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS, Plan, Target, decide_batch
@@ -183,6 +184,7 @@ async def run_compensation(
     batch_size: int = DEFAULT_BATCH,
     progress: ProgressSink | None = None,
     valid_days: int = 30,
+    timezone: str = "Asia/Seoul",
 ) -> RunResult:
     """Issue the approved plan's coupons (resumable: run it again after a crash; what exists is kept)."""
     incident = await store.incidents.get(incident_id)
@@ -206,4 +208,6 @@ async def run_compensation(
         await asyncio.sleep(0)  # live conversations run between batches
     if incident.comp_state != "done":
         await store.incidents.set_plan(incident_id, None, state="done", actor=actor)
+    # The conversations that asked are told what they got (once each, whichever run gets here first).
+    await tell_compensated(store, incident_id, timezone=timezone)
     return RunResult(incident_id, issued, already, excluded, spent)

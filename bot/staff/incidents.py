@@ -143,7 +143,13 @@ async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
                     await sent
 
         result = await run_compensation(
-            store, incident.id, actor=actor, clock=conv.clock, progress=report, valid_days=rules.valid_days
+            store,
+            incident.id,
+            actor=actor,
+            clock=conv.clock,
+            progress=report,
+            valid_days=rules.valid_days,
+            timezone=conv.services.timezone,
         )
         text = (
             f"장애 #{incident.id} 보상 완료 / compensation done: 발급 {result.issued:,}건 · "

@@ -10,14 +10,34 @@ from datetime import datetime, timedelta
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from bot.store.coupons import LIVE_STATUSES
 from bot.store.incident_tables import IncidentDelivery, IncidentPost
-from bot.store.models import StaffOutbox, utcnow
+from bot.store.models import Coupon, Run, RunToolCall, StaffOutbox, utcnow
 from bot.store.units import UnitRunner
 
 SENDER = "운영팀 / Arca team"
 """Who the player sees the compensation message from (the outbox's `staff` column)."""
 STALE_CLAIM = timedelta(minutes=1)
 """A claimed post still without a message after this (its process died mid-send) is claimed again."""
+
+
+@dataclass(frozen=True)
+class Asker:
+    """A conversation that asked about an incident: its thread, its player and its language."""
+
+    thread_id: str
+    player_id: str
+    locale: str
+
+
+@dataclass(frozen=True)
+class Granted:
+    """One coupon an incident's compensation gave a player."""
+
+    order_id: str | None
+    amount: int
+    code: str
+    expires_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -117,3 +137,34 @@ class IncidentDeliveries:
         query = select(IncidentDelivery.thread_id).where(IncidentDelivery.incident_id == incident_id)
         async with self._store.session() as s:
             return set((await s.execute(query)).scalars())
+
+    async def askers(self, tool: str, since: datetime, until: datetime | None) -> list[Asker]:
+        """Linked players' conversations with a run between `since` and `until` that called `tool` (the
+        incident's status), each once, in the language of its latest such run."""
+        query = (
+            select(Run.thread_id, Run.player, Run.locale)
+            .join(RunToolCall, RunToolCall.run_id == Run.run_id)
+            .where(RunToolCall.tool == tool, Run.started_at >= since, Run.player.startswith("player:"))
+            .order_by(Run.started_at)
+        )
+        if until is not None:
+            query = query.where(Run.started_at <= until)
+        async with self._store.session() as s:
+            rows = (await s.execute(query)).all()
+        latest = {(r.thread_id, r.player): r.locale for r in rows}
+        return [Asker(t, p.removeprefix("player:"), loc or "ko") for (t, p), loc in latest.items()]
+
+    async def granted(self, incident_id: int, player_id: str) -> list[Granted]:
+        query = (
+            select(Coupon.order_id, Coupon.amount, Coupon.code, Coupon.expires_at)
+            .where(
+                Coupon.idempotency_key.like(f"incident:{incident_id}:%"),
+                Coupon.player_id == player_id,
+                Coupon.status.in_(LIVE_STATUSES),
+            )
+            .order_by(Coupon.order_id)
+        )
+        async with self._store.session() as s:
+            return [
+                Granted(r.order_id, r.amount, r.code, r.expires_at) for r in (await s.execute(query)).all()
+            ]
