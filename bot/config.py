@@ -31,6 +31,7 @@ from pydantic_settings import (
 )
 
 from bot.desk_config import DeskSettings
+from bot.incident_config import IncidentSettings
 from bot.model_config import ModelConfig
 from bot.redaction import redact_urls
 from bot.yaml_files import first_error
@@ -52,7 +53,7 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names, *(n.lower() for n in names))
 
 
-class Settings(DeskSettings):
+class Settings(DeskSettings, IncidentSettings):
     """Everything the operator can set. Secrets are `SecretStr` so they never print."""
 
     model_config = SettingsConfigDict(

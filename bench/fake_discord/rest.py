@@ -125,6 +125,7 @@ class RestMixin:
             msg = self._message(cid, self.bot_user, (body or {}).get("content") or "", guild=guild)
             msg["sent_payload"] = body
             msg["components"] = (body or {}).get("components") or []
+            msg["embeds"] = (body or {}).get("embeds") or []
             self.messages[int(msg["id"])] = msg
             return 200, _public(msg)
         if method == "PATCH" and (hit := m(r"/channels/(\d+)/messages/(\d+)", path)):
@@ -135,6 +136,8 @@ class RestMixin:
                 msg["content"] = body["content"]
             if "components" in (body or {}):
                 msg["components"] = body["components"] or []
+            if "embeds" in (body or {}):
+                msg["embeds"] = body["embeds"] or []
             msg["edited_timestamp"] = _iso()
             msg.setdefault("edits", []).append(time.monotonic())
             return 200, _public(msg)

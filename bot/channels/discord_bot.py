@@ -27,6 +27,7 @@ from bot.channels.discord_components import (
     staff_notice_view,
     tell_thread,
 )
+from bot.channels.discord_notices import NoticePoster
 from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
     ArcaCommandTree,
@@ -210,6 +211,10 @@ class ArcaDiscordBot(commands.Bot):
         """In-flight message tasks → their thread id."""
         self.outbox = discord_outbox(self, interval=outbox_interval)
         """Posts the staff console's replies into this process's channels."""
+        self.incident_notices = NoticePoster(
+            self, conversations.store, settings.incident_notice_channels, interval=outbox_interval
+        )
+        """Posts open incidents' notices into the opted-in channels, and edits them on update."""
         self.sla_watch = SlaWatch(
             conversations.store,
             conversations.notify_staff,
@@ -231,6 +236,7 @@ class ArcaDiscordBot(commands.Bot):
         register_components(self)  # persistent buttons, also on messages from before a restart
         self.outbox.start()
         self.sla_watch.start()
+        self.incident_notices.start()
 
     async def on_ready(self) -> None:
         log.info(
@@ -244,6 +250,7 @@ class ArcaDiscordBot(commands.Bot):
     async def close(self) -> None:
         await self.outbox.stop()
         await self.sla_watch.stop()
+        await self.incident_notices.stop()
         pending = [t for t in self._tasks if not t.done()]
         if pending:
             # Let answers in progress finish, then stop what is left (its history stays valid).

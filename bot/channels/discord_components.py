@@ -1,5 +1,5 @@
 """Persistent Discord buttons: Approve / Reject on a coupon approval request, Take over /
-Hand back on an escalation card, and 👍 / 👎 (with an optional comment modal) on every finished answer.
+Hand back on an escalation card, Approve / Cancel on an incident's compensation card (`discord_incidents`), and 👍 / 👎 (with an optional comment modal) on every finished answer.
 
 Every button is a `discord.ui.DynamicItem` whose whole state is in its `custom_id`, registered in
 `setup_hook`, so a press still works after the bot restarted. A press is answered (or deferred) at once,
@@ -17,6 +17,7 @@ from typing import Any
 import discord
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
+from bot.channels.discord_incidents import IncidentButton
 from bot.channels.discord_person import PersonButton, person_custom_id
 from bot.channels.discord_staff import role_names
 from bot.vocabulary import ThreadId
@@ -282,7 +283,7 @@ class FeedbackButton(
 
 # ---- views and registration -------------------------------------------------------------------------
 
-DYNAMIC_ITEMS = (ApprovalButton, HandoffButton, FeedbackButton, PersonButton)
+DYNAMIC_ITEMS = (ApprovalButton, HandoffButton, FeedbackButton, PersonButton, IncidentButton)
 
 
 def register_components(client: discord.Client) -> None:

@@ -21,6 +21,7 @@ from discord.ext import commands
 
 from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
+from bot.staff.incidents import PREVIEW_CARD
 from bot.vocabulary import ThreadId
 from tools.coupon_staff import approval_reason
 
@@ -214,6 +215,10 @@ class StaffCommands(commands.Cog, name="Staff"):
                 await interaction.response.defer(ephemeral=True, thinking=True)
         reply = await work
         await reply_ephemeral(interaction, reply.text, (reply.data or {}).get("attachment"))
+        if (reply.data or {}).get("card") == PREVIEW_CARD:
+            from bot.channels.discord_incidents import post_preview_card  # it imports this module
+
+            await post_preview_card(interaction.channel, reply.data)
 
     async def _dispatch(
         self, interaction: discord.Interaction, cmd: StaffCommand, values: dict[str, Any]

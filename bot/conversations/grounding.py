@@ -4,6 +4,7 @@ results (one indexed read after the tool loop), this turn's messages, and the bo
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -91,6 +92,7 @@ async def fact_context(
     run_id: str,
     query: str,
     result: AgentResult,
+    notices: Iterable[str] = (),
 ) -> FactContext:
     try:
         players, observations = await thread_evidence(deps.store, thread_id)
@@ -109,4 +111,5 @@ async def fact_context(
         run_id=run_id,
         rules=tuple(rule_passages(deps.services.coupon_rules, detect_locale(query))),
         on_withheld=getattr(metrics, "record_fact_withheld", None),
+        notices=tuple(notices),
     )

@@ -97,7 +97,8 @@ async def _answer(
 
     # Open incidents' notices are read afresh each run (an update takes effect at once) and ride in the
     # system prompt, which compaction never touches.
-    notice = pinned_notice(await open_incidents(deps.store, actor.player_id), locale)
+    incidents = await open_incidents(deps.store, actor.player_id)
+    notice = pinned_notice(incidents, locale)
     system_prompt = deps.system_prompt if notice is None else f"{deps.system_prompt}\n\n{notice}"
     async with deps.llm_slots:
         llm = deps.llm_factory()
@@ -122,7 +123,14 @@ async def _answer(
             trust=state.trust,
         )
         result = await agent.run(query, ctx, memory=deps.memory, interrupts=state.queue, on_event=on_event)
-        facts = await fact_context(deps, thread_id, run_id=run_id, query=query, result=result)
+        facts = await fact_context(
+            deps,
+            thread_id,
+            run_id=run_id,
+            query=query,
+            result=result,
+            notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
+        )
         output_guard = await OutputGuard.for_actor(
             deps.store,
             actor,

@@ -41,8 +41,8 @@ async def tables_and_version(url: str) -> tuple[set[str], str]:
 
 def test_version_2_adds_only_tables() -> None:
     assert (
-        SCHEMA_VERSION == 6
-    )  # v3: the staff console's tables, v4: its outbox, v5: incidents, v6: policy gaps
+        SCHEMA_VERSION == 7
+    )  # v3: the staff console's tables, v4: its outbox, v5: incidents, v6: policy gaps, v7: incident posts
     assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback", *UPGRADABLE_FROM[2]}
 
 

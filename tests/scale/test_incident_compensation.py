@@ -14,34 +14,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from bench.incident_seed import seed_orders
 from bot.incidents import Limits, parse_scope, preview, run_compensation
-from bot.store import Coupon, Order, Player, Store
+from bot.store import Coupon, Order, Store
 from bot.store.incidents import IncidentScope, Plan
 from tests.eventually import eventually
 from tests.scale.conftest import NOW
 
 ROOT = Path(__file__).resolve().parents[2]
 STAFF = "staff:42"
-
-
-async def seed_orders(store: Store, n_orders: int, per_player: int = 5) -> None:
-    """`n_orders` delayed orders, `per_player` for each player (P00000…)."""
-    players = [{"id": f"P{i:05d}", "name": f"p{i}", "locale": "ko"} for i in range(n_orders // per_player)]
-    orders = [
-        {
-            "id": f"O{i:06d}",
-            "player_id": f"P{i // per_player:05d}",
-            "status": "delayed",
-            "item": "굿즈",
-            "amount": 10000,
-            "currency": "KRW",
-            "ordered_at": NOW,
-            "updated_at": NOW,
-        }
-        for i in range(n_orders)
-    ]
-    await store.insert_rows([(Player.__table__, players)])
-    await store.insert_rows([(Order.__table__, orders)])
 
 
 async def approved(
