@@ -142,3 +142,32 @@ async def test_preview_approve_and_report_through_the_console(web) -> None:
     assert exported.headers["content-type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(exported.text.lstrip("\ufeff"))))
     assert ["compensation", "orders_compensated", str(shown)] in rows
+
+
+async def test_a_notice_updated_or_closed_in_the_console_is_what_the_widget_gets(web) -> None:
+    staff = await sign_in(web, staff_id="4242")
+    store = web.conversations.store
+    incident_id = await _declare(staff, scope="all")
+    player = web.client("P100")
+    assert [n["text"] for n in (await player.get("/api/notices")).json()["notices"]] == [
+        "택배사 파업으로 배송이 3일 늦어집니다."
+    ]
+    here = f"/staff/incidents/{incident_id}"
+    r = await staff.client.post(
+        f"{here}/update",
+        data={"csrf": staff.csrf, "notice_ko": "배송이 5일 늦어집니다.", "notice_en": "5 days late."},
+    )
+    assert r.status_code == 303 and "ok=1" in r.headers["location"]
+    got = (await player.get("/api/notices", params={"lang": "en"})).json()["notices"]
+    assert [(n["text"], n["version"]) for n in got] == [("5 days late.", 2)]
+    r = await staff.client.post(f"{here}/close", data={"csrf": staff.csrf})
+    assert r.status_code == 303 and "ok=1" in r.headers["location"]
+    assert (await player.get("/api/notices")).json()["notices"] == []
+    async with store.session() as s:
+        rows = (
+            await s.execute(select(AuditEntry).where(AuditEntry.target == f"incident:{incident_id}"))
+        ).scalars()
+        assert {(a.action, a.actor) for a in rows} >= {
+            ("incident.update", "staff:4242"),
+            ("incident.close", "staff:4242"),
+        }

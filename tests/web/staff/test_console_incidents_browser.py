@@ -145,8 +145,10 @@ async def test_the_progress_of_a_run_elsewhere_shows_live(browser, web) -> None:
 
 
 async def test_the_widget_banner_shows_the_notice_in_scope_updates_and_goes(
-    browser, web, monkeypatch
-) -> None:  # noqa: F811
+    browser,  # noqa: F811
+    web,
+    monkeypatch,
+) -> None:
     monkeypatch.setattr(notices, "POLL_SECONDS", 0.5)
     store, now = web.conversations.store, web.conversations.clock()
     everyone = await store.incidents.open(
