@@ -250,6 +250,17 @@ class Incidents:
             n, players, spent = (await s.execute(query)).one()
         return GrantSummary(int(n), int(players), int(spent))
 
+    async def run_counts(self, incident_id: int) -> tuple[int, int]:
+        """(targets excluded so far, grant batches written so far): what any process reads of a run."""
+        excluded = select(func.count(IncidentExclusion.id)).where(
+            IncidentExclusion.incident_id == incident_id
+        )
+        batches = select(func.count(AuditEntry.id)).where(
+            AuditEntry.action == "incident.grant_batch", AuditEntry.target == f"incident:{incident_id}"
+        )
+        async with self._store.session() as s:
+            return int((await s.execute(excluded)).scalar_one()), int((await s.execute(batches)).scalar_one())
+
     async def exclusions(self, incident_id: int) -> list[IncidentExclusion]:
         query = (
             select(IncidentExclusion)

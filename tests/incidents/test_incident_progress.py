@@ -1,0 +1,55 @@
+"""`bot.incidents.progress`: how far a bulk compensation is, read from the store by any process."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.incidents import progress, run_compensation
+from bot.store import Store
+from bot.store.incidents import IncidentScope, Plan
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+async def _incident(store: Store) -> int:
+    incident = await store.incidents.open(
+        title="택배 지연",
+        notice_ko="배송이 3일 늦어집니다.",
+        notice_en="Deliveries are 3 days late.",
+        scope=IncidentScope(kind="orders", statuses=("delayed",)),
+        actor="staff:42",
+        now=NOW,
+    )
+    return incident.id
+
+
+async def test_progress_reads_the_plan_state_and_the_runs_figures_from_the_store(seeded_store: Store) -> None:
+    store = seeded_store
+    incident_id = await _incident(store)
+    assert (await progress(store, incident_id)).state is None
+    total = await store.incidents.count_orders(await store.incidents.get(incident_id))
+    assert total > 1
+    await store.incidents.set_plan(
+        incident_id, Plan(incident_id, "order", 3000), state="previewed", actor="s"
+    )
+    before = await progress(store, incident_id)
+    assert (before.state, before.total, before.issued, before.batches, before.fraction) == (
+        "previewed",
+        total,
+        0,
+        0,
+        0.0,
+    )
+    await store.incidents.set_plan(incident_id, None, state="approved", actor="s")
+    seen = []
+
+    async def sink(step):  # the store already holds what the run reported
+        seen.append(await progress(store, incident_id))
+
+    await run_compensation(store, incident_id, actor="s", clock=lambda: NOW, batch_size=1, progress=sink)
+    assert [p.batches for p in seen] == sorted(p.batches for p in seen) and seen[0].batches >= 1
+    assert seen[0].issued + seen[0].excluded < total or len(seen) == 1
+    after = await progress(store, incident_id)
+    assert after.state == "done" and after.issued + after.excluded == total and after.fraction == 1.0
+    assert after.spent == after.issued * 3000 and f"{after.issued:,} / {total:,}" in after.text()
+    assert await progress(store, 9999) is None
