@@ -1,6 +1,6 @@
 """What the staff web console reads for incidents, on SQLite and PostgreSQL: a declaration with a start
 and a planned end (audited), and a bulk grant's progress read from the store while a run writes it
-(each batch's figures as the run reports them, exclusions included), then finished."""
+(`bot.incidents.progress`: each batch's figures as the run reports them, exclusions included), then finished."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from bot.incidents import Progress, run_compensation
 from bot.incidents.declare import declare
-from bot.incidents.stored_progress import stored_progress
+from bot.incidents.progress import RunProgress, progress
 from bot.store import AuditEntry, Store
 from bot.store.incidents import IncidentScope, Plan
 from tests.scale.conftest import NOW
@@ -52,24 +52,21 @@ async def test_progress_is_read_from_the_store_while_a_run_writes_it(store: Stor
         end=None,
         actor=STAFF,
     )
-    nothing = await stored_progress(store, incident)
-    assert nothing.progress.total == 0 and nothing.state is None and nothing.finished
+    nothing = await progress(store, incident.id)
+    assert nothing.state is None and nothing.issued == 0
 
     await store.incidents.set_plan(
         incident.id, Plan(incident.id, "order", 5000, 40_000, None), state="approved", actor=STAFF
     )
-    incident = await store.incidents.get(incident.id)
-    before = await stored_progress(store, incident)
-    assert (before.progress.done, before.progress.total, before.finished) == (
-        0,
-        12,
-        False,
-    )  # 12 delayed orders
+    before = await progress(store, incident.id)
+    assert (before.done, before.total, before.state) == (0, 12, "approved")  # 12 delayed orders
 
-    seen: list[tuple[Progress, Progress]] = []
+    seen: list[tuple[Progress, RunProgress]] = []
 
     async def sink(step: Progress) -> None:
-        seen.append((step, (await stored_progress(store, incident)).progress))
+        read = await progress(store, incident.id)
+        assert read is not None
+        seen.append((step, read))
 
     await run_compensation(store, incident.id, actor=STAFF, clock=lambda: NOW, batch_size=3, progress=sink)
     assert len(seen) > 1
@@ -80,6 +77,6 @@ async def test_progress_is_read_from_the_store_while_a_run_writes_it(store: Stor
             reported.excluded,
             reported.spent,
         )
-    after = await stored_progress(store, await store.incidents.get(incident.id))
-    assert after.finished and after.percent == 100
-    assert (after.progress.issued, after.progress.excluded, after.progress.spent) == (8, 4, 40_000)
+    after = await progress(store, incident.id)
+    assert after.state == "done" and after.fraction == 1.0
+    assert (after.issued, after.excluded, after.spent) == (8, 4, 40_000)

@@ -42,8 +42,8 @@ from bot.channels.web.staff.pages import (
 )
 from bot.incidents import ScopeError, preview
 from bot.incidents.declare import declare
+from bot.incidents.progress import RunProgress, progress
 from bot.incidents.report import build_report, report_csv
-from bot.incidents.stored_progress import StoredProgress, stored_progress
 from bot.staff.registry import StaffReply
 from bot.store import ORDER_STATUSES
 from bot.store.incidents import EXCLUSION_REASONS
@@ -82,17 +82,19 @@ async def _command(request: Request, user: StaffUser, name: str, values: dict[st
     )
 
 
-def _progress_data(got: StoredProgress) -> dict[str, Any]:
-    p = got.progress
+FINISHED = ("done", "cancelled", None)
+
+
+def _progress_data(got: RunProgress) -> dict[str, Any]:
     return {
-        "done": p.done,
-        "total": p.total,
-        "issued": p.issued,
-        "excluded": p.excluded,
-        "spent": p.spent,
-        "percent": got.percent,
+        "done": got.done,
+        "total": got.total,
+        "issued": got.issued,
+        "excluded": got.excluded,
+        "spent": got.spent,
+        "percent": int(got.fraction * 100),
         "state": got.state,
-        "finished": got.finished,
+        "finished": got.state in FINISHED,
     }
 
 
@@ -183,9 +185,10 @@ def add_incident_routes(router: APIRouter) -> None:
         shown = None
         if plan is not None and incident.comp_state == "previewed":
             shown = await preview(conv.store, incident, plan, limits_of(rules), now=conv.clock())
-        progress = None
+        shown_progress = None
         if incident.comp_state in ("approved", "done"):
-            progress = _progress_data(await stored_progress(conv.store, incident))
+            got = await progress(conv.store, incident.id)
+            shown_progress = _progress_data(got) if got is not None else None
         return render(
             request,
             "incident.html",
@@ -194,7 +197,7 @@ def add_incident_routes(router: APIRouter) -> None:
             scope=scope_words(incident.scope, zone, lang_of(request)),
             shown=shown,
             reasons=EXCLUSION_REASONS,
-            progress=progress,
+            progress=shown_progress,
             running=any(not t.done() for t in _runs(request)),
             **flash_of(request),
         )
@@ -211,10 +214,10 @@ def add_incident_routes(router: APIRouter) -> None:
             last: dict[str, Any] | None = None
             reads = 0
             while True:
-                incident = await store.incidents.get(int(incident_id))
-                if incident is None:
+                got = await progress(store, int(incident_id))
+                if got is None:
                     return
-                data = _progress_data(await stored_progress(store, incident))
+                data = _progress_data(got)
                 if data != last:
                     last = data
                     yield ServerSentEvent(data=json.dumps(data), event="progress")
