@@ -171,3 +171,44 @@ async def test_a_notice_updated_or_closed_in_the_console_is_what_the_widget_gets
             ("incident.update", "staff:4242"),
             ("incident.close", "staff:4242"),
         }
+
+
+async def test_an_approval_of_a_plan_changed_since_its_preview_is_refused(web) -> None:
+    mina, jun = (
+        await sign_in(web, name="Mina", staff_id="4242"),
+        await sign_in(web, name="Jun", staff_id="4343"),
+    )
+    store = web.conversations.store
+    incident_id = await _declare(mina)
+    here = f"/staff/incidents/{incident_id}"
+    await mina.client.post(f"{here}/compensate", data={"csrf": mina.csrf, "amount": "5000"})
+    seen = re.search(r'name="plan" value="([^"]+)"', (await mina.client.get(here)).text).group(1)
+    await jun.client.post(f"{here}/compensate", data={"csrf": jun.csrf, "amount": "9000"})  # meanwhile
+    r = await mina.client.post(f"{here}/approve", data={"csrf": mina.csrf, "plan": seen})
+    assert r.status_code == 303 and "ok=0" in r.headers["location"]
+    incident = await store.incidents.get(incident_id)
+    assert incident.comp_state == "previewed" and incident.comp_amount == 9000
+    async with store.session() as s:
+        issued = (
+            await s.execute(select(Coupon.id).where(Coupon.idempotency_key.like(f"incident:{incident_id}:%")))
+        ).all()
+    assert issued == []
+
+
+async def test_the_report_csv_is_formula_safe(web) -> None:
+    staff = await sign_in(web)
+    store = web.conversations.store
+    incident_id = await _declare(staff, scope="players", players_csv="P100\n-SUM1\n")
+    here = f"/staff/incidents/{incident_id}"
+    await staff.client.post(
+        f"{here}/compensate", data={"csrf": staff.csrf, "amount": "1000", "per": "player"}
+    )
+    await staff.client.post(f"{here}/approve", data={"csrf": staff.csrf})
+    for _ in range(100):
+        if (await store.incidents.get(incident_id)).comp_state == "done":
+            break
+        await asyncio.sleep(0.1)
+    exported = await staff.client.get(f"{here}/report?format=csv")
+    rows = list(csv.reader(io.StringIO(exported.text.lstrip("\ufeff"))))
+    assert ["excluded", "'-SUM1", "no_order"] in rows  # an unknown player, never a formula
+    assert ["compensation", "players_compensated", "1"] in rows

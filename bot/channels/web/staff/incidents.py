@@ -46,6 +46,7 @@ from bot.incidents.progress import RunProgress, progress
 from bot.incidents.report import build_report, report_csv
 from bot.staff.registry import StaffReply
 from bot.store import ORDER_STATUSES
+from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,11 @@ async def _command(request: Request, user: StaffUser, name: str, values: dict[st
 
 
 FINISHED = ("done", "cancelled", None)
+
+
+def plan_seal(incident: IncidentRecord) -> str:
+    """The plan an Approve button was drawn for: an approval of a plan changed since is refused."""
+    return f"{incident.comp_per}:{incident.comp_amount}:{incident.comp_budget}:{incident.comp_player_cap}"
 
 
 def _progress_data(got: RunProgress) -> dict[str, Any]:
@@ -198,6 +204,7 @@ def add_incident_routes(router: APIRouter) -> None:
             shown=shown,
             reasons=EXCLUSION_REASONS,
             progress=shown_progress,
+            seal=plan_seal(incident),
             running=any(not t.done() for t in _runs(request)),
             **flash_of(request),
         )
@@ -281,5 +288,9 @@ def add_incident_routes(router: APIRouter) -> None:
         elif action == "cancel":
             reply = await _command(request, user, "incident compensate", {"id": number, "plan": "cancel"})
         else:
+            incident = await conversations_of(request).store.incidents.get(number)
+            if incident is not None and form.get("plan") and form["plan"] != plan_seal(incident):
+                text = "보상 계획이 바뀌었습니다. 새 미리보기를 확인하세요. / The plan changed; check the new preview."
+                return back(request, here, StaffReply(text, ok=False))
             reply = await _approve(request, user, number)
         return back(request, here, reply)
