@@ -44,6 +44,7 @@ STATE_LABELS = {
 NAV = (
     ("conversations", "대화", "Conversations"),
     ("approvals", "승인 대기", "Approvals"),
+    ("incidents", "장애", "Incidents"),
     ("ledger", "쿠폰 원장", "Ledger"),
     ("audit", "감사 기록", "Audit"),
     ("dashboard", "대시보드", "Dashboard"),

@@ -19,6 +19,7 @@ from fastapi.responses import Response
 from bot.channels.web.staff import auth, charts, dashboard, queries
 from bot.channels.web.staff.auth import SESSION_COOKIE
 from bot.channels.web.staff.gaps import add_gap_routes
+from bot.channels.web.staff.incidents import add_incident_routes
 from bot.channels.web.staff.live import add_live_routes
 from bot.channels.web.staff.pages import (
     ORDER_ID,
@@ -318,6 +319,7 @@ def staff_router() -> APIRouter:
         return back(request, "/staff/sessions")
 
     add_gap_routes(router)
+    add_incident_routes(router)
 
     # Anything else under /staff: 401 without a session (never a 404 that tells what exists).
     @router.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])

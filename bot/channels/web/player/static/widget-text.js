@@ -43,6 +43,8 @@ window.ArcaWidgetText = (function () {
       token: "로그인 정보가 만료되었습니다. 페이지를 새로 고쳐 주세요.",
       network: "연결이 끊겼습니다. 다시 연결하는 중…",
       lost: "연결이 끊겼습니다. 답변은 저장되어 있으니 잠시 후 새로 고쳐 주세요.",
+      incident_head: "공지",
+      incidents_label: "진행 중인 장애 공지",
     },
     en: {
       title: "Arca Online Support",
@@ -84,6 +86,8 @@ window.ArcaWidgetText = (function () {
       token: "Your sign-in has expired. Please reload the page.",
       network: "Connection lost. Reconnecting…",
       lost: "Connection lost. Your answer is saved; reload in a moment.",
+      incident_head: "Notice",
+      incidents_label: "Service notices",
     },
   };
   return TEXT;

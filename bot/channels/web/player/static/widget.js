@@ -110,6 +110,7 @@
     return view.turn && !view.turn.finished ? view.turn : newTurn(view);
   }
 
+  const incidents = window.ArcaWidgetIncidents.create({ headers: () => headers(), lang: () => state.lang, t });
   const steps = window.ArcaWidgetSteps.create({ t, lang: () => state.lang, debug: () => state.debug });
   const { toolCard, finishCard, label } = steps;
 
@@ -359,6 +360,7 @@
       if (status.max_message_chars) input.maxLength = status.max_message_chars;
       applyLanguage();
       if (!status.llm) showNotice(t("no_llm"));
+      incidents.refresh();
       await loadHistory();
       idle.start();
     } catch (e) {
@@ -395,6 +397,7 @@
   $("lang").addEventListener("click", () => {
     state.lang = state.lang === "ko" ? "en" : "ko";
     applyLanguage();
+    incidents.refresh();
   });
 
   // A page that embeds the widget in an iframe may hand over a fresh token.
