@@ -23,6 +23,7 @@ from bot.store.models import (
 )
 from bot.store.players import Contacts
 from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
+from bot.store.saved_replies import SavedReply  # registers the table with the schema
 from bot.store.threads import StoredThread
 from bot.store.units import RaceLost
 
@@ -47,6 +48,7 @@ __all__ = [
     "Run",
     "RunCitation",
     "RunToolCall",
+    "SavedReply",
     "Store",
     "StoreError",
     "StoredThread",
