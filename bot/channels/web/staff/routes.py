@@ -43,8 +43,10 @@ from bot.channels.web.staff.pages import (
     with_console_headers,
     zone_of,
 )
+from bot.channels.web.staff.replies import add_reply_routes
 from bot.store import COUPON_STATUSES
 from bot.store.outbox import enqueue_reply, reply_statuses
+from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
 
 
@@ -109,6 +111,7 @@ def staff_router() -> APIRouter:
     # ---- live updates (SSE), before the pages whose paths they would otherwise match -----------------
 
     add_live_routes(router)
+    add_reply_routes(router)
 
     # ---- pages -----------------------------------------------------------------------------------
 
@@ -161,6 +164,7 @@ def staff_router() -> APIRouter:
             reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
             handed_off=await queries.is_handed_off(conv.store, thread_id),
             replies=await reply_statuses(conv.store, thread_id),
+            saved_replies=await list_replies(conv.store),
             **flash_of(request),
         )
 
