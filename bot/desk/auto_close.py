@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 
 from bot.analytics.staff_response import escalation_timings
 from bot.store import AuditEntry, Store, ThreadMessage
+from bot.store.desk_claims import claim
 from bot.vocabulary.catalogue import say
 from bot.vocabulary.language import detect_language
 
@@ -68,10 +69,24 @@ async def idle_escalations(store: Store, now: datetime, idle: timedelta) -> list
     return due
 
 
-async def close_idle(store: Store, tell: Tell, now: datetime, idle: timedelta) -> list[int]:
-    """Close every idle escalation once: audit it, then tell the player. Returns the ids closed."""
+async def close_idle(
+    store: Store,
+    tell: Tell,
+    now: datetime,
+    idle: timedelta,
+    *,
+    by: str = "desk",
+    owns: Callable[[str], bool] | None = None,
+) -> list[int]:
+    """Close every idle escalation once across processes (a `close:<id>` claim): audit it, then tell the
+    player. `owns` picks the conversations this process can post into (others are left to theirs).
+    Returns the ids closed."""
     closed: list[int] = []
     for escalation_id, thread_id, locale in await idle_escalations(store, now, idle):
+        if owns is not None and not owns(thread_id):
+            continue
+        if not await claim(store, f"close:{escalation_id}", by=by, now=now):
+            continue  # another process closed it
         await store.audit(
             actor="desk", action=CLOSE_ACTION, thread_id=thread_id, target=f"escalation:{escalation_id}"
         )

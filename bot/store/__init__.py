@@ -2,6 +2,7 @@
 
 from bot.store.coupons import CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
+from bot.store.desk_claims import DeskClaim  # registers the table with the schema
 from bot.store.models import (
     COUPON_STATUSES,
     ORDER_STATUS_EN,
@@ -37,6 +38,7 @@ __all__ = [
     "Coupon",
     "CouponRow",
     "DailyUsage",
+    "DeskClaim",
     "Escalation",
     "Feedback",
     "IssueFacts",

@@ -30,12 +30,13 @@ Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback
 version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Version 3
 only adds the staff console's `staff_links` and `staff_sessions`; version 4 only adds `staff_outbox`;
 version 5 only adds the incident tables (`bot.store.incident_tables`); version 6 only adds `policy_gaps`
-(bot/store/policy_gaps.py); version 7 only adds `saved_replies` (bot/store/saved_replies.py)."""
+(bot/store/policy_gaps.py); version 7 only adds `saved_replies` and `desk_claims` (bot/store/saved_replies.py,
+bot/store/desk_claims.py)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
 _POLICY_GAPS = ("policy_gaps",)
-_SAVED_REPLIES = ("saved_replies",)
+_DESK_TABLES = ("saved_replies", "desk_claims")
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",
@@ -45,13 +46,13 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_STAFF_CONSOLE_TABLES,
         *_INCIDENT_TABLES,
         *_POLICY_GAPS,
-        *_SAVED_REPLIES,
+        *_DESK_TABLES,
     ),
-    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_SAVED_REPLIES),
-    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_SAVED_REPLIES),
-    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_SAVED_REPLIES),
-    5: (*_POLICY_GAPS, *_SAVED_REPLIES),
-    6: _SAVED_REPLIES,
+    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_DESK_TABLES),
+    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_DESK_TABLES),
+    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_DESK_TABLES),
+    5: (*_POLICY_GAPS, *_DESK_TABLES),
+    6: _DESK_TABLES,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 

@@ -21,8 +21,10 @@ HOURS = "sat 10:00-14:00"
 
 
 async def test_the_person_button_escalates_with_the_hours_notice_and_no_model_call(
-    browser, make_web, tmp_path
-):  # noqa: F811
+    browser,  # noqa: F811
+    make_web,
+    tmp_path,
+):
     answer = "안녕하세요! 아르카 온라인 고객 지원입니다. 무엇을 도와드릴까요?"
     async with FakeOpenAIServer([reply(answer), reply(answer)]) as fake:
         settings = load_settings(
