@@ -190,6 +190,7 @@ class ArcaDiscordBot(commands.Bot):
         shard_plan: ShardPlan | None = None,
         feedback_buttons: bool = True,
         outbox_interval: float = 1.0,
+        desk_watch: bool = True,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NO_MENTIONS)
@@ -218,6 +219,8 @@ class ArcaDiscordBot(commands.Bot):
             close_after=timedelta(hours=settings.escalation_idle_close_hours),
         )
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
+        self.desk_watch = desk_watch
+        """False when the serving process runs the one desk watch for all its channels (`bot.serve`)."""
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -229,7 +232,8 @@ class ArcaDiscordBot(commands.Bot):
             self.conversations.staff_sinks.append(self.post_to_staff)
         register_components(self)  # persistent buttons, also on messages from before a restart
         self.outbox.start()
-        self.sla_watch.start()
+        if self.desk_watch:
+            self.sla_watch.start()
 
     async def on_ready(self) -> None:
         log.info(

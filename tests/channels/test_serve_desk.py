@@ -1,0 +1,83 @@
+"""The desk watch runs in whatever process serves (`bot.serve`): the web channel alone (no Discord)
+closes an idle escalated widget conversation with a notice through the staff outbox and records the SLA
+reminder a Discord process left unclaimed, with a controlled clock; SIGTERM stops it with the server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from bot.app import build_app
+from bot.llm.scripted import ScriptedLLM
+from bot.serve import serve
+from bot.store import AuditEntry, Escalation
+from bot.store.outbox import pending_replies
+from tests.channels.conftest import make_settings
+from tests.channels.test_serve import SECRET, _free_port
+from tests.eventually import eventually
+from tests.fakes.knowledge import EmptyPolicyIndex
+
+NOW = datetime.fromisoformat("2026-03-03T15:00:00+09:00")
+
+
+async def test_the_web_channel_alone_runs_reminders_and_auto_close_once(tmp_path) -> None:
+    settings = make_settings(tmp_path / "var", discord_token=None, web_port=_free_port(), web_secret=SECRET)
+    app = await build_app(
+        settings, llm_factory=lambda: ScriptedLLM([]), policy_index=EmptyPolicyIndex(), clock=lambda: NOW
+    )
+    async with app.store.session() as s, s.begin():
+        s.add(
+            Escalation(
+                thread_id="web:v-old:main",
+                player_id="P100",
+                summary="환불",
+                created_at=NOW - timedelta(hours=49),
+            )
+        )
+        s.add(
+            Escalation(
+                thread_id="web:v-new:main",
+                player_id="P200",
+                summary="배송",
+                created_at=NOW - timedelta(minutes=55),
+            )
+        )
+        s.add(
+            Escalation(
+                thread_id="discord:77", player_id="P300", summary="old", created_at=NOW - timedelta(hours=49)
+            )
+        )
+
+    running = asyncio.create_task(serve(settings, discord=False, web=True, app=app, desk_every=0.05))
+    try:
+
+        async def actions() -> list[tuple[str, str, str | None]] | None:
+            assert not running.done(), running.result()
+            async with app.store.session() as s:
+                rows = (await s.execute(select(AuditEntry).where(AuditEntry.actor == "desk"))).scalars().all()
+            found = sorted((r.action, r.target, r.code) for r in rows)
+            return found if len(found) >= 4 else None
+
+        found = await eventually(actions, what="the desk's work")
+        await asyncio.sleep(0.3)  # more checks: nothing is done twice
+        assert sorted(found) == sorted(await actions())
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert await asyncio.wait_for(running, 10) == 0
+    finally:
+        if not running.done():
+            running.cancel()
+            await asyncio.wait({running}, timeout=10)
+
+    assert found == [
+        ("escalation.closed", "escalation:1", None),  # the widget conversation, silent for 49 h
+        ("sla.reminder", "escalation:2", "first_response"),  # due 5 min ago, no Discord took it
+        ("sla.reminder", "escalation:3", "first_response"),  # reminded; a Discord process closes it
+        ("sla.reminder", "escalation:3", "resolution"),
+    ]
+    closing = [r for r in await pending_replies(app.store, "web:") if r.thread_id == "web:v-old:main"]
+    assert len(closing) == 1 and "상담을 종료합니다" in closing[0].text
+    await app.store.close()
