@@ -211,13 +211,18 @@ def desk_watch(settings: Settings, app: App, *, bot: Any, web: bool, every: floa
 
     async def tell(thread_id: str, text: str) -> object:
         if ThreadId(thread_id).kind == "web":
+            from bot.desk.auto_close import latest_run
             from bot.store.outbox import enqueue_reply
 
-            await conv.memory.append(thread_id, {"role": "assistant", "content": text}, kind="notice")
+            # Shown in the history under the latest answer's run: the widget draws its 👍 / 👎 under it.
+            run_id = await latest_run(conv.store, thread_id)
+            await conv.memory.append(
+                thread_id, {"role": "assistant", "content": text}, run_id=run_id, kind="answer"
+            )
             return await enqueue_reply(conv.store, thread_id, DESK_NAME, text)
-        from bot.channels.discord_components import tell_thread
+        from bot.channels.discord_components import tell_closed
 
-        return await tell_thread(bot, thread_id, text)
+        return await tell_closed(bot, thread_id, text)
 
     return SlaWatch(
         conv.store,

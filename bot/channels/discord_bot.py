@@ -25,7 +25,7 @@ from bot.channels.discord_components import (
     attach_feedback,
     register_components,
     staff_notice_view,
-    tell_thread,
+    tell_closed,
 )
 from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
@@ -215,7 +215,7 @@ class ArcaDiscordBot(commands.Bot):
             conversations.notify_staff,
             SlaTargets.from_settings(settings),
             conversations.clock,
-            tell=lambda thread_id, text: tell_thread(self, thread_id, text),
+            tell=lambda thread_id, text: tell_closed(self, thread_id, text),
             close_after=timedelta(hours=settings.escalation_idle_close_hours),
         )
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""

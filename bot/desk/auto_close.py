@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 
 from bot.analytics.staff_response import escalation_timings
-from bot.store import AuditEntry, Store, ThreadMessage
+from bot.store import AuditEntry, Run, Store, ThreadMessage
 from bot.store.desk_claims import claim
 from bot.vocabulary.catalogue import say
 from bot.vocabulary.language import detect_language
@@ -31,6 +31,16 @@ def closing_notice(locale: str) -> str:
         "As we have not heard back, this conversation with staff is now closed; write again any time. "
         "Did we help? Let us know with 👍 / 👎.",
     )
+
+
+async def latest_run(store: Store, thread_id: str) -> str | None:
+    """The conversation's latest answer: what the closing notice's 👍 / 👎 rate."""
+    async with store.session() as s:
+        return (
+            await s.execute(
+                select(Run.run_id).where(Run.thread_id == thread_id).order_by(Run.answered_at.desc()).limit(1)
+            )
+        ).scalar_one_or_none()
 
 
 async def closed_escalations(store: Store) -> set[str]:

@@ -11,11 +11,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
+from bot.analytics.record import record_run
 from bot.app import build_app
 from bot.llm.scripted import ScriptedLLM
 from bot.serve import serve
 from bot.store import AuditEntry, Escalation
-from bot.store.outbox import pending_replies
+from bot.store.models import StaffOutbox
 from tests.channels.conftest import make_settings
 from tests.channels.test_serve import SECRET, _free_port
 from tests.eventually import eventually
@@ -52,6 +53,16 @@ async def test_the_web_channel_alone_runs_reminders_and_auto_close_once(tmp_path
             )
         )
 
+    await record_run(
+        app.store,
+        run_id="run-old",
+        thread_id="web:v-old:main",
+        player="web:v-old",
+        started_at=NOW - timedelta(hours=49, seconds=5),
+        answered_at=NOW - timedelta(hours=49),
+        locale="ko",
+        outcomes=(),
+    )
     running = asyncio.create_task(serve(settings, discord=False, web=True, app=app, desk_every=0.05))
     try:
 
@@ -78,6 +89,9 @@ async def test_the_web_channel_alone_runs_reminders_and_auto_close_once(tmp_path
         ("sla.reminder", "escalation:3", "first_response"),  # reminded; a Discord process closes it
         ("sla.reminder", "escalation:3", "resolution"),
     ]
-    closing = [r for r in await pending_replies(app.store, "web:") if r.thread_id == "web:v-old:main"]
-    assert len(closing) == 1 and "상담을 종료합니다" in closing[0].text
+    async with app.store.session() as s:
+        queued = (await s.execute(select(StaffOutbox))).scalars().all()
+    assert [r.thread_id for r in queued] == ["web:v-old:main"] and "상담을 종료합니다" in queued[0].text
+    [kept] = [m for m in await app.conversations.memory.recent("web:v-old:main") if m.role == "assistant"]
+    assert kept.run_id == "run-old"  # the widget's history shows 👍 / 👎 for that answer under the notice
     await app.store.close()
