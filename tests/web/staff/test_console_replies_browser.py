@@ -47,3 +47,37 @@ async def test_create_a_saved_reply_then_send_it_from_the_conversation(browser, 
     await expect(page.locator(".m-staff").last).to_contain_text(expected)
     await shot(page, "saved-reply")
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_the_conversations_page_shows_an_sla_reminder(browser, web) -> None:  # noqa: F811
+    from datetime import timedelta
+
+    from bot.analytics.staff_response import SlaTargets
+    from bot.desk.sla import send_reminders
+    from bot.store import utcnow
+
+    conv = web.conversations
+    await conv.memory.append(THREAD, {"role": "user", "content": "환불해 주세요"}, kind="query")
+    async with conv.store.session() as s, s.begin():
+        s.add(
+            Escalation(
+                thread_id=THREAD,
+                player_id="P100",
+                summary="환불",
+                created_at=utcnow() - timedelta(minutes=55),
+            )
+        )
+
+    async def notify(kind: str, payload: dict) -> None:
+        return None
+
+    targets = SlaTargets(timedelta(hours=1), timedelta(hours=8), timedelta(minutes=10))
+    assert await send_reminders(conv.store, notify, targets, utcnow())
+    page = await open_console(browser, web)
+    card = page.locator("#sla-reminders")
+    await expect(card).to_contain_text("첫 응답 목표 임박")
+    await card.get_by_role("link", name=THREAD).click()
+    await expect(page.locator("h1")).to_have_text(THREAD)
+    await page.go_back()
+    await shot(page, "sla-reminders")
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -44,7 +44,8 @@ from bot.channels.web.staff.pages import (
     zone_of,
 )
 from bot.channels.web.staff.replies import add_reply_routes
-from bot.store import COUPON_STATUSES
+from bot.channels.web.staff.sla import recent_reminders
+from bot.store import COUPON_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
 from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
@@ -145,6 +146,7 @@ def staff_router() -> APIRouter:
             search=search,
             more=len(rows) > queries.PAGE_LIMIT,
             live_query=urlencode({"page": page, "q": search}),
+            sla_reminders=await recent_reminders(conversations_of(request).store, utcnow()),
             **flash_of(request),
         )
 
