@@ -95,3 +95,62 @@ async def test_the_web_channel_alone_runs_reminders_and_auto_close_once(tmp_path
     [kept] = [m for m in await app.conversations.memory.recent("web:v-old:main") if m.role == "assistant"]
     assert kept.run_id == "run-old"  # the widget's history shows 👍 / 👎 for that answer under the notice
     await app.store.close()
+
+
+async def test_under_serve_the_discord_channel_is_closed_once_with_rating_buttons(harness, fake) -> None:
+    """`arca-bot run`: the serve-level watch (not the client's own) closes a silent Discord conversation,
+    posts the notice with 👍 / 👎 through the client, and posts the SLA reminder in the staff channel."""
+    from bench.fake_discord import FakeDiscord
+
+    support = FakeDiscord.SUPPORT_CHANNEL
+    thread = f"discord:{support}"
+    settings = harness.settings()
+    app = await build_app(
+        settings, llm_factory=lambda: ScriptedLLM([]), policy_index=EmptyPolicyIndex(), clock=lambda: NOW
+    )
+    await record_run(
+        app.store,
+        run_id="run-d",
+        thread_id=thread,
+        player="player:P100",
+        started_at=NOW - timedelta(hours=49, seconds=5),
+        answered_at=NOW - timedelta(hours=49),
+        locale="ko",
+        outcomes=(),
+    )
+    async with app.store.session() as s, s.begin():
+        s.add(
+            Escalation(
+                thread_id=thread, player_id="P100", summary="환불", created_at=NOW - timedelta(hours=49)
+            )
+        )
+        s.add(
+            Escalation(
+                thread_id="discord:555",
+                player_id="P200",
+                summary="배송",
+                created_at=NOW - timedelta(minutes=51),
+            )
+        )
+    running = asyncio.create_task(serve(settings, app=app, guild_ready_timeout=0.05, desk_every=0.05))
+    try:
+        notices = await eventually(
+            lambda: [m for m in fake.bot_messages(support) if "상담을 종료합니다" in m["content"]] or None,
+            what="the closing notice",
+        )
+        await eventually(
+            lambda: (
+                [m for m in fake.bot_messages(FakeDiscord.STAFF_CHANNEL) if "SLA" in m["content"]] or None
+            ),
+            what="the SLA reminder in the staff channel",
+        )
+        await asyncio.sleep(0.3)
+        assert len([m for m in fake.bot_messages(support) if "상담을 종료합니다" in m["content"]]) == 1
+        assert fake.buttons(int(notices[0]["id"])) == ["arca:fb:up:run-d", "arca:fb:down:run-d"]
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert await asyncio.wait_for(running, 10) == 0
+    finally:
+        if not running.done():
+            running.cancel()
+            await asyncio.wait({running}, timeout=10)
+        await app.store.close()
