@@ -132,6 +132,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
     from bot.staff import default_commands
     from bot.staff.console import console_base_url, console_command
     from bot.staff.incidents import incident_commands
+    from bot.staff.replies import reply_commands
     from bot.staff.stats import stats_command
 
     console = console_command() if settings is None else console_command(console_base_url(settings))
@@ -144,7 +145,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
             zone=settings.tz,
         )
     )
-    return [*default_commands(), stats, console, *ops_commands(), *incident_commands()]
+    return [*default_commands(), stats, console, *ops_commands(), *incident_commands(), *reply_commands()]
 
 
 def freeze_startup_heap() -> None:

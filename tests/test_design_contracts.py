@@ -289,7 +289,8 @@ INCIDENT_STAFF = {
     f"incident {a}" for a in ("open", "update", "close", "list", "show", "report", "compensate")
 }
 """DESIGN §8 wave 3: `/incident open|update|close|list|show|report …`, `/incident compensate <id> …`."""
-ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF}
+SAVED_REPLY_STAFF = {"reply", "replies save", "replies delete"}  # §8 wave 3: `/reply <name>`
+ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF, *SAVED_REPLY_STAFF}
 
 
 def _staff():

@@ -50,6 +50,7 @@ NAV = (
     ("dashboard", "대시보드", "Dashboard"),
     ("policies", "정책", "Policies"),
     ("gaps", "미답변 질문", "Unanswered"),
+    ("replies", "저장 답변", "Saved replies"),
     ("sessions", "세션", "Sessions"),
 )
 

@@ -201,7 +201,8 @@
   }
 
   function addFeedback(li, run) {
-    window.ArcaWidgetFeedback.attach(li, run, { thread: state.thread, t, headers });
+    const person = () => send(t("person_words"));
+    window.ArcaWidgetFeedback.attach(li, run, { thread: state.thread, t, headers, person });
   }
 
   // ---- HTTP --------------------------------------------------------------------------------------
