@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.attachments import StoredAttachment, Upload
 from bot.engine.agent import AgentResult
 from bot.vocabulary.language import detect_language
 from tools.base import Actor
@@ -32,6 +33,10 @@ class Incoming:
     """The channel's handle of the incoming message (for the 👀 acknowledgement)."""
     untrusted: bool = False
     """The input guard's verdict on `text` (instructions or claimed authority), judged once on arrival."""
+    attachments: list[Upload | StoredAttachment] = field(default_factory=list)
+    """Files sent with the message: a channel's `Upload`s, or files the web route already checked and kept."""
+    images: list[StoredAttachment] = field(default_factory=list)
+    """The kept screenshots (set by `Conversations.handle`): image parts for a model that declares `vision`."""
 
 
 @dataclass

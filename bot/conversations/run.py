@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.analytics.record import record_run
+from bot.attachments.vision import with_vision
 from bot.conversations.grounding import fact_context
 from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
@@ -44,6 +45,8 @@ class RunState:
     """The last run whose `RunEnd` its watchers got."""
     untrusted_texts: set[str] = field(default_factory=set)
     """Follow-ups the input guard flagged: a run started from leftovers is untrusted if one of them was."""
+    images: list[Any] = field(default_factory=list)
+    """Screenshots of the message the next run answers (sent as image parts to a `vision` model)."""
 
 
 async def answer(
@@ -101,7 +104,8 @@ async def _answer(
     notice = pinned_notice(await open_incidents(conv.store, actor.player_id), locale)
     system_prompt = conv.system_prompt if notice is None else f"{conv.system_prompt}\n\n{notice}"
     async with conv.llm_slots:
-        llm = conv.llm_factory()
+        llm = await with_vision(conv.llm_factory(), conv.attachments, query, state.images)
+        state.images = []  # a follow-up run answers other messages
         agent = ReActAgent(
             llm,
             conv.tools_for(actor),
