@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.attachments.box import Refusal, StoredAttachment
+from bot.attachments.box import AttachmentBox, Refusal, StoredAttachment
 
 
 def size_text(size: int) -> str:
@@ -37,3 +37,14 @@ def model_note(item: StoredAttachment) -> str:
     """The line added to the player's message for the model (and the thread's history)."""
     what = "screenshot" if item.kind == "image" else "text file"
     return f"[the player attached a {what}: {item.name}, {size_text(item.size)}]"
+
+
+async def attachment_lines(box: AttachmentBox, thread_id: str) -> list[str]:
+    """`/thread show`'s list of the thread's files (the staff console shows them: `/staff/attachments/ID`)."""
+    kept = await box.of_thread(thread_id)
+    if not kept:
+        return []
+    lines = [f"첨부 파일 {len(kept)}개 / attachments:"]
+    for item in kept[-20:]:
+        lines.append(f"- {item.name} ({item.mime.split(';')[0]}, {size_text(item.size)}) id {item.id}")
+    return lines
