@@ -17,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from bot.channels.web.staff import auth, charts, dashboard, queries
+from bot.channels.web.staff.attachments import add_attachment_routes, attachment_cards
 from bot.channels.web.staff.auth import SESSION_COOKIE
 from bot.channels.web.staff.gaps import add_gap_routes
 from bot.channels.web.staff.live import add_live_routes
@@ -161,6 +162,7 @@ def staff_router() -> APIRouter:
             reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
             handed_off=await queries.is_handed_off(conv.store, thread_id),
             replies=await reply_statuses(conv.store, thread_id),
+            attachments=await attachment_cards(conv, thread_id),
             **flash_of(request),
         )
 
@@ -318,6 +320,7 @@ def staff_router() -> APIRouter:
         return back(request, "/staff/sessions")
 
     add_gap_routes(router)
+    add_attachment_routes(router)
 
     # Anything else under /staff: 401 without a session (never a 404 that tells what exists).
     @router.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
