@@ -38,6 +38,10 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         self.messages: dict[int, dict[str, Any]] = {}
         """message id → current payload (content, channel_id, reactions, deleted)."""
         self.sockets: list[web.WebSocketResponse] = []
+        self.files: dict[str, bytes] = {}
+        """Attachment path (`/attachments/<channel>/<id>/<name>`) → bytes, served like Discord's CDN."""
+        self.downloads: list[str] = []
+        """Attachment paths the bot fetched, in order."""
         self.identified: list[dict[str, Any]] = []
         """IDENTIFY payloads received (token, intents…)."""
         self.gateway_queries: list[dict[str, str]] = []
@@ -69,6 +73,7 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         app.router.add_get("/gateway/", self._gateway)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/{tail:.*}", self._attachment)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, 0)
@@ -77,6 +82,13 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         assert server is not None and server.sockets
         self.port = server.sockets[0].getsockname()[1]
         return self
+
+    async def _attachment(self, request: web.Request) -> web.Response:
+        self.downloads.append(request.path)
+        data = self.files.get(request.path)
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def stop(self) -> None:
         for ws in list(self.sockets):

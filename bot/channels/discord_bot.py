@@ -21,6 +21,7 @@ import discord
 from discord.ext import commands
 
 from bot.analytics.staff_response import SlaTargets
+from bot.attachments import Upload
 from bot.channels.discord_components import (
     attach_feedback,
     register_components,
@@ -325,7 +326,9 @@ class ArcaDiscordBot(commands.Bot):
         surface = DiscordSurface(message.channel, author=author)
         since = self.conversations.clock()
         try:
-            outcome = await self.conversations.handle(Incoming(thread_id, actor, text, ref=message), surface)
+            files = [Upload(a.filename, a.size, a.read) for a in message.attachments]  # read only if small
+            incoming = Incoming(thread_id, actor, text, ref=message, attachments=list(files))
+            outcome = await self.conversations.handle(incoming, surface)
         finally:
             surface.stop_typing()
         if outcome.kind == "answered" and self.feedback_buttons:

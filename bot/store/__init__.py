@@ -1,5 +1,6 @@
 """Persistence: the `Store` and its typed parts (coupons, threads, players), its tables and the demo seed."""
 
+from bot.store.attachments import AttachmentRow  # registers the table with the schema
 from bot.store.coupons import CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
@@ -33,6 +34,7 @@ __all__ = [
     "ORDER_STATUSES",
     "ORDER_STATUS_EN",
     "SCHEMA_VERSION",
+    "AttachmentRow",
     "AuditEntry",
     "Contacts",
     "Coupon",
