@@ -23,18 +23,19 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
 Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
 version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Version 3
 only adds the staff console's `staff_links` and `staff_sessions`; version 4 only adds `staff_outbox`;
 version 5 only adds the incident tables (`bot.store.incident_tables`); version 6 only adds `policy_gaps`
-(bot/store/policy_gaps.py)."""
+(bot/store/policy_gaps.py); version 7 only adds `tickets` (bot/store/tickets.py)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
 _POLICY_GAPS = ("policy_gaps",)
+_TICKETS = ("tickets",)
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",
@@ -44,11 +45,13 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_STAFF_CONSOLE_TABLES,
         *_INCIDENT_TABLES,
         *_POLICY_GAPS,
+        *_TICKETS,
     ),
-    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS),
-    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS),
-    4: (*_INCIDENT_TABLES, *_POLICY_GAPS),
-    5: _POLICY_GAPS,
+    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_TICKETS),
+    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_TICKETS),
+    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_TICKETS),
+    5: (*_POLICY_GAPS, *_TICKETS),
+    6: _TICKETS,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 
