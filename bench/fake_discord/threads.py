@@ -63,6 +63,12 @@ class ThreadsMixin:
         await self.dispatch("MESSAGE_CREATE", {**msg, "member": author.member_payload(with_user=False)})
         return thread_id
 
+    async def staff_archives(self, thread_id: int) -> None:
+        """A person archives the thread in the Discord client (THREAD_UPDATE)."""
+        thread = self.threads[thread_id]
+        thread["thread_metadata"].update(archived=True, archive_timestamp=_iso())
+        await self.dispatch("THREAD_UPDATE", dict(thread))
+
     # ---- REST -----------------------------------------------------------------------------------
 
     def _thread_route(self, method: str, path: str, body: Any) -> tuple[int, Any] | None:

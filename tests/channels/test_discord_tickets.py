@@ -6,11 +6,14 @@ survives a restart; two processes racing for one message open one thread."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bench.fake_discord import FakeDiscord
+from bench.fake_discord import FakeDiscord, FakeUser
 from bench.fake_discord.threads import PRIVATE_THREAD
+from bot.desk.auto_close import CLOSE_ACTION
 from bot.llm.scripted import ScriptedLLM
+from bot.store.tickets import ticket_by_thread
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 FORUM = FakeDiscord.FORUM_CHANNEL
@@ -26,13 +29,14 @@ def _ticket_settings(harness: Any, **extra: Any) -> Any:
 class Answers:
     """The model factory: each run gets a fresh scripted model that answers the next text; runs counted."""
 
-    def __init__(self, *answers: str) -> None:
-        self.queue = list(answers)
+    def __init__(self, *scripts: str | list[dict[str, Any]]) -> None:
+        self.queue = list(scripts)
         self.runs = 0
 
     def __call__(self) -> ScriptedLLM:
         self.runs += 1
-        return ScriptedLLM([{"final": self.queue.pop(0)}])
+        script = self.queue.pop(0)
+        return ScriptedLLM([{"final": script}] if isinstance(script, str) else script)
 
 
 def _said(fake: FakeDiscord, channel: int, text: str) -> Any:
@@ -102,3 +106,115 @@ async def test_an_english_player_is_pointed_to_the_open_ticket_in_english(
     await fake.wait_for(lambda: len(fake.bot_messages(SUPPORT)) == 2, what="the pointer")
     await bot.idle()
     assert "You already have an open ticket" in fake.bot_messages(SUPPORT)[-1]["content"]
+
+
+ESCALATE = [
+    {"tool": "escalate_to_staff", "args": {"summary": "접속 불가, 재설치로도 해결 안 됨"}},
+    {"final": "운영진에게 전달했습니다."},
+]
+
+
+async def test_escalation_brings_staff_into_the_thread_and_a_takeover_adds_the_staffer(
+    harness: Any, fake: FakeDiscord
+) -> None:
+    late = fake.add_user(FakeUser(43, "late-staffer"))
+    bot = await harness.start(
+        llm_factory=Answers("접속 문제를 확인해 볼게요.", ESCALATE), settings=_ticket_settings(harness)
+    )
+    await fake.user_says(SUPPORT, LUNA, "접속 문제 도와주세요")
+    tid = int((await _one_thread(fake))["id"])
+    await fake.wait_for(_said(fake, tid, "확인해 볼게요"), what="the first answer")
+    await bot.idle()
+    assert not fake.can_read(STAFFER, tid), "staff are not in the thread before an escalation"
+
+    await fake.user_says(tid, LUNA, "담당자 연결해 주세요 재설치해도 안 돼요")
+    await fake.wait_for(lambda: STAFFER in fake.members_of(tid), what="staff added on escalation")
+    await bot.idle()
+    call = next(c for c in fake.calls_to("POST", rf"/channels/{tid}/messages$") if "<@&" in c.body["content"])
+    assert call.body["allowed_mentions"] == {"parse": [], "roles": [fake.STAFF_ROLE]}
+    assert call.body["flags"] & 4096, "the role mention is silent (the staff channel card is the alert)"
+    assert "상담팀을 이 스레드에 불렀어요" in call.body["content"]
+    assert fake.members_of(tid) == {BOT, LUNA, STAFFER} and fake.can_read(STAFFER, tid)
+    assert not fake.can_read(KAI, tid)
+
+    # A staffer who got the role later takes over from the card: they are added too.
+    late.roles.append(fake.STAFF_ROLE)
+    [card] = [
+        m
+        for m in fake.bot_messages(STAFF_CHANNEL)
+        if f"arca:ho:take:discord:{tid}" in fake.buttons(int(m["id"]))
+    ]
+    await fake.press(43, int(card["id"]), f"arca:ho:take:discord:{tid}")
+    await fake.wait_for(lambda: 43 in fake.members_of(tid), what="the staffer who took over")
+    assert fake.members_of(tid) == {BOT, LUNA, STAFFER, 43}
+
+
+async def _open_and_answer(
+    fake: FakeDiscord, bot: Any, *, count: int = 1, text: str = "접속 문제 도와주세요"
+) -> int:
+    await fake.user_says(SUPPORT, LUNA, text)
+    tid = int((await _one_thread(fake, count=count))["id"])
+    await fake.wait_for(lambda: len(fake.bot_messages(tid)) >= 2, what="the answer in the ticket")
+    await bot.idle()
+    return tid
+
+
+def _archived_and_locked(fake: FakeDiscord, tid: int) -> bool:
+    meta = fake.threads[tid]["thread_metadata"]
+    return meta["archived"] and meta["locked"]
+
+
+async def test_auto_closed_escalation_archives_and_locks_the_thread_and_the_next_message_opens_a_new_ticket(
+    harness: Any, fake: FakeDiscord
+) -> None:
+    bot = await harness.start(
+        llm_factory=Answers("확인해 볼게요.", "새 문의도 확인할게요."), settings=_ticket_settings(harness)
+    )
+    tid = await _open_and_answer(fake, bot)
+    desk = bot.bot.tickets
+    assert await desk.check() == [], "a ticket just answered stays open"
+
+    # The desk closed the escalation (bot.desk.auto_close audits it, in whichever process): the ticket closes.
+    await bot.app.store.audit(
+        actor="desk", action=CLOSE_ACTION, thread_id=f"discord:{tid}", target="escalation:1"
+    )
+    [(_, reason)] = await desk.check()
+    assert reason == "escalation_closed"
+    await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
+    assert await desk.check() == [], "closed once"
+
+    tid2 = await _open_and_answer(fake, bot, count=2, text="다른 문제가 생겼어요")
+    assert tid2 != tid and "새 문의도 확인할게요." in fake.bot_messages(tid2)[-1]["content"]
+    assert not any("이미 열린 상담" in m["content"] for m in fake.bot_messages(SUPPORT))
+
+
+async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_closes_its_ticket(
+    harness: Any, fake: FakeDiscord, monkeypatch: Any
+) -> None:
+    bot = await harness.start(
+        llm_factory=Answers("확인해 볼게요.", "다시 확인할게요."),
+        settings=_ticket_settings(harness, ticket_idle_close_hours=24),
+    )
+    tid = await _open_and_answer(fake, bot)
+    desk = bot.bot.tickets
+    now = datetime.now(UTC)
+    monkeypatch.setattr(bot.conversations, "clock", lambda: now + timedelta(hours=23))
+    assert await desk.check() == []
+    monkeypatch.setattr(bot.conversations, "clock", lambda: now + timedelta(hours=25))
+    [(_, reason)] = await desk.check()
+    assert reason == "idle"
+    await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the quiet thread archived")
+    assert "상담을 닫습니다" in fake.bot_messages(tid)[-1]["content"]
+    monkeypatch.setattr(bot.conversations, "clock", lambda: datetime.now(UTC))
+
+    # Staff archive a ticket thread by hand in Discord: its ticket is closed, a new message opens a new one.
+    tid2 = await _open_and_answer(fake, bot, count=2)
+    await fake.staff_archives(tid2)
+    store = bot.app.store
+    await fake.wait_for(lambda: _closed(store, tid2), what="the archived ticket closed")
+    assert tid2 not in desk.threads
+
+
+async def _closed(store: Any, tid: int) -> bool:
+    ticket = await ticket_by_thread(store, tid)
+    return ticket is not None and not ticket.is_open
