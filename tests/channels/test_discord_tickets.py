@@ -6,6 +6,7 @@ survives a restart; two processes racing for one message open one thread."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -218,3 +219,51 @@ async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_cl
 async def _closed(store: Any, tid: int) -> bool:
     ticket = await ticket_by_thread(store, tid)
     return ticket is not None and not ticket.is_open
+
+
+async def test_a_restarted_bot_finds_the_open_ticket_in_the_database(harness: Any, fake: FakeDiscord) -> None:
+    settings = _ticket_settings(harness)
+    first = await harness.start(llm_factory=Answers("확인해 볼게요."), settings=settings)
+    tid = await _open_and_answer(fake, first)
+    await first.stop()
+
+    answers = Answers("이어서 확인할게요.")
+    second = await harness.start(llm_factory=answers, settings=settings)
+    assert second.bot.tickets.threads == {tid}
+    await fake.user_says(SUPPORT, LUNA, "아직 안 됐어요")
+    await fake.wait_for(_said(fake, SUPPORT, "이미 열린 상담"), what="the pointer after the restart")
+    assert f"<#{tid}>" in fake.bot_messages(SUPPORT)[-1]["content"]
+    await fake.user_says(tid, LUNA, "재설치 해봤어요")
+    await fake.wait_for(_said(fake, tid, "이어서 확인할게요."), what="the answer in the old thread")
+    await second.idle()
+    assert len(fake.threads_in(SUPPORT)) == 1 and answers.runs == 1
+
+
+async def test_two_processes_that_both_see_the_first_message_open_one_thread_and_answer_once(
+    harness: Any, fake: FakeDiscord, db_url: str
+) -> None:
+    settings = _ticket_settings(harness, db_url=db_url)
+    a_answers, b_answers = (Answers("확인해 볼게요.", "Checking.", "Checking.") for _ in "ab")
+    a = await harness.start(llm_factory=a_answers, settings=settings)
+    b = await harness.start(llm_factory=b_answers, settings=settings)
+    assert len(fake.sockets) == 2
+
+    await fake.user_says(SUPPORT, LUNA, "접속 문제 도와주세요")  # dispatched to both processes
+    tid = int((await _one_thread(fake))["id"])
+    await fake.wait_for(_said(fake, tid, "확인해 볼게요."), what="the answer")
+    await a.idle()
+    await b.idle()
+    assert len(fake.calls_to("POST", rf"/channels/{SUPPORT}/threads$")) == 1
+    assert a_answers.runs + b_answers.runs == 1
+    assert len(fake.bot_messages(SUPPORT)) == 1, "one pointer, no redirect for the message that opened it"
+
+    # Two players at once, each seen by both processes: one thread each.
+    await asyncio.gather(
+        fake.user_says(SUPPORT, KAI, "I cannot log in"), fake.user_says(SUPPORT, 9009, "game crashes")
+    )
+    await fake.wait_for(lambda: len(fake.threads_in(SUPPORT)) == 3, what="two more tickets")
+    await fake.wait_for(lambda: a_answers.runs + b_answers.runs == 3, what="both new tickets answered")
+    await a.idle()
+    await b.idle()
+    assert len(fake.threads_in(SUPPORT)) == 3 and a_answers.runs + b_answers.runs == 3
+    assert len(fake.calls_to("POST", rf"/channels/{SUPPORT}/threads$")) == 3
