@@ -44,6 +44,8 @@ ARCHIVE_AFTER_MINUTES = 10080
 """Discord's longest auto-archive; the bot archives a ticket itself when it closes."""
 CLAIM_WAIT = 10.0
 """Seconds a process waits for the thread another process is creating for the same player."""
+CLOSING_NOTICE_GRACE = timedelta(seconds=30)
+"""An auto-closed escalation's notice is posted just after its audit row; the thread is archived after that."""
 
 
 class TicketDesk:
@@ -93,9 +95,12 @@ class TicketDesk:
     # ---- messages -------------------------------------------------------------------------------
 
     def takes(self, message: discord.Message) -> bool:
-        """A message written in a ticket channel itself, or the starter message of a new forum post there."""
+        """A player's message written in a ticket channel itself, or the starter message of a new forum
+        post there. Staff write in the channel as before (commands, notes): they need no ticket."""
         channel = message.channel
         if message.guild is None or not self.channels:
+            return False
+        if any(r.name == self.staff_role for r in getattr(message.author, "roles", ())):
             return False
         if isinstance(channel, discord.Thread):
             return (
@@ -301,6 +306,7 @@ class TicketDesk:
                         AuditEntry.thread_id == thread_id,
                         AuditEntry.action == ESCALATION_CLOSED,
                         AuditEntry.at >= ticket.opened_at,
+                        AuditEntry.at <= now - CLOSING_NOTICE_GRACE,
                     )
                 )
             ).scalar_one()

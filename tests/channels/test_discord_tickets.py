@@ -92,6 +92,12 @@ async def test_first_message_opens_a_private_thread_answered_there_and_a_second_
     await bot.idle()
     assert len(await bot.conversations.memory.recent(f"discord:{tid}")) >= 4
 
+    # Staff write in the ticket channel as before (a text-form command here): no ticket for them.
+    await fake.user_says(SUPPORT, STAFFER, "/audit 5")
+    await fake.wait_for(lambda: fake.calls_to("POST", "/users/@me/channels"), what="the staff reply by DM")
+    await bot.idle()
+    assert len(fake.threads_in(SUPPORT)) == 1
+
 
 async def test_an_english_player_is_pointed_to_the_open_ticket_in_english(
     harness: Any, fake: FakeDiscord
@@ -179,10 +185,14 @@ async def test_auto_closed_escalation_archives_and_locks_the_thread_and_the_next
     await bot.app.store.audit(
         actor="desk", action=CLOSE_ACTION, thread_id=f"discord:{tid}", target="escalation:1"
     )
+    assert await desk.check() == [], "the closing notice goes out first"
+    soon = datetime.now(UTC) + timedelta(minutes=1)
+    bot.conversations.clock = lambda: soon
     [(_, reason)] = await desk.check()
     assert reason == "escalation_closed"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
     assert await desk.check() == [], "closed once"
+    bot.conversations.clock = lambda: datetime.now(UTC)
 
     tid2 = await _open_and_answer(fake, bot, count=2, text="다른 문제가 생겼어요")
     assert tid2 != tid and "새 문의도 확인할게요." in fake.bot_messages(tid2)[-1]["content"]
@@ -267,3 +277,21 @@ async def test_two_processes_that_both_see_the_first_message_open_one_thread_and
     await b.idle()
     assert len(fake.threads_in(SUPPORT)) == 3 and a_answers.runs + b_answers.runs == 3
     assert len(fake.calls_to("POST", rf"/channels/{SUPPORT}/threads$")) == 3
+
+
+async def test_in_a_forum_the_players_post_becomes_the_ticket_and_a_second_post_is_pointed_to_it(
+    harness: Any, fake: FakeDiscord
+) -> None:
+    answers = Answers("접속 문제를 확인해 볼게요.")
+    bot = await harness.start(llm_factory=answers, settings=_ticket_settings(harness))
+    post = await fake.user_posts_in_forum(FORUM, LUNA, "@everyone 긴급!!", "**접속** 문제 도와주세요")
+    await fake.wait_for(_said(fake, post, "확인해 볼게요."), what="the answer in the post")
+    await bot.idle()
+    assert fake.threads[post]["name"] == "루나 · 접속 문제 도와주세요", "renamed for the player and the topic"
+    assert (await ticket_by_thread(bot.app.store, post)).is_open
+
+    second = await fake.user_posts_in_forum(FORUM, LUNA, "또 질문", "아직 안 돼요")
+    await fake.wait_for(lambda: _archived_and_locked(fake, second), what="the second post closed")
+    await bot.idle()
+    assert f"<#{post}>" in fake.bot_messages(second)[-1]["content"]
+    assert answers.runs == 1 and not _archived_and_locked(fake, post)
