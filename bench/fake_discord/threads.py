@@ -69,6 +69,15 @@ class ThreadsMixin:
         thread["thread_metadata"].update(archived=True, archive_timestamp=_iso())
         await self.dispatch("THREAD_UPDATE", dict(thread))
 
+    async def staff_deletes(self, thread_id: int) -> None:
+        """A person deletes the thread (THREAD_DELETE)."""
+        thread = self.threads.pop(thread_id)
+        self.thread_members.pop(thread_id, None)
+        await self.dispatch(
+            "THREAD_DELETE",
+            {k: thread[k] for k in ("id", "guild_id", "parent_id", "type")},
+        )
+
     # ---- REST -----------------------------------------------------------------------------------
 
     def _thread_route(self, method: str, path: str, body: Any) -> tuple[int, Any] | None:

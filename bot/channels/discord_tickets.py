@@ -78,6 +78,7 @@ class TicketDesk:
             return
         self.threads = {t.thread for t in await open_tickets(self.store) if t.thread is not None}
         self.client.add_listener(self.on_raw_thread_update, "on_raw_thread_update")
+        self.client.add_listener(self.on_raw_thread_delete, "on_raw_thread_delete")
         if self.on_staff_notice not in self.client.conversations.staff_sinks:
             self.client.conversations.staff_sinks.append(self.on_staff_notice)
         if self._task is None or self._task.done():
@@ -215,7 +216,7 @@ class TicketDesk:
             return
         thread_id = ThreadId(str(payload.get("thread_id") or ""))
         ident = thread_id.snowflake if thread_id.kind == "discord" else None
-        if ident is None or ident not in self.threads:
+        if ident is None or not await self._is_open_ticket(ident):
             return
         try:
             thread = self.client.get_channel(ident) or await self.client.fetch_channel(ident)
@@ -231,6 +232,14 @@ class TicketDesk:
             log.exception("could not add staff to ticket thread %s", ident)
             return
         await self.store.audit(actor="desk", action="ticket.staff_added", thread_id=thread_id, code=kind)
+
+    async def _is_open_ticket(self, thread: int) -> bool:
+        if thread not in self.threads:  # opened by another process since this one started
+            ticket = await ticket_by_thread(self.store, thread)
+            if ticket is None or not ticket.is_open:
+                return False
+            self.threads.add(thread)
+        return True
 
     async def _bring_staff(self, thread: discord.Thread) -> None:
         """Mentioning a role in a private thread adds its members (Discord's rule); sent silently."""
@@ -248,11 +257,17 @@ class TicketDesk:
     # ---- closing --------------------------------------------------------------------------------
 
     async def on_raw_thread_update(self, event: discord.RawThreadUpdateEvent) -> None:
-        """Staff archived a ticket thread by hand: the ticket is closed."""
+        """Staff (or Discord's auto-archive) archived a ticket thread: the ticket is closed, and locked."""
         if event.thread_id in self.threads and (event.data.get("thread_metadata") or {}).get("archived"):
             ticket = await ticket_by_thread(self.store, event.thread_id)
             if ticket is not None and ticket.is_open:
-                await self.close(ticket, "archived", archive=False)
+                await self.close(ticket, "archived")
+
+    async def on_raw_thread_delete(self, event: discord.RawThreadDeleteEvent) -> None:
+        """A deleted ticket thread closes its ticket (the player is never pointed to a thread that is gone)."""
+        ticket = await ticket_by_thread(self.store, event.thread_id)
+        if ticket is not None and ticket.is_open:
+            await self.close(ticket, "deleted", archive=False)
 
     async def close(
         self, ticket: TicketRecord, reason: str, *, archive: bool = True, notice: str | None = None

@@ -203,7 +203,7 @@ async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_cl
     harness: Any, fake: FakeDiscord, monkeypatch: Any
 ) -> None:
     bot = await harness.start(
-        llm_factory=Answers("확인해 볼게요.", "다시 확인할게요."),
+        llm_factory=Answers("확인해 볼게요.", "다시 확인할게요.", "또 확인할게요."),
         settings=_ticket_settings(harness, ticket_idle_close_hours=24),
     )
     tid = await _open_and_answer(fake, bot)
@@ -224,6 +224,12 @@ async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_cl
     store = bot.app.store
     await fake.wait_for(lambda: _closed(store, tid2), what="the archived ticket closed")
     assert tid2 not in desk.threads
+    await fake.wait_for(lambda: _archived_and_locked(fake, tid2), what="the archived thread locked")
+
+    # Staff delete a ticket thread: its ticket is closed too (no pointer to a thread that is gone).
+    tid3 = await _open_and_answer(fake, bot, count=3)
+    await fake.staff_deletes(tid3)
+    await fake.wait_for(lambda: _closed(store, tid3), what="the deleted ticket closed")
 
 
 async def _closed(store: Any, tid: int) -> bool:
