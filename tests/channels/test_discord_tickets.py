@@ -14,7 +14,7 @@ from bench.fake_discord import FakeDiscord, FakeUser
 from bench.fake_discord.threads import PRIVATE_THREAD
 from bot.desk.auto_close import CLOSE_ACTION
 from bot.llm.scripted import ScriptedLLM
-from bot.store.tickets import ticket_by_thread
+from bot.store.tickets import open_ticket, ticket_by_thread
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 FORUM = FakeDiscord.FORUM_CHANNEL
@@ -301,3 +301,20 @@ async def test_in_a_forum_the_players_post_becomes_the_ticket_and_a_second_post_
     await bot.idle()
     assert f"<#{post}>" in fake.bot_messages(second)[-1]["content"]
     assert answers.runs == 1 and not _archived_and_locked(fake, post)
+
+
+async def test_when_discord_refuses_the_thread_the_player_is_still_answered_and_can_try_again(
+    harness: Any, fake: FakeDiscord
+) -> None:
+    answers = Answers("채널에서 답합니다.", "이번엔 스레드에서 답합니다.")
+    bot = await harness.start(llm_factory=answers, settings=_ticket_settings(harness))
+    fake.fail("POST", rf"/channels/{SUPPORT}/threads$", status=403, times=1)  # no Create Private Threads
+    await fake.user_says(SUPPORT, LUNA, "접속 문제 도와주세요")
+    await fake.wait_for(_said(fake, SUPPORT, "채널에서 답합니다."), what="the answer in the channel")
+    await bot.idle()
+    assert fake.threads_in(SUPPORT) == []
+    assert await open_ticket(bot.app.store, SUPPORT, LUNA) is None, "the claim was released"
+
+    await fake.user_says(SUPPORT, LUNA, "다시 부탁해요")
+    tid = int((await _one_thread(fake))["id"])
+    await fake.wait_for(_said(fake, tid, "이번엔 스레드에서"), what="the answer in the new thread")
