@@ -141,7 +141,8 @@ class TicketDesk:
         try:
             if isinstance(channel, discord.Thread):
                 thread: discord.Thread = channel
-                await thread.edit(name=name)
+                with contextlib.suppress(discord.HTTPException):  # a name is nice to have, not needed
+                    await thread.edit(name=name)
             elif isinstance(channel, discord.TextChannel):
                 thread = await self._open_private(channel, message, name, claim.ticket, text, locale)
             else:
