@@ -47,6 +47,9 @@ class ThreadsMixin:
         manages = user is not None and self.STAFF_ROLE in user.roles and self.staff_manage_threads
         return user_id in self.thread_members.get(channel_id, set()) or manages
 
+    threads_on_connect = True
+    """List active threads in GUILD_CREATE (off: a client that reconnects knows none of them)."""
+
     staff_manage_threads = False
     """The staff role's Manage Threads permission (off: staff see a private thread only once added)."""
 
@@ -207,6 +210,7 @@ class ThreadsMixin:
         return [
             t
             for t in self.threads.values()
-            if not t["thread_metadata"]["archived"]
+            if self.threads_on_connect
+            and not t["thread_metadata"]["archived"]
             and (t["type"] != PRIVATE_THREAD or self.BOT_ID in self.thread_members[int(t["id"])])
         ]

@@ -10,6 +10,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from bench.fake_discord import FakeDiscord, FakeUser
 from bench.fake_discord.threads import PRIVATE_THREAD
 from bot.desk.auto_close import CLOSE_ACTION
@@ -237,11 +239,15 @@ async def _closed(store: Any, tid: int) -> bool:
     return ticket is not None and not ticket.is_open
 
 
-async def test_a_restarted_bot_finds_the_open_ticket_in_the_database(harness: Any, fake: FakeDiscord) -> None:
+@pytest.mark.parametrize("cached", [True, False], ids=["thread-in-guild-create", "thread-unknown-to-client"])
+async def test_a_restarted_bot_finds_the_open_ticket_in_the_database(
+    harness: Any, fake: FakeDiscord, cached: bool
+) -> None:
     settings = _ticket_settings(harness)
     first = await harness.start(llm_factory=Answers("확인해 볼게요."), settings=settings)
     tid = await _open_and_answer(fake, first)
     await first.stop()
+    fake.threads_on_connect = cached  # uncached: the message comes from a channel the client never saw
 
     answers = Answers("이어서 확인할게요.")
     second = await harness.start(llm_factory=answers, settings=settings)
