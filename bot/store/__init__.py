@@ -27,6 +27,7 @@ from bot.store.players import Contacts
 from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
 from bot.store.saved_replies import SavedReply  # registers the table with the schema
 from bot.store.threads import StoredThread
+from bot.store.tickets import Ticket  # registers the table with the schema
 from bot.store.units import RaceLost
 
 __all__ = [
@@ -59,5 +60,6 @@ __all__ = [
     "ThreadMessage",
     "ThreadState",
     "ThreadSummary",
+    "Ticket",
     "utcnow",
 ]
