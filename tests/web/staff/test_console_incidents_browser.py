@@ -107,6 +107,7 @@ async def test_declare_preview_approve_progress_and_report_as_staff(browser, web
     await shot(page, "incident-phone")
     await page.goto(f"{web.url}/staff/incidents")
     await expect(page.locator("#incidents tbody tr")).to_have_count(1)
+    await expect(page.locator("#incidents tbody tr")).to_contain_text("5,000원 / 주문 · 발급 완료")
     await shot(page, "incident-list-phone")
     assert page.errors == []  # type: ignore[attr-defined]
 

@@ -71,6 +71,10 @@ def _runs(request: Request) -> set[asyncio.Task[Any]]:
     return runs
 
 
+def _run_name(incident_id: int) -> str:
+    return f"incident-{incident_id}-compensation"
+
+
 async def _command(request: Request, user: StaffUser, name: str, values: dict[str, Any]) -> StaffReply:
     """An `/incident …` command with typed values, exactly as Discord's slash options run it."""
     conv = conversations_of(request)
@@ -109,7 +113,7 @@ async def _approve(request: Request, user: StaffUser, incident_id: int) -> Staff
     conv = conversations_of(request)
     task = asyncio.create_task(
         _command(request, user, "incident compensate", {"id": incident_id, "plan": "approve"}),
-        name=f"incident-{incident_id}-compensation",
+        name=_run_name(incident_id),
     )
     runs = _runs(request)
     runs.add(task)
@@ -205,7 +209,7 @@ def add_incident_routes(router: APIRouter) -> None:
             reasons=EXCLUSION_REASONS,
             progress=shown_progress,
             seal=plan_seal(incident),
-            running=any(not t.done() for t in _runs(request)),
+            running=any(not t.done() and t.get_name() == _run_name(incident.id) for t in _runs(request)),
             **flash_of(request),
         )
 
