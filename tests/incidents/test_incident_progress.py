@@ -55,23 +55,33 @@ async def test_progress_reads_the_plan_state_and_the_runs_figures_from_the_store
     assert await progress(store, 9999) is None
 
 
-async def test_a_bulk_run_never_holds_the_event_loop_for_a_batch(tmp_path) -> None:
-    """The batches' work runs off the loop thread (file SQLite): no loop step of the run takes more than
-    a few ms of the loop thread's CPU (a 500-target batch on the loop took 25–190 ms)."""
-    from bench.incident_bulk import StepMeter
+async def test_a_bulk_runs_batches_are_decided_off_the_event_loop_thread(tmp_path, monkeypatch) -> None:
+    """On file SQLite each batch's reads, decisions and writes run off the loop thread, so live
+    conversations keep their latency (a 500-target batch on the loop held it 25–190 ms; the held time is
+    a figure of `bench/incident_bulk.py`, not asserted here)."""
+    import threading
+
+    import bot.store.incidents as records
     from bench.incident_seed import seed_orders
 
+    decided_on: set[int] = set()
+    decide = records.decide_batch
+
+    def spy(*args, **kwargs):
+        decided_on.add(threading.get_ident())
+        return decide(*args, **kwargs)
+
+    monkeypatch.setattr(records, "decide_batch", spy)
     store = Store(f"sqlite+aiosqlite:///{tmp_path / 'bulk.db'}")
     await store.open()
     try:
-        await seed_orders(store, 2_000)
+        await seed_orders(store, 1_200)
         incident_id = await _incident(store)
         await store.incidents.set_plan(
             incident_id, Plan(incident_id, "order", 1000), state="approved", actor="s"
         )
-        with StepMeter() as steps:
-            result = await run_compensation(store, incident_id, actor="s", clock=lambda: NOW)
+        result = await run_compensation(store, incident_id, actor="s", clock=lambda: NOW)
     finally:
         await store.close()
-    assert result.issued == 2_000
-    assert steps.max_ms < 12, f"a loop step held the loop thread for {steps.max_ms:.1f} ms of CPU"
+    assert result.issued == 1_200
+    assert decided_on and threading.get_ident() not in decided_on
