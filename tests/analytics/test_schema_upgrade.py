@@ -68,7 +68,7 @@ async def test_a_read_only_check_refuses_to_upgrade_and_changes_nothing(tmp_path
     url = f"sqlite+aiosqlite:///{db}"
     await make_version_1(url)
     store = Store(url)
-    with pytest.raises(StoreError, match="schema version 1 is older than 6; the bot adds the missing tables"):
+    with pytest.raises(StoreError, match="schema version 1 is older than 7; the bot adds the missing tables"):
         await store.open(create=False)
     tables, version = await tables_and_version(url)
     assert NEW_TABLES.isdisjoint(tables) and version == "1"
@@ -81,7 +81,7 @@ async def test_version_0_is_still_refused(tmp_path: Path) -> None:
     async with engine.begin() as conn:
         await conn.execute(SchemaMeta.__table__.update().values(value="0"))
     await engine.dispose()
-    with pytest.raises(StoreError, match="older than 6 and no migration exists"):
+    with pytest.raises(StoreError, match="older than 7 and no migration exists"):
         await Store(url).open()
 
 
