@@ -25,7 +25,7 @@ from bot.channels.discord_components import (
     attach_feedback,
     register_components,
     staff_notice_view,
-    tell_thread,
+    tell_closed,
 )
 from bot.channels.discord_notices import NoticePoster
 from bot.channels.discord_outbox import discord_outbox
@@ -35,8 +35,9 @@ from bot.channels.discord_staff import (
     install_staff_commands,
     role_names,
 )
-from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
 from bot.conversations import Incoming
+from bot.conversations.renderer import DISCORD_LIMIT, split_message, status_text
+from bot.conversations.surface import SurfaceError
 from bot.desk.sla import SlaWatch
 from bot.vocabulary import ThreadId
 
@@ -191,6 +192,7 @@ class ArcaDiscordBot(commands.Bot):
         shard_plan: ShardPlan | None = None,
         feedback_buttons: bool = True,
         outbox_interval: float = 1.0,
+        desk_watch: bool = True,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NO_MENTIONS)
@@ -219,10 +221,12 @@ class ArcaDiscordBot(commands.Bot):
             conversations.notify_staff,
             SlaTargets.from_settings(settings),
             conversations.clock,
-            tell=lambda thread_id, text: tell_thread(self, thread_id, text),
+            tell=lambda thread_id, text: tell_closed(self, thread_id, text),
             close_after=timedelta(hours=settings.escalation_idle_close_hours),
         )
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
+        self.desk_watch = desk_watch
+        """False when the serving process runs the one desk watch for all its channels (`bot.serve`)."""
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -234,7 +238,8 @@ class ArcaDiscordBot(commands.Bot):
             self.conversations.staff_sinks.append(self.post_to_staff)
         register_components(self)  # persistent buttons, also on messages from before a restart
         self.outbox.start()
-        self.sla_watch.start()
+        if self.desk_watch:
+            self.sla_watch.start()
         self.incident_notices.start()
 
     async def on_ready(self) -> None:

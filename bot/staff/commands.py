@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES, Order, Player
-from tools import ledger
+from tools import coupon_staff, ledger
 from tools.base import ToolContext
 from tools.money import format_krw
 
@@ -76,7 +76,7 @@ async def cmd_coupon_issue(inv: Invocation, args: dict[str, Any]) -> StaffReply:
 
 async def cmd_coupon_revoke(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     conv = inv.conversations
-    result = await ledger.revoke(
+    result = await coupon_staff.revoke(
         conv.store,
         actor=inv.actor,
         order_id=args["order_id"],
@@ -90,7 +90,7 @@ async def cmd_coupon_revoke(inv: Invocation, args: dict[str, Any]) -> StaffReply
 
 async def cmd_coupon_approve(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     conv = inv.conversations
-    result = await ledger.approve(
+    result = await coupon_staff.approve(
         conv.store,
         actor=inv.actor,
         order_id=args["order_id"],
@@ -103,7 +103,9 @@ async def cmd_coupon_approve(inv: Invocation, args: dict[str, Any]) -> StaffRepl
 
 async def cmd_coupon_list(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     conv = inv.conversations
-    result = await ledger.list_coupons(conv.store, args.get("player_id"), timezone=conv.services.timezone)
+    result = await coupon_staff.list_coupons(
+        conv.store, args.get("player_id"), timezone=conv.services.timezone
+    )
     return _result_reply(result)
 
 

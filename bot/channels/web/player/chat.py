@@ -90,7 +90,7 @@ def chat_router() -> APIRouter:
             )
         thread_id = caller.identity.thread_id(body.thread)
         streams: StreamRegistry = request.app.state.streams
-        incoming = Incoming(thread_id, caller.actor, body.message, ref=None)
+        incoming = Incoming(thread_id, caller.actor, body.message, ref=None, verdict=verdict)
         conversations = deps.conversations
         guard = await OutputGuard.for_actor(
             conversations.store,
