@@ -83,9 +83,10 @@ async def test_the_preview_card_shows_the_figures_and_approve_or_cancel(harness,
     assert await _coupons(running, incident_id) == 0
 
 
-async def test_two_racing_approvals_issue_each_coupon_once_and_the_card_shows_progress(harness, fake):
+async def test_two_racing_approvals_issue_each_coupon_once_and_the_card_shows_progress(harness, fake, db_url):
+    # On SQLite and (under the `postgres` marker) on PostgreSQL, where the incident row's lock decides.
     fake.add_user(FakeUser(43, "staffer2", roles=[FakeDiscord.STAFF_ROLE]))
-    running = await harness.start(ScriptedLLM([]))
+    running = await harness.start(ScriptedLLM([]), settings=harness.settings(db_url=db_url))
     incident_id, orders = await _incident(running, 1_500)
     card = await _card(fake, running, incident_id, "3000 per=order")
     mid, button = int(card["id"]), f"arca:inc:ok:{incident_id}"
