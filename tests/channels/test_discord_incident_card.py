@@ -108,6 +108,29 @@ async def test_two_racing_approvals_issue_each_coupon_once_and_the_card_shows_pr
     assert issued == orders, "the second approval issued nothing again"
 
 
+async def test_a_run_killed_mid_way_is_resumed_from_the_card_after_a_restart(harness, fake):
+    first = await harness.start(ScriptedLLM([]))
+    incident_id, orders = await _incident(first, 40)
+    card = await _card(fake, first, incident_id, "2000 per=order")
+    store = first.conversations.store
+    # As if the process died right after the approval: the plan is approved, the card shows Resume.
+    await store.incidents.set_plan(incident_id, None, state="approved", actor="staff:42")
+    from bot.channels.discord_incidents import resume_view
+
+    await (
+        (await first.bot.fetch_channel(STAFF))
+        .get_partial_message(int(card["id"]))
+        .edit(view=resume_view(incident_id))
+    )
+    assert fake.buttons(int(card["id"])) == [f"arca:inc:ok:{incident_id}"]
+    await first.stop()
+    second = await harness.start(ScriptedLLM([]))
+    token = await fake.press(42, int(card["id"]), f"arca:inc:ok:{incident_id}")
+    await fake.wait_for(lambda: _answered(fake, token), what="the resume press")
+    assert await _coupons(second, incident_id) == orders
+    assert fake.messages[int(card["id"])]["components"] == []
+
+
 async def test_the_approve_button_works_after_a_restart(harness, fake):
     first = await harness.start(ScriptedLLM([]))
     incident_id, orders = await _incident(first, 30)
