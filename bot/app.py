@@ -183,6 +183,7 @@ async def build_app(
     `metrics`, a `bot.observability.ArcaMetrics`, is given); `coupon_rules` replaces the configured
     `coupon_rules.yaml` (a transcript's own rules); `models` (a `ModelRegistry`) picks the model of
     each `/ops draft` step, by default the configured ones when no `llm_factory` is given."""
+    from bot.attachments import AttachmentBox
     from bot.conversations import Conversations
     from bot.conversations.notifications import StaffNotifications
     from bot.conversations.run_events import RunEvents
@@ -231,6 +232,9 @@ async def build_app(
         metrics=metrics,
         models=models,
         fact_check=settings.fact_check,
+        attachments=AttachmentBox(
+            store, settings.data_dir / "attachments", max_bytes=settings.attachment_max_bytes, clock=clock
+        ),
     )
     freeze_startup_heap()
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

@@ -30,6 +30,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from bot.attachment_config import AttachmentSettings
 from bot.desk_config import DeskSettings
 from bot.incident_config import IncidentSettings
 from bot.model_config import ModelConfig
@@ -53,7 +54,7 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names, *(n.lower() for n in names))
 
 
-class Settings(DeskSettings, IncidentSettings):
+class Settings(DeskSettings, IncidentSettings, AttachmentSettings):
     """Everything the operator can set. Secrets are `SecretStr` so they never print."""
 
     model_config = SettingsConfigDict(
@@ -314,23 +315,21 @@ class Settings(DeskSettings, IncidentSettings):
     def model_configs(self) -> dict[str, ModelConfig]:
         """Named models: `main` (and `fast`) from the env vars, plus `[models.*]` from arca.toml."""
         configs: dict[str, ModelConfig] = {}
+        abilities: dict[str, Any] = dict(
+            tool_call=self.model_tool_call, vision=self.model_vision, json_mode=self.model_json_mode,
+            streaming=self.model_streaming, context_window=self.model_context_window,
+        )  # fmt: skip
         if self.model:
             configs["main"] = ModelConfig(
                 model=self.model,
                 roles=["main"] + ([] if self.fast_model else ["fast"]),
-                tool_call=self.model_tool_call,
-                json_mode=self.model_json_mode,
-                streaming=self.model_streaming,
-                context_window=self.model_context_window,
+                **abilities,
             )
         if self.fast_model:
             configs["fast"] = ModelConfig(
                 model=self.fast_model,
                 roles=["fast"],
-                tool_call=self.model_tool_call,
-                json_mode=self.model_json_mode,
-                streaming=self.model_streaming,
-                context_window=self.model_context_window,
+                **abilities,
             )
         configs.update(self.models)
         return configs

@@ -22,6 +22,8 @@ class ModelConfig(BaseModel):
     """Roles this model serves: `main`, `fast`."""
     tool_call: bool = True
     """The endpoint supports native function calling (`tools` / `tool_calls`)."""
+    vision: bool = False
+    """The endpoint accepts images as `image_url` content parts (`ARCA_MODEL_VISION`)."""
     json_mode: bool = True
     """The endpoint supports `response_format={"type": "json_object"}`."""
     streaming: bool = True
@@ -32,6 +34,7 @@ class ModelConfig(BaseModel):
     def abilities(self) -> dict[str, Any]:
         return {
             "tool_call": self.tool_call,
+            "vision": self.vision,
             "json_mode": self.json_mode,
             "streaming": self.streaming,
             "context_window": self.context_window,

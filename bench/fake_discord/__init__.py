@@ -18,13 +18,14 @@ from aiohttp import web
 
 from bench.fake_discord.gateway import GatewayMixin
 from bench.fake_discord.rest import RestMixin
+from bench.fake_discord.threads import ThreadsMixin
 from bench.fake_discord.world import EPHEMERAL, Call, FakeUser, FakeWorld, _Fault
 from bench.polling import poll_until
 
 __all__ = ["EPHEMERAL", "Call", "FakeDiscord", "FakeUser"]
 
 
-class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
+class FakeDiscord(FakeWorld, GatewayMixin, RestMixin, ThreadsMixin):
     """The fake server. `async with FakeDiscord() as fake:` then point discord.py at `fake.api_base`."""
 
     def __init__(self, *, host: str = "127.0.0.1") -> None:
@@ -38,6 +39,10 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         self.messages: dict[int, dict[str, Any]] = {}
         """message id → current payload (content, channel_id, reactions, deleted)."""
         self.sockets: list[web.WebSocketResponse] = []
+        self.files: dict[str, bytes] = {}
+        """Attachment path (`/attachments/<channel>/<id>/<name>`) → bytes, served like Discord's CDN."""
+        self.downloads: list[str] = []
+        """Attachment paths the bot fetched, in order."""
         self.identified: list[dict[str, Any]] = []
         """IDENTIFY payloads received (token, intents…)."""
         self.gateway_queries: list[dict[str, str]] = []
@@ -46,6 +51,7 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         self.interactions: dict[str, dict[str, Any]] = {}
         """interaction token → {"callback": …, "original": …, "followups": […]}"""
         self._faults: list[_Fault] = []
+        self._init_threads()
         self._seq = 0
         self._command_ids = itertools.count(900_000_000_000_000_001)
         self.add_user(FakeUser(9001, "루나"))
@@ -69,6 +75,7 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         app.router.add_get("/gateway/", self._gateway)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/{tail:.*}", self._attachment)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, 0)
@@ -77,6 +84,13 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         assert server is not None and server.sockets
         self.port = server.sockets[0].getsockname()[1]
         return self
+
+    async def _attachment(self, request: web.Request) -> web.Response:
+        self.downloads.append(request.path)
+        data = self.files.get(request.path)
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def stop(self) -> None:
         for ws in list(self.sockets):

@@ -21,6 +21,7 @@ import discord
 from discord.ext import commands
 
 from bot.analytics.staff_response import SlaTargets
+from bot.attachments import Upload
 from bot.channels.discord_components import (
     attach_feedback,
     register_components,
@@ -35,6 +36,7 @@ from bot.channels.discord_staff import (
     install_staff_commands,
     role_names,
 )
+from bot.channels.discord_tickets import TicketDesk
 from bot.conversations import Incoming
 from bot.conversations.renderer import DISCORD_LIMIT, split_message, status_text
 from bot.conversations.surface import SurfaceError
@@ -202,7 +204,7 @@ class ArcaDiscordBot(commands.Bot):
         )
         self.conversations = conversations
         self.settings = settings
-        self.support_channels = frozenset(settings.support_channels)
+        self.support_channels = frozenset(settings.support_channels) | frozenset(settings.ticket_channels)
         self.shutdown_grace = shutdown_grace
         self.staff_commands = staff_commands
         self.shard_plan = shard_plan
@@ -225,6 +227,7 @@ class ArcaDiscordBot(commands.Bot):
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
         self.desk_watch = desk_watch
         """False when the serving process runs the one desk watch for all its channels (`bot.serve`)."""
+        self.tickets = TicketDesk(self)  # a private thread per player in ARCA_TICKET_CHANNELS
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -239,6 +242,7 @@ class ArcaDiscordBot(commands.Bot):
         if self.desk_watch:
             self.sla_watch.start()
         self.incident_notices.start()
+        await self.tickets.start()
 
     async def on_ready(self) -> None:
         log.info(
@@ -253,6 +257,7 @@ class ArcaDiscordBot(commands.Bot):
         await self.outbox.stop()
         await self.sla_watch.stop()
         await self.incident_notices.stop()
+        await self.tickets.stop()
         pending = [t for t in self._tasks if not t.done()]
         if pending:
             # Let answers in progress finish, then stop what is left (its history stays valid).
@@ -292,7 +297,7 @@ class ArcaDiscordBot(commands.Bot):
             return content if self.settings.allow_dms else None
         channel = message.channel
         in_support = channel.id in self.support_channels or (
-            getattr(channel, "parent_id", None) in self.support_channels
+            getattr(channel, "parent_id", None) in self.support_channels or channel.id in self.tickets.threads
         )
         if in_support or mentioned:
             return content
@@ -306,7 +311,8 @@ class ArcaDiscordBot(commands.Bot):
         if text is None:
             return
         thread_id = thread_id_of_message(message)
-        task = asyncio.create_task(self.handle_message(message, text, thread_id))
+        ticket = self.tickets.route(message, text) if self.tickets.takes(message) else None
+        task = asyncio.create_task(ticket or self.handle_message(message, text, thread_id))
         self._tasks[task] = thread_id
         task.add_done_callback(self._forget)
 
@@ -315,15 +321,19 @@ class ArcaDiscordBot(commands.Bot):
         if not task.cancelled() and task.exception() is not None:
             log.error("handling a Discord message failed", exc_info=task.exception())
 
-    async def handle_message(self, message: discord.Message, text: str, thread_id: str) -> None:
+    async def handle_message(
+        self, message: discord.Message, text: str, thread_id: str, *, channel: Any = None
+    ) -> None:  # `channel`: where to answer when not where it was written (a ticket's thread)
         author = message.author
         actor = await self.conversations.resolve_actor(
             str(author.id), role_names(author), author.display_name
         )
-        surface = DiscordSurface(message.channel, author=author)
+        surface = DiscordSurface(channel or message.channel, author=author)
         since = self.conversations.clock()
         try:
-            outcome = await self.conversations.handle(Incoming(thread_id, actor, text, ref=message), surface)
+            files = [Upload(a.filename, a.size, a.read) for a in message.attachments]  # read only if small
+            incoming = Incoming(thread_id, actor, text, ref=message, attachments=list(files))
+            outcome = await self.conversations.handle(incoming, surface)
         finally:
             surface.stop_typing()
         if outcome.kind == "answered" and self.feedback_buttons:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.attachments import StoredAttachment, Upload
 from bot.engine.results import AgentResult
 from bot.guards.input import InputVerdict
 from bot.vocabulary.language import detect_language
@@ -36,6 +37,10 @@ class Incoming:
     verdict: InputVerdict | None = None
     """The input guard's verdict when the channel already judged `text` (the web answers an oversized
     message with its own 413 shape); `Conversations.handle` judges every other message, once."""
+    attachments: list[Upload | StoredAttachment] = field(default_factory=list)
+    """Files sent with the message: a channel's `Upload`s, or files the web route already checked and kept."""
+    images: list[StoredAttachment] = field(default_factory=list)
+    """The kept screenshots (set by `Conversations.handle`): image parts for a model that declares `vision`."""
 
 
 @dataclass

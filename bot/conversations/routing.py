@@ -16,6 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from bot.attachments import AttachmentBox
+from bot.attachments.intake import admit
 from bot.conversations.messages import (
     ACK_EMOJI,
     STOPPED_TEXT,
@@ -98,6 +100,7 @@ class Conversations:
         metrics: Any = None,
         models: Any = None,
         fact_check: str = "enforce",
+        attachments: AttachmentBox | None = None,
     ) -> None:
         self.staff = staff
         self.staff_role = staff_role
@@ -123,6 +126,7 @@ class Conversations:
             run_budget_s=run_budget_s,
             edit_interval=edit_interval,
             fact_check=fact_check,
+            attachments=attachments or AttachmentBox(store),
             llm_slots=asyncio.Semaphore(llm_concurrency),
             run_events=run_events or RunEvents(),
             metrics=metrics,
@@ -136,6 +140,7 @@ class Conversations:
     services = _FromDeps()
     llm_factory = _FromDeps()
     memory = _FromDeps()
+    attachments = _FromDeps()
     clock = _FromDeps()
     system_prompt = _FromDeps()
     use_native_tools = _FromDeps()
@@ -236,7 +241,7 @@ class Conversations:
     async def handle(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Route one channel message: refuse, run a staff command, store (handoff), queue, or run."""
         verdict = incoming.verdict or check_input(incoming.text, max_chars=self.max_message_chars)
-        if not verdict.allowed:
+        if not verdict.allowed and not (verdict.reason_code == "empty" and incoming.attachments):
             await self.store.audit(
                 actor=incoming.actor.label,
                 action="input.refused",
@@ -264,9 +269,23 @@ class Conversations:
             )
             await self._send_safely(surface, reply.text, ephemeral=True)
             return TurnOutcome(kind="command", reply=reply)
+        images: list[Any] = []
+        if incoming.attachments:  # each file kept, or refused with a reply: the text is answered either way
+            admitted = await admit(
+                self.attachments,
+                incoming.attachments,
+                text=text,
+                thread_id=incoming.thread_id,
+                owner=incoming.actor.label,
+                reply=lambda line: self._send_safely(surface, line),
+                audit=self.store.audit,
+            )
+            text, images = admitted.text, admitted.images
         if not text.strip():
             return TurnOutcome(kind="refused", refusal_code="EMPTY")
-        incoming = Incoming(incoming.thread_id, incoming.actor, text, incoming.ref, verdict.untrusted)
+        incoming = Incoming(
+            incoming.thread_id, incoming.actor, text, incoming.ref, verdict.untrusted, images=images
+        )
         self._remember_asker(incoming.thread_id, incoming.actor)
         if await self.is_paused(incoming.thread_id):
             await self.memory.append(
@@ -311,7 +330,7 @@ class Conversations:
     async def _serve(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Run the thread until nothing is left: leftovers start the next run, never dropped."""
         thread_id = incoming.thread_id
-        state = RunState(actor=incoming.actor, queue=InterruptQueue())
+        state = RunState(actor=incoming.actor, queue=InterruptQueue(), images=incoming.images)
         self._runs[thread_id] = state
         outcome = TurnOutcome(kind="answered")
         query: str | None = incoming.text
@@ -346,7 +365,7 @@ class Conversations:
                 nxt, nxt_surface = state.later.pop(0)
                 state.actor = nxt.actor
                 surface = nxt_surface
-                query, untrusted = nxt.text, nxt.untrusted
+                query, untrusted, state.images = nxt.text, nxt.untrusted, nxt.images
         finally:
             # No await between the last drain above and this line: a message cannot slip between.
             self._runs.pop(thread_id, None)

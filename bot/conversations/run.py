@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.analytics.record import record_run
+from bot.attachments.vision import with_vision
 from bot.conversations.grounding import fact_context
 from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
@@ -43,6 +44,8 @@ class RunState:
     """The last run whose `RunEnd` its watchers got."""
     untrusted_texts: set[str] = field(default_factory=set)
     """Follow-ups the input guard flagged: a run started from leftovers is untrusted if one of them was."""
+    images: list[Any] = field(default_factory=list)
+    """Screenshots of the message the next run answers (sent as image parts to a `vision` model)."""
 
 
 async def answer(
@@ -101,7 +104,8 @@ async def _answer(
     notice = pinned_notice(incidents, locale)
     system_prompt = deps.system_prompt if notice is None else f"{deps.system_prompt}\n\n{notice}"
     async with deps.llm_slots:
-        llm = deps.llm_factory()
+        llm = await with_vision(deps.llm_factory(), deps.attachments, query, state.images)
+        state.images = []  # a follow-up run answers other messages
         agent = ReActAgent(
             llm,
             deps.tools_for(actor),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bot.attachments import AttachmentBox
 from bot.conversations.pacing import TurnBudget
 from bot.conversations.run_events import RunEvents
 from bot.llm.base import LLM
@@ -48,6 +49,8 @@ class RunDeps:
     """Seconds between edits of a streamed answer; a surface may declare its own."""
     fact_check: str = "enforce"
     """`enforce` | `observe` | `off`: what the output guard does with an unbacked fact (`ARCA_FACT_CHECK`)."""
+    attachments: AttachmentBox | None = None
+    """Where players' screenshots and text files are checked and kept (`bot.attachments`)."""
     llm_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
     """The LLM concurrency limit every model-driven job shares (runs, `/ops draft`)."""
     run_starts: TurnBudget = field(default_factory=lambda: TurnBudget(RUN_STARTS_PER_TURN))

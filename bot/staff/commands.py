@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from bot.attachments.texts import attachment_lines
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES, Order, Player
 from tools import coupon_staff, ledger
@@ -165,6 +166,7 @@ async def cmd_thread_show(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     for r in rows:
         text = (r.content or "").replace("\n", " ")
         lines.append(f"[{r.role}] {text[:300]}")
+    lines += await attachment_lines(inv.conversations.attachments, thread)
     return StaffReply("\n".join(lines))
 
 

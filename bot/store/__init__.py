@@ -1,5 +1,6 @@
 """Persistence: the `Store` and its typed parts (coupons, threads, players), its tables and the demo seed."""
 
+from bot.store.attachments import AttachmentRow  # registers the table with the schema
 from bot.store.coupons import CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
@@ -26,6 +27,7 @@ from bot.store.players import Contacts
 from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
 from bot.store.saved_replies import SavedReply  # registers the table with the schema
 from bot.store.threads import StoredThread
+from bot.store.tickets import Ticket  # registers the table with the schema
 from bot.store.units import RaceLost
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "ORDER_STATUSES",
     "ORDER_STATUS_EN",
     "SCHEMA_VERSION",
+    "AttachmentRow",
     "AuditEntry",
     "Contacts",
     "Coupon",
@@ -57,5 +60,6 @@ __all__ = [
     "ThreadMessage",
     "ThreadState",
     "ThreadSummary",
+    "Ticket",
     "utcnow",
 ]

@@ -31,12 +31,20 @@ version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Ve
 only adds the staff console's `staff_links` and `staff_sessions`; version 4 only adds `staff_outbox`;
 version 5 only adds the incident tables (`bot.store.incident_tables`); version 6 only adds `policy_gaps`
 (bot/store/policy_gaps.py); version 7 only adds the tables of `_V7_TABLES`: incident notice posts and
-deliveries, saved replies and the desk's claims (bot/store/saved_replies.py, bot/store/desk_claims.py)."""
+deliveries, saved replies and the desk's claims (bot/store/saved_replies.py, bot/store/desk_claims.py),
+attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
 _POLICY_GAPS = ("policy_gaps",)
-_V7_TABLES = ("incident_posts", "incident_deliveries", "saved_replies", "desk_claims")
+_V7_TABLES = (
+    "incident_posts",
+    "incident_deliveries",
+    "saved_replies",
+    "desk_claims",
+    "attachments",
+    "tickets",
+)
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",

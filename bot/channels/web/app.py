@@ -19,6 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from bot.channels.web.body_limits import BodyLimit
 from bot.channels.web.deps import WebDeps, WebError, deps_of
+from bot.channels.web.player.attachments import attachments_router
 from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
 from bot.channels.web.player.feedback import feedback_router
@@ -46,7 +47,11 @@ def create_app(deps: WebDeps) -> FastAPI:
     # reset the per-identity limit.
     app.state.new_visitors = SlidingWindowLimiter(deps.new_visitors_ip, deps.rate_window, clock=deps.clock)
     # Before any route reads a body (inside CORS, so an embedding page can read the 413).
-    app.add_middleware(BodyLimit, chat_cap=deps.max_message_chars * 4 + 4_096)
+    app.add_middleware(
+        BodyLimit,
+        chat_cap=deps.max_message_chars * 4 + 4_096,
+        upload_cap=deps.conversations.attachments.max_bytes,
+    )
     if deps.origins:
         app.add_middleware(
             CORSMiddleware,
@@ -74,6 +79,7 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.include_router(chat_router())
     app.include_router(feedback_router())
     app.include_router(notices_router())
+    app.include_router(attachments_router())
     install_staff_console(app)
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
     return app

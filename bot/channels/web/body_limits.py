@@ -29,10 +29,16 @@ LOGIN_CAP = 4 * 1024
 _WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def body_cap(path: str, chat_cap: int) -> int:
+UPLOAD_PATH = "/api/attachments"
+"""A widget file upload: its cap is the attachment size limit (`ARCA_ATTACHMENT_MAX_BYTES`)."""
+
+
+def body_cap(path: str, chat_cap: int, upload_cap: int = DEFAULT_CAP) -> int:
     """The largest body (bytes) a request to `path` may send."""
     if path == "/api/chat":
         return chat_cap
+    if path == UPLOAD_PATH:
+        return upload_cap
     if path == "/staff/login":
         return LOGIN_CAP
     if path.startswith("/staff"):
@@ -43,16 +49,17 @@ def body_cap(path: str, chat_cap: int) -> int:
 class BodyLimit:
     """Reads each request body up to its cap before the app sees it; 413 past the cap."""
 
-    def __init__(self, app: Any, chat_cap: int) -> None:
+    def __init__(self, app: Any, chat_cap: int, upload_cap: int = DEFAULT_CAP) -> None:
         self.app = app
         self.chat_cap = chat_cap
+        self.upload_cap = upload_cap
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
-        cap = body_cap(path, self.chat_cap)
+        cap = body_cap(path, self.chat_cap, self.upload_cap)
         declared = dict(scope.get("headers") or []).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > cap:
             await _too_large(path, cap, send)
@@ -92,6 +99,11 @@ async def _too_large(path: str, cap: int, send: Send) -> None:
     if path.startswith("/staff"):
         body = f"<!doctype html><title>413</title><p>The request is larger than {cap:,} bytes.</p>".encode()
         media = b"text/html; charset=utf-8"
+    elif path == UPLOAD_PATH:  # the widget shows this sentence to the player
+        limit = f"{cap / (1024 * 1024):.1f} MB"
+        message = f"첨부 파일이 너무 큽니다(최대 {limit}). / The file is larger than the {limit} limit."
+        body = json.dumps({"error": "attachment_refused", "code": "too_large", "message": message}).encode()
+        media = b"application/json"
     else:
         body = json.dumps(
             {"error": "body_too_large", "message": f"The request body is larger than {cap:,} bytes."}

@@ -48,6 +48,9 @@ class ChatRequest(BaseModel):
         pattern=THREAD_PATTERN, description="The conversation's name on this page, e.g. `main`."
     )
     message: str = Field(description="What the player wrote.")
+    attachments: list[str] = Field(
+        default_factory=list, max_length=10, description="Ids of files uploaded to `/api/attachments`."
+    )
 
 
 @dataclass

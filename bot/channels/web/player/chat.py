@@ -25,6 +25,7 @@ from bot.channels.web.deps import (
     deps_of,
 )
 from bot.channels.web.json_body import read_json_object
+from bot.channels.web.player.attachments import owned_attachments
 from bot.channels.web.player.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
 from bot.channels.web.player.limits import check_all
 from bot.channels.web.sse.registry import StreamRegistry
@@ -60,6 +61,7 @@ def chat_router() -> APIRouter:
                 "debug": deps.debug_view,
                 "identity": identity_json(caller.identity),
                 "max_message_chars": deps.max_message_chars,
+                "max_attachment_bytes": deps.conversations.attachments.max_bytes,
             }
         )
         set_visitor_cookie(response, caller, deps)
@@ -75,8 +77,9 @@ def chat_router() -> APIRouter:
         verdict = check_input(body.message, max_chars=deps.max_message_chars)
         if verdict.reason_code == "too_long":
             raise WebError(413, "message_too_long", verdict.reply, limit=deps.max_message_chars)
-        if not body.message.strip():
+        if not body.message.strip() and not body.attachments:
             raise WebError(400, "empty_message", "The message is empty.")
+        files = await owned_attachments(deps.conversations.attachments, caller, body.attachments)
         ip = client_address(request)
         limit_id, limit_ip = request.app.state.limits
         wait = check_all([(limit_id, caller.identity.key), (limit_ip, ip)])
@@ -90,7 +93,9 @@ def chat_router() -> APIRouter:
             )
         thread_id = caller.identity.thread_id(body.thread)
         streams: StreamRegistry = request.app.state.streams
-        incoming = Incoming(thread_id, caller.actor, body.message, ref=None, verdict=verdict)
+        incoming = Incoming(
+            thread_id, caller.actor, body.message, ref=None, verdict=verdict, attachments=list(files)
+        )
         conversations = deps.conversations
         guard = await OutputGuard.for_actor(
             conversations.store,

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from bot.channels.web.staff import auth, charts, dashboard, queries
+from bot.channels.web.staff.attachments import add_attachment_routes, attachment_cards
 from bot.channels.web.staff.auth import SESSION_COOKIE
 from bot.channels.web.staff.gaps import add_gap_routes
 from bot.channels.web.staff.incidents import add_incident_routes
@@ -168,6 +169,7 @@ def staff_router() -> APIRouter:
             handed_off=await queries.is_handed_off(conv.store, thread_id),
             replies=await reply_statuses(conv.store, thread_id),
             saved_replies=await list_replies(conv.store),
+            attachments=await attachment_cards(conv, thread_id),
             **flash_of(request),
         )
 
@@ -326,6 +328,7 @@ def staff_router() -> APIRouter:
 
     add_gap_routes(router)
     add_incident_routes(router)
+    add_attachment_routes(router)
 
     # Anything else under /staff: 401 without a session (never a 404 that tells what exists).
     @router.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])

@@ -1,0 +1,143 @@
+"""`AttachmentBox`: checks a player's file (size, then type by content), keeps it, links it to its thread
+and reads it back — the one object every channel hands attachments to."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bot.attachments.files import AttachmentFiles
+from bot.attachments.kinds import sniff
+from bot.attachments.uploads import Upload
+from bot.store.attachments import (
+    AttachmentRow,
+    add_attachment,
+    attachment_by_id,
+    link_attachments,
+    thread_attachments,
+)
+
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+MAX_NAME = 100
+MAX_PER_MESSAGE = 10
+"""Discord's own limit; the widget sends fewer."""
+
+
+@dataclass(frozen=True)
+class StoredAttachment:
+    """A checked file as the rest of the bot sees it."""
+
+    id: str
+    name: str
+    kind: str
+    """`image` or `text`."""
+    mime: str
+    size: int
+    sha256: str
+    owner: str
+    thread_id: str | None = None
+    at: datetime | None = None
+
+    @classmethod
+    def of_row(cls, row: AttachmentRow) -> StoredAttachment:
+        return cls(
+            row.id,
+            row.name,
+            row.kind,
+            row.mime,
+            row.size,
+            row.sha256,
+            row.owner,
+            row.thread_id,
+            row.linked_at,
+        )
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A file that was not kept, and why: `too_large`, `executable` or `wrong_type`."""
+
+    code: str
+    name: str
+    size: int
+    limit: int
+
+
+def clean_name(name: str) -> str:
+    """The last path part, without control characters, at most `MAX_NAME` characters."""
+    base = re.split(r"[\\/]", name or "")[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip() or "file"
+    return base[-MAX_NAME:]
+
+
+class AttachmentBox:
+    """Checks and keeps attachments; `max_bytes` is `ARCA_ATTACHMENT_MAX_BYTES`."""
+
+    def __init__(
+        self,
+        store: Any,
+        root: Path | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        clock: Callable[[], datetime] | None = None,
+        new_id: Callable[[], str] | None = None,
+    ) -> None:
+        self.store = store
+        self.files = AttachmentFiles(root)
+        self.max_bytes = max_bytes
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.new_id = new_id or (lambda: uuid.uuid4().hex)
+
+    async def take(self, upload: Upload, *, owner: str) -> StoredAttachment | Refusal:
+        """Check `upload` (declared size first, so a huge file is never downloaded) and keep it."""
+        name = clean_name(upload.name)
+        if upload.size > self.max_bytes:
+            return Refusal("too_large", name, upload.size, self.max_bytes)
+        data = await upload.read()
+        if len(data) > self.max_bytes:
+            return Refusal("too_large", name, len(data), self.max_bytes)
+        sniffed = sniff(data, name)
+        if sniffed.kind == "executable":
+            return Refusal("executable", name, len(data), self.max_bytes)
+        if sniffed.mime is None:
+            return Refusal("wrong_type", name, len(data), self.max_bytes)
+        sha = await self.files.put(data)
+        row = {
+            "id": self.new_id(),
+            "sha256": sha,
+            "name": name,
+            "mime": sniffed.mime,
+            "kind": sniffed.kind,
+            "size": len(data),
+            "owner": owner,
+            "thread_id": None,
+            "created_at": self.clock(),
+            "linked_at": None,
+        }
+        await add_attachment(self.store, row)
+        return StoredAttachment(row["id"], name, sniffed.kind, sniffed.mime, len(data), sha, owner)
+
+    async def link(self, items: list[StoredAttachment], thread_id: str) -> None:
+        await link_attachments(
+            self.store, [a.id for a in items if a.thread_id is None], thread_id, self.clock()
+        )
+
+    async def get(self, attachment_id: str) -> StoredAttachment | None:
+        if not re.fullmatch(r"[0-9a-f]{32}", attachment_id or ""):
+            return None
+        row = await attachment_by_id(self.store, attachment_id)
+        return None if row is None else StoredAttachment.of_row(row)
+
+    async def read(self, item: StoredAttachment) -> bytes:
+        return await self.files.get(item.sha256)
+
+    async def of_thread(
+        self, thread_id: str, *, since: datetime | None = None, until: datetime | None = None
+    ) -> list[StoredAttachment]:
+        rows = await thread_attachments(self.store, thread_id, since=since, until=until)
+        return [StoredAttachment.of_row(r) for r in rows]

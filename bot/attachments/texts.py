@@ -1,0 +1,50 @@
+"""What the player is told about a refused file, and the line the model reads about an accepted one."""
+
+from __future__ import annotations
+
+from bot.attachments.box import AttachmentBox, Refusal, StoredAttachment
+
+
+def size_text(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    if size >= 1024:
+        return f"{size / 1024:.0f} KB"
+    return f"{size} B"
+
+
+def refusal_text(refusal: Refusal, locale: str) -> str:
+    name = refusal.name
+    limit = size_text(refusal.limit)
+    if locale == "ko":
+        if refusal.code == "too_large":
+            return f"첨부 파일 '{name}'은(는) {size_text(refusal.size)}로 너무 큽니다(최대 {limit}). 파일은 받지 않았고, 메시지에는 답변드릴게요."
+        if refusal.code == "unreadable":
+            return f"첨부 파일 '{name}'을(를) 받지 못했습니다. 다시 보내 주세요. 메시지에는 답변드릴게요."
+        if refusal.code == "executable":
+            return f"첨부 파일 '{name}'은(는) 실행 파일이라 받을 수 없습니다. 스크린샷(PNG, JPEG, WebP, GIF)이나 .txt/.log 파일만 보낼 수 있어요. 메시지에는 답변드릴게요."
+        return f"첨부 파일 '{name}'은(는) 지원하지 않는 형식입니다. 스크린샷(PNG, JPEG, WebP, GIF)이나 .txt/.log 파일만 보낼 수 있어요. 메시지에는 답변드릴게요."
+    if refusal.code == "too_large":
+        return f"The attachment '{name}' is {size_text(refusal.size)}, over the {limit} limit. The file was not kept; your message will still be answered."
+    if refusal.code == "unreadable":
+        return f"The attachment '{name}' could not be received; please send it again. Your message will still be answered."
+    if refusal.code == "executable":
+        return f"The attachment '{name}' is a program and cannot be accepted. Send a screenshot (PNG, JPEG, WebP, GIF) or a .txt/.log file. Your message will still be answered."
+    return f"The attachment '{name}' is not a supported type. Send a screenshot (PNG, JPEG, WebP, GIF) or a .txt/.log file. Your message will still be answered."
+
+
+def model_note(item: StoredAttachment) -> str:
+    """The line added to the player's message for the model (and the thread's history)."""
+    what = "screenshot" if item.kind == "image" else "text file"
+    return f"[the player attached a {what}: {item.name}, {size_text(item.size)}]"
+
+
+async def attachment_lines(box: AttachmentBox, thread_id: str) -> list[str]:
+    """`/thread show`'s list of the thread's files (the staff console shows them: `/staff/attachments/ID`)."""
+    kept = await box.of_thread(thread_id)
+    if not kept:
+        return []
+    lines = [f"첨부 파일 {len(kept)}개 / attachments:"]
+    for item in kept[-20:]:
+        lines.append(f"- {item.name} ({item.mime.split(';')[0]}, {size_text(item.size)}) id {item.id}")
+    return lines

@@ -1,0 +1,76 @@
+"""The widget's files: `POST /api/attachments` takes one file as the raw request body (checked by content
+and kept, or refused with a sentence in the player's language), the message then names the kept ids
+(`/api/chat`'s `attachments`), and `GET /api/attachments/ID` gives a file back to its uploader only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+
+from bot.attachments import AttachmentBox, Refusal, StoredAttachment, Upload
+from bot.attachments.texts import refusal_text
+from bot.channels.web.attachment_response import attachment_response
+from bot.channels.web.deps import WebError, deps_of
+from bot.channels.web.player.callers import Caller, client_address, resolve_caller, set_visitor_cookie
+from bot.channels.web.player.limits import check_all
+
+
+def attachments_router() -> APIRouter:
+    router = APIRouter(prefix="/api")
+
+    @router.post("/attachments")
+    async def upload(request: Request) -> Response:
+        deps = deps_of(request)
+        caller = resolve_caller(request)
+        limit_id, limit_ip = request.app.state.limits
+        wait = check_all([(limit_id, caller.identity.key), (limit_ip, client_address(request))])
+        if wait:
+            raise WebError(429, "rate_limited", "Too many requests.", headers={"Retry-After": str(wait)})
+        name = request.query_params.get("name", "")[:300] or "file"
+        locale = "en" if request.query_params.get("lang") == "en" else "ko"
+        box: AttachmentBox = deps.conversations.attachments
+        data = await request.body()
+        got = await box.take(Upload.of_bytes(name, data), owner=caller.actor.label)
+        if isinstance(got, Refusal):
+            await deps.conversations.store.audit(
+                actor=caller.actor.label,
+                action="attachment.refused",
+                code=got.code,
+                detail={"name": got.name, "size": got.size},
+            )
+            response: Response = JSONResponse(
+                {"error": "attachment_refused", "code": got.code, "message": refusal_text(got, locale)},
+                status_code=413 if got.code == "too_large" else 415,
+            )
+        else:
+            response = JSONResponse(
+                {"id": got.id, "name": got.name, "kind": got.kind, "size": got.size}, status_code=201
+            )
+        set_visitor_cookie(response, caller, deps)
+        return response
+
+    @router.get("/attachments/{attachment_id}")
+    async def fetch(attachment_id: str, request: Request) -> Response:
+        """Only the uploader gets a file back (anyone else: the same 404 as a missing one)."""
+        box: AttachmentBox = deps_of(request).conversations.attachments
+        item = await box.get(attachment_id)
+        if item is None or item.owner != resolve_caller(request).actor.label:
+            raise WebError(404, "attachment_not_found", "No such attachment.")
+        return attachment_response(item, await box.read(item))
+
+    return router
+
+
+async def owned_attachments(box: AttachmentBox, caller: Caller, ids: Sequence[str]) -> list[StoredAttachment]:
+    """The caller's own uploads not yet sent with a message; any other id is refused (400)."""
+    items = []
+    for attachment_id in dict.fromkeys(ids):
+        item = await box.get(attachment_id)
+        if item is None or item.owner != caller.actor.label or item.thread_id is not None:
+            raise WebError(
+                400, "attachment_not_found", "attachments: no such upload of yours.", field="attachments"
+            )
+        items.append(item)
+    return items

@@ -1,0 +1,46 @@
+"""An app (seeded SQLite store, no policy index) whose runs take scripted models from a queue."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app import App, build_app
+from bot.config import load_settings
+from bot.llm.scripted import ScriptedLLM
+from bot.store import Store
+from tests.fakes.knowledge import EmptyPolicyIndex
+
+
+@dataclass
+class AttachApp:
+    app: App
+    data_dir: Path
+    queue: list[Any] = field(default_factory=list)
+
+    @property
+    def conv(self) -> Any:
+        return self.app.conversations
+
+    def script(self, *steps: dict[str, Any]) -> None:
+        self.queue.append(ScriptedLLM(list(steps)))
+
+
+@pytest.fixture
+async def attach_app(seeded_store: Store, tmp_path: Path) -> AsyncIterator[AttachApp]:
+    settings = load_settings(ARCA_DATA_DIR=str(tmp_path), edit_interval=0.0)
+    holder = AttachApp(app=None, data_dir=tmp_path)  # type: ignore[arg-type]
+
+    def next_llm() -> Any:
+        if not holder.queue:
+            raise AssertionError("the bot called the model but no script was queued")
+        return holder.queue.pop(0)
+
+    holder.app = await build_app(
+        settings, llm_factory=next_llm, store=seeded_store, policy_index=EmptyPolicyIndex()
+    )
+    yield holder
