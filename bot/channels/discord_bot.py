@@ -214,9 +214,7 @@ class ArcaDiscordBot(commands.Bot):
         """In-flight message tasks → their thread id."""
         self.outbox = discord_outbox(self, interval=outbox_interval)
         """Posts the staff console's replies into this process's channels."""
-        self.incident_notices = NoticePoster(
-            self, conversations.store, settings.incident_notice_channels, interval=outbox_interval
-        )
+        self.incident_notices = NoticePoster.for_client(self, interval=outbox_interval)
         """Posts open incidents' notices into the opted-in channels, and edits them on update."""
         self.sla_watch = SlaWatch(
             conversations.store,

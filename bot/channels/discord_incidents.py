@@ -89,11 +89,11 @@ class IncidentButton(
 ):
     """Approve (`ok`) or Cancel (`no`) the previewed compensation of incident `id`."""
 
-    def __init__(self, act: str, incident_id: int) -> None:
+    def __init__(self, act: str, incident_id: int, label: str | None = None) -> None:
         approve_it = act == "ok"
         super().__init__(
             discord.ui.Button(
-                label="승인 / Approve" if approve_it else "취소 / Cancel",
+                label=label or ("승인 / Approve" if approve_it else "취소 / Cancel"),
                 style=discord.ButtonStyle.success if approve_it else discord.ButtonStyle.secondary,
                 custom_id=f"arca:inc:{act}:{incident_id}",
             )
@@ -142,11 +142,11 @@ class IncidentButton(
                 await _edit(message, embed=done, view=None)
             await interaction.followup.send(reply.text, ephemeral=True, allowed_mentions=NO_MENTIONS)
             return
-        if message is not None:  # the card leaves its buttons behind while the run goes on
+        if message is not None:  # while the run goes on, only Resume stays (a crash mid-run is resumed here)
             running = with_progress(
                 card, f"⏳ 승인됨 — <@{user.id}>", footer="발급 중 / issuing", color=COLOR_RUNNING
             )
-            await _edit(message, embed=running, view=None)
+            await _edit(message, embed=running, view=resume_view(self.incident_id))
             card = running
         interval = max(2 * conv.edit_interval, MIN_EDIT_INTERVAL)
         while not run.done():
@@ -174,6 +174,14 @@ class IncidentButton(
 async def _edit(message: discord.Message, **changes: Any) -> None:
     with contextlib.suppress(discord.HTTPException):  # a lost edit is caught up by the next one
         await message.edit(allowed_mentions=NO_MENTIONS, **changes)
+
+
+def resume_view(incident_id: int) -> discord.ui.View:
+    """Under a running card: pressing it after a crash or a restart resumes the run (the ledger's keys
+    keep what was issued; a press while it runs only runs the remainder alongside, issuing nothing twice)."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(IncidentButton("ok", incident_id, label="재개 / Resume"))
+    return view
 
 
 def preview_view(incident_id: int) -> discord.ui.View:

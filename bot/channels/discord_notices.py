@@ -44,6 +44,13 @@ class NoticePoster:
         self.client, self.store, self.channels, self.interval = client, store, list(channels), interval
         self._task: asyncio.Task[None] | None = None
 
+    @classmethod
+    def for_client(cls, client: Any, *, interval: float = 1.0) -> NoticePoster:
+        """The poster of a Discord client with `conversations` and `settings` (`ArcaDiscordBot`)."""
+        return cls(
+            client, client.conversations.store, client.settings.incident_notice_channels, interval=interval
+        )
+
     async def sync_once(self) -> int:
         """Post or edit what is due; returns how many posts were sent or edited."""
         if not self.channels:

@@ -83,9 +83,10 @@ async def test_the_preview_card_shows_the_figures_and_approve_or_cancel(harness,
     assert await _coupons(running, incident_id) == 0
 
 
-async def test_two_racing_approvals_issue_each_coupon_once_and_the_card_shows_progress(harness, fake):
+async def test_two_racing_approvals_issue_each_coupon_once_and_the_card_shows_progress(harness, fake, db_url):
+    # On SQLite and (under the `postgres` marker) on PostgreSQL, where the incident row's lock decides.
     fake.add_user(FakeUser(43, "staffer2", roles=[FakeDiscord.STAFF_ROLE]))
-    running = await harness.start(ScriptedLLM([]))
+    running = await harness.start(ScriptedLLM([]), settings=harness.settings(db_url=db_url))
     incident_id, orders = await _incident(running, 1_500)
     card = await _card(fake, running, incident_id, "3000 per=order")
     mid, button = int(card["id"]), f"arca:inc:ok:{incident_id}"
@@ -105,6 +106,29 @@ async def test_two_racing_approvals_issue_each_coupon_once_and_the_card_shows_pr
         )
         issued = sum(int(d.split('"issued": ')[1].split(",")[0]) for d in batches.scalars())
     assert issued == orders, "the second approval issued nothing again"
+
+
+async def test_a_run_killed_mid_way_is_resumed_from_the_card_after_a_restart(harness, fake):
+    first = await harness.start(ScriptedLLM([]))
+    incident_id, orders = await _incident(first, 40)
+    card = await _card(fake, first, incident_id, "2000 per=order")
+    store = first.conversations.store
+    # As if the process died right after the approval: the plan is approved, the card shows Resume.
+    await store.incidents.set_plan(incident_id, None, state="approved", actor="staff:42")
+    from bot.channels.discord_incidents import resume_view
+
+    await (
+        (await first.bot.fetch_channel(STAFF))
+        .get_partial_message(int(card["id"]))
+        .edit(view=resume_view(incident_id))
+    )
+    assert fake.buttons(int(card["id"])) == [f"arca:inc:ok:{incident_id}"]
+    await first.stop()
+    second = await harness.start(ScriptedLLM([]))
+    token = await fake.press(42, int(card["id"]), f"arca:inc:ok:{incident_id}")
+    await fake.wait_for(lambda: _answered(fake, token), what="the resume press")
+    assert await _coupons(second, incident_id) == orders
+    assert fake.messages[int(card["id"])]["components"] == []
 
 
 async def test_the_approve_button_works_after_a_restart(harness, fake):
