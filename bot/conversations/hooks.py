@@ -1,5 +1,5 @@
 """`RunHooks`: one protocol for whatever watches a conversation run (as openai-agents' `RunHooks`): the
-run starts, each engine event, each piece of guarded answer text, the run ends. The staff live feed
+run starts, each engine event, each model call, each piece of guarded answer text, the run ends. The staff live feed
 (`bot.conversations.run_events`), the metrics, the web stream's step events, tests and replay are hooks;
 the run calls them all through one `FanOut`, in order."""
 
@@ -9,8 +9,10 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
+from bot.llm.function import FunctionLLM, forward, forward_stream
 from tools.base import Actor
 
 
@@ -27,6 +29,19 @@ class RunInfo:
     started_at: datetime | None = None
 
 
+@dataclass(frozen=True)
+class LLMCall:
+    """One finished model call of a run (as `bot.llm.hooks` reports it)."""
+
+    purpose: str
+    """`loop`, `synthesis`, `select_tools`, `compact`, …"""
+    seconds: float
+    first_token: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error_kind: str | None = None
+
+
 class RunHooks:
     """Override the moments you watch; the others cost nothing (`FanOut` skips them)."""
 
@@ -35,6 +50,10 @@ class RunHooks:
 
     async def on_event(self, run: RunInfo, event: Any) -> None:
         """An engine event (`bot.engine.events`), in the order the engine emits them."""
+
+    def on_llm_call(self, run: RunInfo, call: LLMCall) -> None:
+        """A model call of the run ended. Told at once and never awaited: the run does not wait for it.
+        The run's model is wrapped to report its calls only when some hook overrides this."""
 
     async def on_answer_text(self, run: RunInfo, text: str) -> None:
         """A piece of the answer the output guard released (never the model's raw delta)."""
@@ -69,6 +88,18 @@ class FanOut:
         self._event = _overriding(self.hooks, "on_event")
         self._text = _overriding(self.hooks, "on_answer_text")
         self._end = _overriding(self.hooks, "on_run_end")
+        self._llm = _overriding(self.hooks, "on_llm_call")
+
+    def model_for(self, run: RunInfo, llm: Any) -> Any:
+        """`llm`, reporting each call to the hooks that watch model calls (`llm` itself if none does)."""
+        if not self._llm:
+            return llm
+        return FunctionLLM(
+            partial(forward, llm),
+            stream_function=partial(forward_stream, llm),
+            abilities=llm.abilities,
+            observer=_CallReport(run, self._llm),
+        )
 
     async def on_run_start(self, run: RunInfo) -> None:
         for hook in self._start:
@@ -85,3 +116,16 @@ class FanOut:
     async def on_run_end(self, run: RunInfo, answer: str) -> None:
         for hook in self._end:
             await hook(run, answer)
+
+
+class _CallReport:
+    """An `LLMObserver` that hands each finished call to the run's hooks."""
+
+    def __init__(self, run: RunInfo, hooks: tuple[Any, ...]) -> None:
+        self.run = run
+        self.hooks = hooks
+
+    def on_llm_call(self, purpose: str, seconds: float, **details: Any) -> None:
+        call = LLMCall(purpose, seconds, **details)
+        for hook in self.hooks:
+            hook(self.run, call)

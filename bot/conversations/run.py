@@ -103,7 +103,7 @@ async def _answer(
     notice = pinned_notice(await open_incidents(deps.store, actor.player_id), locale)
     system_prompt = deps.system_prompt if notice is None else f"{deps.system_prompt}\n\n{notice}"
     async with deps.llm_slots:
-        llm = deps.llm_factory()
+        llm = hooks.model_for(info, deps.llm_factory())
         agent = ReActAgent(
             llm,
             deps.tools_for(actor),

@@ -1,5 +1,5 @@
 """One hooks protocol watches a conversation run: a `RunHooks` sees the run start, each engine event, the
-guarded answer text and exactly one end (the delivered answer, or the apology when the run failed)."""
+guarded answer text, each model call and exactly one end (the delivered answer, or the apology when the run failed)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.channels.recording import RecordingSurface
-from bot.conversations.hooks import EventHook, FanOut, RunHooks, RunInfo
+from bot.conversations.hooks import EventHook, FanOut, LLMCall, RunHooks, RunInfo
 from bot.conversations.messages import failure_text
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_deps import RunDeps
@@ -110,3 +110,33 @@ async def test_fan_out_calls_only_the_moments_a_hook_overrides_in_order():
     await fan.on_run_end(info, "done")  # nobody watches the end: nothing is called
     assert calls == ["a:x", "b:x"]
     assert dataclasses.is_dataclass(info)
+
+
+class CallLog(RunHooks):
+    def __init__(self) -> None:
+        self.calls: list[LLMCall] = []
+
+    def on_llm_call(self, run: RunInfo, call: LLMCall) -> None:
+        self.calls.append(call)
+
+
+async def test_a_hook_is_told_each_model_call_of_the_run(seeded_store: Store):
+    llm = ScriptedLLM(
+        [{"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}],
+        mode="native",
+    )
+    log = CallLog()
+    state = RunState(actor=ACTOR, queue=InterruptQueue(), run_id="run-3")
+    result = await answer(
+        _deps(seeded_store, lambda: llm, log), state, THREAD, "ORD001 어디?", RecordingSurface(), False
+    )
+    assert result.tools_called == ["lookup_order"]
+    assert [c.purpose for c in log.calls] == ["loop", "loop", "synthesis"]
+    assert all(c.seconds >= 0 and c.error_kind is None for c in log.calls)
+
+
+def test_the_model_is_wrapped_only_when_a_hook_watches_model_calls():
+    info = RunInfo("r", THREAD, ACTOR, "ko")
+    model = ScriptedLLM([], mode="native")
+    assert FanOut([Journal()]).model_for(info, model) is model
+    assert FanOut([CallLog()]).model_for(info, model) is not model
