@@ -6,13 +6,12 @@ answer is streamed onto a channel.
 """
 
 from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale
-from bot.conversations.routing import Conversations, EventHook, LLMFactory
+from bot.conversations.routing import Conversations, LLMFactory
 from bot.conversations.surface import Surface, SurfaceError
 
 __all__ = [
     "ACK_EMOJI",
     "Conversations",
-    "EventHook",
     "Incoming",
     "LLMFactory",
     "Surface",

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from bot.attachments import AttachmentBox
 from bot.attachments.intake import admit
+from bot.conversations.hooks import EventHook, RunHooks
 from bot.conversations.messages import (
     ACK_EMOJI,
     STOPPED_TEXT,
@@ -28,7 +29,7 @@ from bot.conversations.messages import (
 )
 from bot.conversations.notifications import StaffNotifications
 from bot.conversations.run import RunState, answer
-from bot.conversations.run_deps import EventHook, LLMFactory, RunDeps
+from bot.conversations.run_deps import EventHookFn, LLMFactory, RunDeps
 from bot.conversations.run_events import RunEvents
 from bot.conversations.surface import Surface, SurfaceError
 from bot.desk.person_request import PersonRequest, connect_to_person, wants_person
@@ -93,16 +94,18 @@ class Conversations:
         system_prompt: str = SUPPORT_SYSTEM_PROMPT,
         clock: Callable[[], datetime] | None = None,
         new_id: Callable[[], str] | None = None,
-        event_hook: EventHook | None = None,
+        event_hook: EventHookFn | None = None,
         notifications: StaffNotifications | None = None,
-        observers: Sequence[Callable[[Any], Any]] = (),
         run_events: RunEvents | None = None,
         metrics: Any = None,
         models: Any = None,
         fact_check: str = "enforce",
         attachments: AttachmentBox | None = None,
+        hooks: Sequence[RunHooks] = (),
     ) -> None:
         self.staff = staff
+        self.event_hook = event_hook
+        """Also handed to `/ops draft`'s agent (its runs are not conversation runs)."""
         self.staff_role = staff_role
         self.max_message_chars = max_message_chars
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
@@ -130,8 +133,10 @@ class Conversations:
             llm_slots=asyncio.Semaphore(llm_concurrency),
             run_events=run_events or RunEvents(),
             metrics=metrics,
-            observers=tuple(observers),
-            event_hook=event_hook,
+            hooks=(
+                *hooks,
+                *(() if event_hook is None else (EventHook(event_hook),)),
+            ),
         )
         """What every run of this process reads (built once; a test swaps it with `dataclasses.replace`)."""
 
@@ -151,8 +156,6 @@ class Conversations:
     llm_slots = _FromDeps()
     run_events = _FromDeps()
     metrics = _FromDeps()
-    event_hook = _FromDeps()
-    observers = _FromDeps()
     run_starts = _FromDeps()
     engine_steps = _FromDeps()
 
@@ -351,12 +354,12 @@ class Conversations:
                         outcome.kind = "failed"
                         log.error("run failed on %s", thread_id, exc_info=exc)
                         await self._send_safely(surface, failure_text(detect_locale(query)))
-                        leftovers = state.queue.drain()
+                        leftovers = state.leftovers()
                     else:
                         result: AgentResult = task.result()
                         outcome.runs.append(result)
                         outcome.answer = result.delivered_answer or result.answer
-                        leftovers = list(result.leftover_interrupts) + state.queue.drain()
+                        leftovers = state.leftovers(result)
                     query = "\n".join(leftovers) if leftovers else None
                     untrusted = any(text in state.untrusted_texts for text in leftovers)
                 if not state.later:
@@ -372,7 +375,7 @@ class Conversations:
 
     async def _after_stop(self, state: RunState, thread_id: str, surface: Surface) -> None:
         """Keep what the player wrote (history) even though the run was stopped."""
-        for text in state.queue.drain():
+        for text in state.leftovers():
             await self.memory.append(thread_id, {"role": "user", "content": text}, run_id=state.run_id)
         for other, _ in state.later:
             await self.memory.append(thread_id, {"role": "user", "content": other.text}, run_id=None)

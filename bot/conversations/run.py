@@ -11,10 +11,11 @@ from typing import Any
 from bot.analytics.record import record_run
 from bot.attachments.vision import with_vision
 from bot.conversations.grounding import fact_context
+from bot.conversations.hooks import EventHook, FanOut, RunInfo
 from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
 from bot.conversations.run_deps import RunDeps
-from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
+from bot.conversations.run_events import LiveFeed
 from bot.conversations.surface import Surface
 from bot.engine.agent import ReActAgent
 from bot.engine.interrupts import InterruptQueue
@@ -47,14 +48,21 @@ class RunState:
     images: list[Any] = field(default_factory=list)
     """Screenshots of the message the next run answers (sent as image parts to a `vision` model)."""
 
+    def leftovers(self, result: AgentResult | None = None) -> list[str]:
+        """What the player sent that no run took in: the ended run's leftovers (`result`, None when it
+        failed or was stopped), then what queued after the engine's last drain. The conversation side's
+        one drain of the queue (the engine's is `AgentRun.take_interrupts`)."""
+        return [*(result.leftover_interrupts if result is not None else ()), *self.queue.drain()]
+
 
 async def answer(
     deps: RunDeps, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
 ) -> AgentResult:
     """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`.
 
-    Its watchers (`deps.run_events`) always see it end with one `RunEnd`: the delivered answer, or, when
-    the run raised or was stopped, the apology or stop notice the channel shows instead. `untrusted` is the
+    Its hooks (the live feed on `deps.run_events`, the surface's, `deps.hooks`) always see it end with one
+    `on_run_end`: the delivered answer, or, when the run raised or was stopped, the apology or stop notice
+    the channel shows instead. `untrusted` is the
     input guard's verdict on the message(s) in `query`, judged once when they arrived (`Conversations.handle`)."""
     with log_context(thread_id=thread_id, run_id=state.run_id):
         try:
@@ -65,8 +73,8 @@ async def answer(
                 state.ended = state.run_id
                 locale = detect_locale(query)
                 text = STOPPED_TEXT if isinstance(exc, asyncio.CancelledError) else failure_text(locale)
-                end = RunEvent(state.run_id, RunEnd(text), state.actor, locale)
-                deps.run_events.publish(thread_id, end)
+                info = RunInfo(state.run_id, thread_id, state.actor, locale)
+                await FanOut([LiveFeed(deps.run_events), *deps.hooks]).on_run_end(info, text)
             raise
 
 
@@ -83,20 +91,16 @@ async def _answer(
         surface, edit_interval=edit_interval, locale=locale, tools=deps.tools, observer=deps.metrics
     )
 
-    hub = deps.run_events
     run_id = state.run_id
+    info = RunInfo(run_id, thread_id, actor, locale, started_at)
+    # The live feed first, then what this run's surface shows, then the process's watchers.
+    own = [EventHook(renderer.on_event)] + ([] if surface_hook is None else [EventHook(surface_hook)])
+    hooks = FanOut([LiveFeed(deps.run_events), *own, *deps.hooks])
 
     async def on_event(event: Any) -> None:
-        hub.publish(thread_id, RunEvent(run_id, event, actor, locale))
-        await renderer.on_event(event)
-        if surface_hook is not None:
-            await surface_hook(event)
-        for observer in deps.observers:
-            observer(event)
-        if deps.event_hook is not None:
-            res = deps.event_hook(event)
-            if asyncio.iscoroutine(res):
-                await res
+        await hooks.on_event(info, event)
+
+    await hooks.on_run_start(info)
 
     # Open incidents' notices are read afresh each run (an update takes effect at once) and ride in the
     # system prompt, which compaction never touches.
@@ -104,8 +108,9 @@ async def _answer(
     notice = pinned_notice(incidents, locale)
     system_prompt = deps.system_prompt if notice is None else f"{deps.system_prompt}\n\n{notice}"
     async with deps.llm_slots:
-        llm = await with_vision(deps.llm_factory(), deps.attachments, query, state.images)
+        vision = await with_vision(deps.llm_factory(), deps.attachments, query, state.images)
         state.images = []  # a follow-up run answers other messages
+        llm = hooks.model_for(info, vision)
         agent = ReActAgent(
             llm,
             deps.tools_for(actor),
@@ -149,7 +154,7 @@ async def _answer(
             async for delta in agent.stream_answer(result, query=query, on_event=on_event):
                 safe = await guard.feed(delta)
                 if safe:
-                    hub.publish(thread_id, RunEvent(run_id, AnswerText(safe), actor, locale))
+                    await hooks.on_answer_text(info, safe)
                     await renderer.append(safe)
         except Exception:  # synthesis broke mid-stream: what was checked so far stands
             log.exception("synthesis failed on %s", thread_id)
@@ -162,7 +167,7 @@ async def _answer(
                 await output_guard.check(result.answer or failure_text(locale), outcomes=result.tool_outcomes)
             ).text
     state.ended = run_id
-    hub.publish(thread_id, RunEvent(run_id, RunEnd(final), actor, locale))
+    await hooks.on_run_end(info, final)
     await renderer.finish(final)
     await deps.memory.append_assistant(thread_id, final, run_id=state.run_id)
     result.delivered_answer = final

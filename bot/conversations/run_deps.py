@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.attachments import AttachmentBox
+from bot.conversations.hooks import RunHooks
 from bot.conversations.pacing import TurnBudget
 from bot.conversations.run_events import RunEvents
 from bot.llm.base import LLM
@@ -20,7 +21,7 @@ from bot.store import Store
 from tools.base import Actor, ToolRegistry, ToolServices
 
 LLMFactory = Callable[[], LLM]
-EventHook = Callable[[Any], Awaitable[None] | None]
+EventHookFn = Callable[[Any], Awaitable[None] | None]
 
 RUN_STARTS_PER_TURN = 24
 """Runs that may start in one loop turn (one start costs ≈0.15 ms of the loop: ≈4 ms a turn)."""
@@ -61,10 +62,8 @@ class RunDeps:
     """Every run's events by thread id, for in-process watchers (the staff console's live run)."""
     metrics: Any = None
     """`bot.observability.ArcaMetrics` when metrics are on: surfaces are timed through it."""
-    observers: tuple[Callable[[Any], Any], ...] = ()
-    """Called with every engine event of every run (metrics)."""
-    event_hook: EventHook | None = None
-    """Called with every engine event of every run (tests, replay)."""
+    hooks: tuple[RunHooks, ...] = ()
+    """Who watches every run besides the live feed and the run's own surface: metrics, tests, replay."""
 
     def tools_for(self, actor: Actor) -> ToolRegistry:
         """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link

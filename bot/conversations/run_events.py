@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from bot.conversations.hooks import RunHooks, RunInfo
 from tools.base import Actor
 
 DEFAULT_QUEUE_SIZE = 512
@@ -99,3 +100,19 @@ class RunEvents:
                 found.discard(subscription)
                 if not found:
                     del self._subscribers[thread_id]
+
+
+class LiveFeed(RunHooks):
+    """The hook that publishes every run's events, answer text and end on `RunEvents` by thread id."""
+
+    def __init__(self, hub: RunEvents) -> None:
+        self.hub = hub
+
+    async def on_event(self, run: RunInfo, event: Any) -> None:
+        self.hub.publish(run.thread_id, RunEvent(run.run_id, event, run.actor, run.locale))
+
+    async def on_answer_text(self, run: RunInfo, text: str) -> None:
+        self.hub.publish(run.thread_id, RunEvent(run.run_id, AnswerText(text), run.actor, run.locale))
+
+    async def on_run_end(self, run: RunInfo, answer: str) -> None:
+        self.hub.publish(run.thread_id, RunEvent(run.run_id, RunEnd(answer), run.actor, run.locale))

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bot.channels.recording import RecordingSurface
+from bot.conversations.hooks import EventHook
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_deps import RunDeps
 from bot.engine.interrupts import InterruptQueue
@@ -41,12 +42,12 @@ async def test_a_run_built_from_run_deps_answers_and_keeps_the_thread(seeded_sto
     llm = ScriptedLLM(
         [
             {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
-            {"final": "ORD001은 배송 중입니다."},
+            {"final": "ORD001은 배송 지연입니다."},
         ],
         mode=mode,
     )
     events: list[Any] = []
-    deps = _deps(seeded_store, llm, event_hook=events.append)
+    deps = _deps(seeded_store, llm, hooks=(EventHook(events.append),))
     actor = Actor(discord_id="9001", player_id="P100")
     surface = RecordingSurface()
     state = RunState(actor=actor, queue=InterruptQueue(), run_id="run-1")
