@@ -7,6 +7,7 @@ survives a restart; two processes racing for one message open one thread."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -189,12 +190,13 @@ async def test_auto_closed_escalation_archives_and_locks_the_thread_and_the_next
     )
     assert await desk.check() == [], "the closing notice goes out first"
     soon = datetime.now(UTC) + timedelta(minutes=1)
-    bot.conversations.clock = lambda: soon
+    conv = bot.conversations
+    conv.deps = replace(conv.deps, clock=lambda: soon)
     [(_, reason)] = await desk.check()
     assert reason == "escalation_closed"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
     assert await desk.check() == [], "closed once"
-    bot.conversations.clock = lambda: datetime.now(UTC)
+    conv.deps = replace(conv.deps, clock=lambda: datetime.now(UTC))
 
     tid2 = await _open_and_answer(fake, bot, count=2, text="다른 문제가 생겼어요")
     assert tid2 != tid and "새 문의도 확인할게요." in fake.bot_messages(tid2)[-1]["content"]
@@ -211,14 +213,20 @@ async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_cl
     tid = await _open_and_answer(fake, bot)
     desk = bot.bot.tickets
     now = datetime.now(UTC)
-    monkeypatch.setattr(bot.conversations, "clock", lambda: now + timedelta(hours=23))
+    monkeypatch.setattr(
+        bot.conversations, "deps", replace(bot.conversations.deps, clock=lambda: now + timedelta(hours=23))
+    )
     assert await desk.check() == []
-    monkeypatch.setattr(bot.conversations, "clock", lambda: now + timedelta(hours=25))
+    monkeypatch.setattr(
+        bot.conversations, "deps", replace(bot.conversations.deps, clock=lambda: now + timedelta(hours=25))
+    )
     [(_, reason)] = await desk.check()
     assert reason == "idle"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the quiet thread archived")
     assert "상담을 닫습니다" in fake.bot_messages(tid)[-1]["content"]
-    monkeypatch.setattr(bot.conversations, "clock", lambda: datetime.now(UTC))
+    monkeypatch.setattr(
+        bot.conversations, "deps", replace(bot.conversations.deps, clock=lambda: datetime.now(UTC))
+    )
 
     # Staff archive a ticket thread by hand in Discord: its ticket is closed, a new message opens a new one.
     tid2 = await _open_and_answer(fake, bot, count=2)
