@@ -14,7 +14,8 @@ import pytest
 
 from bench.fake_discord import FakeDiscord, FakeUser
 from bench.fake_discord.threads import PRIVATE_THREAD
-from bot.desk.auto_close import CLOSE_ACTION
+from bot.channels.discord_components import tell_thread
+from bot.desk.auto_close import CLOSE_ACTION, close_idle
 from bot.llm.scripted import ScriptedLLM
 from bot.store.tickets import open_ticket, ticket_by_thread
 
@@ -324,3 +325,27 @@ async def test_when_discord_refuses_the_thread_the_player_is_still_answered_and_
     await fake.user_says(SUPPORT, LUNA, "다시 부탁해요")
     tid = int((await _one_thread(fake))["id"])
     await fake.wait_for(_said(fake, tid, "이번엔 스레드에서"), what="the answer in the new thread")
+
+
+async def test_the_desks_auto_close_of_an_escalated_ticket_posts_its_notice_then_archives_the_thread(
+    harness: Any, fake: FakeDiscord
+) -> None:
+    bot = await harness.start(llm_factory=Answers(ESCALATE), settings=_ticket_settings(harness))
+    await fake.user_says(SUPPORT, LUNA, "담당자 연결해 주세요 재설치해도 안 돼요")
+    tid = int((await _one_thread(fake))["id"])
+    await fake.wait_for(lambda: STAFFER in fake.members_of(tid), what="the escalation")
+    await bot.idle()
+    desk = bot.bot.tickets
+    later = datetime.now(UTC) + timedelta(hours=25)
+    bot.conversations.clock = lambda: later
+    assert await desk.check() == [], "an escalation waiting for staff is not closed as quiet"
+
+    # bot.desk.auto_close closes the silent escalation (as the SLA watch does), telling the player first.
+    much_later = datetime.now(UTC) + timedelta(hours=49)
+    tell = lambda thread_id, text: tell_thread(bot.bot, thread_id, text)  # noqa: E731 - the watch's own
+    assert await close_idle(bot.app.store, tell, much_later, timedelta(hours=48))
+    bot.conversations.clock = lambda: much_later + timedelta(minutes=1)
+    [(_, reason)] = await desk.check()
+    assert reason == "escalation_closed"
+    await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
+    assert "상담을 종료합니다" in fake.bot_messages(tid)[-1]["content"], "the closing notice came first"
