@@ -7,6 +7,7 @@ survives a restart; two processes racing for one message open one thread."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 
 from bench.fake_discord import FakeDiscord, FakeUser
 from bench.fake_discord.threads import PRIVATE_THREAD
-from bot.channels.discord_components import tell_thread
+from bot.channels.discord_components import tell_closed
 from bot.desk.auto_close import CLOSE_ACTION, close_idle
 from bot.llm.scripted import ScriptedLLM
 from bot.store.tickets import open_ticket, ticket_by_thread
@@ -169,6 +170,11 @@ async def _open_and_answer(
     return tid
 
 
+def _clock(bot: Any, clock: Any) -> None:
+    """Move the app's clock (the runs' deps hold it; the ticket desk reads it from there)."""
+    bot.conversations.deps = replace(bot.conversations.deps, clock=clock)
+
+
 def _archived_and_locked(fake: FakeDiscord, tid: int) -> bool:
     meta = fake.threads[tid]["thread_metadata"]
     return meta["archived"] and meta["locked"]
@@ -190,12 +196,12 @@ async def test_auto_closed_escalation_archives_and_locks_the_thread_and_the_next
     )
     assert await desk.check() == [], "the closing notice goes out first"
     soon = datetime.now(UTC) + timedelta(minutes=1)
-    bot.conversations.clock = lambda: soon
+    _clock(bot, lambda: soon)
     [(_, reason)] = await desk.check()
     assert reason == "escalation_closed"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
     assert await desk.check() == [], "closed once"
-    bot.conversations.clock = lambda: datetime.now(UTC)
+    _clock(bot, lambda: datetime.now(UTC))
 
     tid2 = await _open_and_answer(fake, bot, count=2, text="다른 문제가 생겼어요")
     assert tid2 != tid and "새 문의도 확인할게요." in fake.bot_messages(tid2)[-1]["content"]
@@ -203,7 +209,7 @@ async def test_auto_closed_escalation_archives_and_locks_the_thread_and_the_next
 
 
 async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_closes_its_ticket(
-    harness: Any, fake: FakeDiscord, monkeypatch: Any
+    harness: Any, fake: FakeDiscord
 ) -> None:
     bot = await harness.start(
         llm_factory=Answers("확인해 볼게요.", "다시 확인할게요.", "또 확인할게요."),
@@ -212,14 +218,14 @@ async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_cl
     tid = await _open_and_answer(fake, bot)
     desk = bot.bot.tickets
     now = datetime.now(UTC)
-    monkeypatch.setattr(bot.conversations, "clock", lambda: now + timedelta(hours=23))
+    _clock(bot, lambda: now + timedelta(hours=23))
     assert await desk.check() == []
-    monkeypatch.setattr(bot.conversations, "clock", lambda: now + timedelta(hours=25))
+    _clock(bot, lambda: now + timedelta(hours=25))
     [(_, reason)] = await desk.check()
     assert reason == "idle"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the quiet thread archived")
     assert "상담을 닫습니다" in fake.bot_messages(tid)[-1]["content"]
-    monkeypatch.setattr(bot.conversations, "clock", lambda: datetime.now(UTC))
+    _clock(bot, lambda: datetime.now(UTC))
 
     # Staff archive a ticket thread by hand in Discord: its ticket is closed, a new message opens a new one.
     tid2 = await _open_and_answer(fake, bot, count=2)
@@ -337,14 +343,14 @@ async def test_the_desks_auto_close_of_an_escalated_ticket_posts_its_notice_then
     await bot.idle()
     desk = bot.bot.tickets
     later = datetime.now(UTC) + timedelta(hours=25)
-    bot.conversations.clock = lambda: later
+    _clock(bot, lambda: later)
     assert await desk.check() == [], "an escalation waiting for staff is not closed as quiet"
 
     # bot.desk.auto_close closes the silent escalation (as the SLA watch does), telling the player first.
     much_later = datetime.now(UTC) + timedelta(hours=49)
-    tell = lambda thread_id, text: tell_thread(bot.bot, thread_id, text)  # noqa: E731 - the watch's own
+    tell = lambda thread_id, text: tell_closed(bot.bot, thread_id, text)  # noqa: E731 - the watch's own
     assert await close_idle(bot.app.store, tell, much_later, timedelta(hours=48))
-    bot.conversations.clock = lambda: much_later + timedelta(minutes=1)
+    _clock(bot, lambda: much_later + timedelta(minutes=1))
     [(_, reason)] = await desk.check()
     assert reason == "escalation_closed"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
