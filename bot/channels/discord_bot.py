@@ -1,6 +1,6 @@
 """The Discord channel: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and shows
 replies through `DiscordSurface` (the Renderer's Surface over Discord messages); `discord_launch` and
-`run_client` are what `bot.serve` starts it with. Every decision about a message (guards, commands, runs, interrupts) is
+`run_client` (`bot.channels.discord_launch`, named here too) are what `bot.serve` starts it with. Every decision about a message (guards, commands, runs, interrupts) is
 made by `Conversations`; this module only decides which messages are addressed to the bot.
 """
 
@@ -10,9 +10,7 @@ import asyncio
 import contextlib
 import logging
 import re
-import sys
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +26,7 @@ from bot.channels.discord_components import (
     staff_notice_view,
     tell_closed,
 )
+from bot.channels.discord_launch import DiscordLaunch, discord_launch, run_client
 from bot.channels.discord_notices import NoticePoster
 from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
@@ -58,19 +57,6 @@ TYPING_REFRESH = 8.0
 """Discord's typing indicator lasts about 10 s per request."""
 TYPING_MAX = 300.0
 """Never show "typing…" longer than this, whatever happens to the run."""
-
-NO_TOKEN_LINE = (
-    "arca-bot: DISCORD_TOKEN is not set — create a bot in the Discord Developer Portal and put its token "
-    'in DISCORD_TOKEN (README, section "Discord").'
-)
-BAD_TOKEN_LINE = (
-    "arca-bot: Discord rejected DISCORD_TOKEN (login failed) — copy the bot token again from the Developer "
-    "Portal (Bot → Reset Token)."
-)
-NO_INTENT_LINE = (
-    "arca-bot: Discord refused the Message Content intent — enable it in the Developer Portal "
-    "(Bot → Privileged Gateway Intents → Message Content Intent)."
-)
 
 T = TypeVar("T")
 
@@ -368,42 +354,4 @@ class ArcaDiscordBot(commands.Bot):
         await self.conversations.wait_idle()
 
 
-@dataclass(frozen=True)
-class DiscordLaunch:
-    """What starting the client needs, read from the settings before anything else starts."""
-
-    token: str
-    plan: ShardPlan
-    client_options: dict[str, Any]
-    """The shard options of this process (`ShardPlan.client_options`)."""
-
-
-def discord_launch(settings: Settings) -> DiscordLaunch | str:
-    """The client's token and shard plan, or the one line that says why Discord cannot start."""
-    token = settings.discord_token.get_secret_value().strip() if settings.discord_token else ""
-    if not token:
-        return NO_TOKEN_LINE
-    from bot.sharding import ShardingError, ShardPlan
-
-    try:
-        plan = ShardPlan.from_settings(settings)
-        return DiscordLaunch(token, plan, plan.client_options())
-    except ShardingError as exc:
-        return f"arca-bot: {exc}"
-
-
-async def run_client(bot: ArcaDiscordBot, token: str) -> int:
-    """Log in and run until the client is closed. The exit status: 0 when closed; 2 for a rejected token
-    or a refused intent, 1 when Discord cannot be reached (one line on stderr each, not a traceback)."""
-    try:
-        await bot.start(token)
-        return 0
-    except discord.LoginFailure:
-        print(BAD_TOKEN_LINE, file=sys.stderr)
-        return 2
-    except discord.PrivilegedIntentsRequired:
-        print(NO_INTENT_LINE, file=sys.stderr)
-        return 2
-    except (aiohttp.ClientConnectionError, discord.GatewayNotFound) as exc:
-        print(f"arca-bot: cannot reach Discord ({type(exc).__name__}: {exc}).", file=sys.stderr)
-        return 1
+__all__ = ["ArcaDiscordBot", "DiscordLaunch", "DiscordSurface", "discord_launch", "run_client"]

@@ -15,7 +15,8 @@ import pytest
 
 from bench.fake_discord import FakeDiscord, FakeUser
 from bench.fake_discord.threads import PRIVATE_THREAD
-from bot.desk.auto_close import CLOSE_ACTION
+from bot.channels.discord_components import tell_closed
+from bot.desk.auto_close import CLOSE_ACTION, close_idle
 from bot.llm.scripted import ScriptedLLM
 from bot.store.tickets import open_ticket, ticket_by_thread
 
@@ -169,6 +170,11 @@ async def _open_and_answer(
     return tid
 
 
+def _clock(bot: Any, clock: Any) -> None:
+    """Move the app's clock (the runs' deps hold it; the ticket desk reads it from there)."""
+    bot.conversations.deps = replace(bot.conversations.deps, clock=clock)
+
+
 def _archived_and_locked(fake: FakeDiscord, tid: int) -> bool:
     meta = fake.threads[tid]["thread_metadata"]
     return meta["archived"] and meta["locked"]
@@ -190,13 +196,12 @@ async def test_auto_closed_escalation_archives_and_locks_the_thread_and_the_next
     )
     assert await desk.check() == [], "the closing notice goes out first"
     soon = datetime.now(UTC) + timedelta(minutes=1)
-    conv = bot.conversations
-    conv.deps = replace(conv.deps, clock=lambda: soon)
+    _clock(bot, lambda: soon)
     [(_, reason)] = await desk.check()
     assert reason == "escalation_closed"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
     assert await desk.check() == [], "closed once"
-    conv.deps = replace(conv.deps, clock=lambda: datetime.now(UTC))
+    _clock(bot, lambda: datetime.now(UTC))
 
     tid2 = await _open_and_answer(fake, bot, count=2, text="다른 문제가 생겼어요")
     assert tid2 != tid and "새 문의도 확인할게요." in fake.bot_messages(tid2)[-1]["content"]
@@ -204,7 +209,7 @@ async def test_auto_closed_escalation_archives_and_locks_the_thread_and_the_next
 
 
 async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_closes_its_ticket(
-    harness: Any, fake: FakeDiscord, monkeypatch: Any
+    harness: Any, fake: FakeDiscord
 ) -> None:
     bot = await harness.start(
         llm_factory=Answers("확인해 볼게요.", "다시 확인할게요.", "또 확인할게요."),
@@ -213,20 +218,14 @@ async def test_a_quiet_ticket_closes_with_a_notice_and_a_thread_staff_archive_cl
     tid = await _open_and_answer(fake, bot)
     desk = bot.bot.tickets
     now = datetime.now(UTC)
-    monkeypatch.setattr(
-        bot.conversations, "deps", replace(bot.conversations.deps, clock=lambda: now + timedelta(hours=23))
-    )
+    _clock(bot, lambda: now + timedelta(hours=23))
     assert await desk.check() == []
-    monkeypatch.setattr(
-        bot.conversations, "deps", replace(bot.conversations.deps, clock=lambda: now + timedelta(hours=25))
-    )
+    _clock(bot, lambda: now + timedelta(hours=25))
     [(_, reason)] = await desk.check()
     assert reason == "idle"
     await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the quiet thread archived")
     assert "상담을 닫습니다" in fake.bot_messages(tid)[-1]["content"]
-    monkeypatch.setattr(
-        bot.conversations, "deps", replace(bot.conversations.deps, clock=lambda: datetime.now(UTC))
-    )
+    _clock(bot, lambda: datetime.now(UTC))
 
     # Staff archive a ticket thread by hand in Discord: its ticket is closed, a new message opens a new one.
     tid2 = await _open_and_answer(fake, bot, count=2)
@@ -332,3 +331,27 @@ async def test_when_discord_refuses_the_thread_the_player_is_still_answered_and_
     await fake.user_says(SUPPORT, LUNA, "다시 부탁해요")
     tid = int((await _one_thread(fake))["id"])
     await fake.wait_for(_said(fake, tid, "이번엔 스레드에서"), what="the answer in the new thread")
+
+
+async def test_the_desks_auto_close_of_an_escalated_ticket_posts_its_notice_then_archives_the_thread(
+    harness: Any, fake: FakeDiscord
+) -> None:
+    bot = await harness.start(llm_factory=Answers(ESCALATE), settings=_ticket_settings(harness))
+    await fake.user_says(SUPPORT, LUNA, "담당자 연결해 주세요 재설치해도 안 돼요")
+    tid = int((await _one_thread(fake))["id"])
+    await fake.wait_for(lambda: STAFFER in fake.members_of(tid), what="the escalation")
+    await bot.idle()
+    desk = bot.bot.tickets
+    later = datetime.now(UTC) + timedelta(hours=25)
+    _clock(bot, lambda: later)
+    assert await desk.check() == [], "an escalation waiting for staff is not closed as quiet"
+
+    # bot.desk.auto_close closes the silent escalation (as the SLA watch does), telling the player first.
+    much_later = datetime.now(UTC) + timedelta(hours=49)
+    tell = lambda thread_id, text: tell_closed(bot.bot, thread_id, text)  # noqa: E731 - the watch's own
+    assert await close_idle(bot.app.store, tell, much_later, timedelta(hours=48))
+    _clock(bot, lambda: much_later + timedelta(minutes=1))
+    [(_, reason)] = await desk.check()
+    assert reason == "escalation_closed"
+    await fake.wait_for(lambda: _archived_and_locked(fake, tid), what="the thread archived and locked")
+    assert "상담을 종료합니다" in fake.bot_messages(tid)[-1]["content"], "the closing notice came first"
