@@ -63,6 +63,9 @@ async def test_a_player_attaches_files_and_staff_see_the_screenshot(
     await expect(page.locator("#pending-files")).to_be_hidden()
     await web.idle()
     await shot(page, "attach-answered")
+    await page.reload()  # the history shows the files as file lines, not as the model's notes
+    await expect(page.locator(".msg.user .files")).to_have_text(["첨부: 결제오류.png", "첨부: client.log"])
+    await expect(page.locator(".msg.user .bubble").first).to_have_text("결제 오류 화면 보냅니다")
     assert page.errors == [] or all("415" in e for e in page.errors), page.errors  # type: ignore[attr-defined]
 
     console = await (await browser.new_context(viewport=DESKTOP, locale="ko-KR")).new_page()
