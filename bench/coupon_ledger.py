@@ -28,7 +28,7 @@ from sqlalchemy.engine import make_url
 
 from bot.store import Coupon, Order, Player, Store
 from tools.base import Actor, ResultCode, ToolContext, ToolServices
-from tools.ledger import CouponRules
+from tools.coupon_rules import CouponRules
 from tools.registry import build_registry
 
 NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)

@@ -76,6 +76,11 @@ HEADLINES: list[tuple[str, str, str]] = [
     ("incident_coupons_per_second", "/s", "incident bulk grant, coupons per second (SQLite, 10,000 orders)"),
     ("incident_coupons_per_second_postgres", "/s", "incident bulk grant, coupons per second (PostgreSQL)"),
     ("incident_loop_max_lag_ms", "ms", "worst event-loop lag of live checks during the bulk grant"),
+    (
+        "incident_loop_max_step_cpu_ms",
+        "ms",
+        "longest loop step's CPU during the bulk grant (load-independent)",
+    ),
     ("rss_mb", "MB", "RSS of a running bot with the embedding model loaded"),
     ("rss_kb_per_idle_conversation", "KB", "RSS growth per idle conversation (1,000 threads)"),
 ]
@@ -183,6 +188,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "incident_coupons_per_second_postgres"
         ),
         "incident_loop_max_lag_ms": details["incident_bulk"]["incident_loop_max_lag_ms"],
+        "incident_loop_max_step_cpu_ms": details["incident_bulk"]["incident_loop_max_step_cpu_ms"],
         "rss_mb": m["rss_mb"],
         "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
     }

@@ -34,8 +34,8 @@ import yarl
 from bench.fake_discord import FakeDiscord
 from bot.app import build_app
 from bot.channels.discord_bot import ArcaDiscordBot
-from bot.channels.renderer import split_message
 from bot.config import load_settings
+from bot.conversations.renderer import split_message
 from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
 

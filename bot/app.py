@@ -132,6 +132,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
     from bot.staff import default_commands
     from bot.staff.console import console_base_url, console_command
     from bot.staff.incidents import incident_commands
+    from bot.staff.replies import reply_commands
     from bot.staff.stats import stats_command
 
     console = console_command() if settings is None else console_command(console_base_url(settings))
@@ -144,7 +145,7 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
             zone=settings.tz,
         )
     )
-    return [*default_commands(), stats, console, *ops_commands(), *incident_commands()]
+    return [*default_commands(), stats, console, *ops_commands(), *incident_commands(), *reply_commands()]
 
 
 def freeze_startup_heap() -> None:
@@ -189,7 +190,7 @@ async def build_app(
     from bot.desk.hours import SupportHours
     from bot.staff import StaffRegistry
     from tools.base import ToolServices
-    from tools.ledger import load_coupon_rules
+    from tools.coupon_rules import load_coupon_rules
     from tools.registry import build_registry
 
     store = store or await open_store(settings)

@@ -32,6 +32,7 @@ from pydantic_settings import (
 
 from bot.attachment_config import AttachmentSettings
 from bot.desk_config import DeskSettings
+from bot.incident_config import IncidentSettings
 from bot.model_config import ModelConfig
 from bot.redaction import redact_urls
 from bot.yaml_files import first_error
@@ -53,7 +54,7 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names, *(n.lower() for n in names))
 
 
-class Settings(DeskSettings, AttachmentSettings):
+class Settings(DeskSettings, IncidentSettings, AttachmentSettings):
     """Everything the operator can set. Secrets are `SecretStr` so they never print."""
 
     model_config = SettingsConfigDict(

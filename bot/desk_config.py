@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings
+from pydantic_settings import BaseSettings, NoDecode
 
 
 def _env(name: str) -> AliasChoices:
@@ -35,6 +35,25 @@ class DeskSettings(BaseSettings):
         default=48, gt=0, le=720, validation_alias=_env("ARCA_ESCALATION_IDLE_CLOSE_HOURS")
     )
     """An escalated conversation the player left silent this long is closed with a notice."""
+
+    ticket_channels: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, validation_alias=_env("ARCA_TICKET_CHANNELS")
+    )
+    """Channels where a player's first message opens a ticket: a private thread (text channel) or the
+    player's own post (forum), answered without a mention (`bot.channels.discord_tickets`)."""
+    ticket_idle_close_hours: float = Field(
+        default=24, gt=0, le=720, validation_alias=_env("ARCA_TICKET_IDLE_CLOSE_HOURS")
+    )
+    """A ticket thread nobody wrote in for this long (and not waiting for staff) is closed and archived."""
+
+    @field_validator("ticket_channels", mode="before")
+    @classmethod
+    def _split_ticket_channels(cls, value: Any) -> Any:
+        if isinstance(value, int):
+            return [value]
+        if isinstance(value, str):
+            return [p.strip() for p in value.replace(";", ",").split(",") if p.strip()]
+        return value
 
     @field_validator("support_holidays", mode="before")
     @classmethod

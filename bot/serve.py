@@ -15,6 +15,7 @@ import contextlib
 import logging
 import signal
 import sys
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,6 +23,12 @@ if TYPE_CHECKING:
     from bot.config import Settings
 
 log = logging.getLogger(__name__)
+
+DESK_EVERY = 60.0
+"""Seconds between the desk watch's checks (SLA reminders, auto-close)."""
+AWAY_FROM_DISCORD = timedelta(minutes=2)
+"""A process without Discord leaves a due SLA reminder this long to a Discord process, which posts it in
+the staff channel, before claiming it itself."""
 
 NO_LLM_LINE = (
     "arca-bot: no LLM configured — set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see README), "
@@ -38,6 +45,7 @@ async def serve(
     port: int | None = None,
     app: App | None = None,
     policy_index: Any = None,
+    desk_every: float = DESK_EVERY,
     **client_options: Any,
 ) -> int:
     """Run the chosen channels until SIGTERM, Ctrl-C or the Discord client's end. Returns the exit status.
@@ -80,6 +88,7 @@ async def serve(
         )
     server = None
     bot = None
+    desk = None
     client: asyncio.Task[int] | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -102,10 +111,12 @@ async def serve(
                 app.conversations,
                 settings,
                 shard_plan=launch.plan,
-                **{**launch.client_options, **client_options},
+                **{**launch.client_options, "desk_watch": False, **client_options},
             )
             client = asyncio.create_task(run_client(bot, launch.token))
             waits.add(client)
+        desk = desk_watch(settings, app, bot=bot, web=server is not None, every=desk_every)
+        desk.start()
         if server is not None:
             # Shielded: cancelling this watch must not cancel uvicorn (that would skip its shutdown and
             # leave the port bound); `server.stop()` ends it below.
@@ -123,6 +134,8 @@ async def serve(
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
+        if desk is not None:
+            await desk.stop()
         if bot is not None and not bot.is_closed():
             await bot.close()
         if client is not None:
@@ -175,3 +188,54 @@ async def _start_web(settings: Settings, app: App, host: str | None, port: int |
             file=sys.stderr,
         )
         return None
+
+
+def desk_watch(settings: Settings, app: App, *, bot: Any, web: bool, every: float = DESK_EVERY) -> Any:
+    """The one SLA-reminder and auto-close watch of this process, whatever channels it serves: reminders
+    go to this process's staff sinks (Discord's staff channel, the console) and stay in the audit the
+    staff web console shows; each idle conversation this process can post into is closed (Discord
+    through the bot, with 👍 / 👎; the widget through the staff outbox). Claims make each happen once
+    across processes (`bot.store.desk_claims`)."""
+    from bot.analytics.staff_response import SlaTargets
+    from bot.desk.sla import SlaWatch
+    from bot.vocabulary import ThreadId
+
+    conv = app.conversations
+    kinds = ({"discord", "dm"} if bot is not None else set()) | ({"web"} if web else set())
+
+    def owns(thread_id: str) -> bool:
+        try:
+            return ThreadId(thread_id).kind in kinds
+        except ValueError:
+            return False
+
+    async def tell(thread_id: str, text: str) -> object:
+        if ThreadId(thread_id).kind == "web":
+            from bot.desk.auto_close import latest_run
+            from bot.store.outbox import enqueue_reply
+
+            # Shown in the history under the latest answer's run: the widget draws its 👍 / 👎 under it.
+            run_id = await latest_run(conv.store, thread_id)
+            await conv.memory.append(
+                thread_id, {"role": "assistant", "content": text}, run_id=run_id, kind="answer"
+            )
+            return await enqueue_reply(conv.store, thread_id, DESK_NAME, text)
+        from bot.channels.discord_components import tell_closed
+
+        return await tell_closed(bot, thread_id, text)
+
+    return SlaWatch(
+        conv.store,
+        conv.notify_staff,
+        SlaTargets.from_settings(settings),
+        conv.clock,
+        every,
+        tell=tell,
+        close_after=timedelta(hours=settings.escalation_idle_close_hours),
+        owns=owns,
+        wait=timedelta(0) if bot is not None else AWAY_FROM_DISCORD,
+    )
+
+
+DESK_NAME = "Arca"
+"""The name a closing notice in the widget is signed with."""

@@ -241,7 +241,7 @@ async def test_lookup_order_message_names_id_item_amount_status(seeded_store: An
 
 
 def test_coupon_rules_file_names_and_defaults() -> None:
-    from tools.ledger import CouponRules, load_coupon_rules
+    from tools.coupon_rules import CouponRules, load_coupon_rules
 
     expected = {
         "eligible_statuses": ["delayed"],
@@ -289,7 +289,8 @@ INCIDENT_STAFF = {
     f"incident {a}" for a in ("open", "update", "close", "list", "show", "report", "compensate")
 }
 """DESIGN §8 wave 3: `/incident open|update|close|list|show|report …`, `/incident compensate <id> …`."""
-ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF}
+SAVED_REPLY_STAFF = {"reply", "replies save", "replies delete"}  # §8 wave 3: `/reply <name>`
+ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF, *SAVED_REPLY_STAFF}
 
 
 def _staff():

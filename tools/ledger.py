@@ -3,7 +3,7 @@
 The `issue_coupon` tool and the staff `/coupon issue` command both go through here, so the checks, the
 exactly-once write and the audit trail exist once. The ledger, not the model, is the truth.
 Rules live in `tools.coupon_rules`, one attempt and its results in `tools.coupon_requests`, sentences in `tools.coupon_messages`, the SQL in
-`tools.coupon_queries`, and staff changes after issuance in `tools.coupon_staff` (re-exported here).
+`tools.coupon_queries`, and staff changes after issuance in `tools.coupon_staff`.
 """
 
 from __future__ import annotations
@@ -31,32 +31,15 @@ from tools.coupon_requests import (
     replayed_result,
 )
 from tools.coupon_rules import (
-    DEFAULT_RULES_PATH,
     CouponRules,
-    CouponRulesError,
     check_amount,
-    load_coupon_rules,
 )
-from tools.coupon_staff import active_coupon_for, approve, list_coupons, revoke, staff_denied
+from tools.coupon_staff import staff_denied
 from tools.local_time import day_bounds
 from tools.order_views import order_not_found_message
 from tools.results import ResultCode, ToolResult
 
 log = logging.getLogger(__name__)
-
-__all__ = [  # names other modules import from here
-    "DEFAULT_RULES_PATH",
-    "CouponRules",
-    "CouponRulesError",
-    "active_coupon_for",
-    "approve",
-    "check_amount",
-    "issue_for_player",
-    "list_coupons",
-    "load_coupon_rules",
-    "revoke",
-    "staff_issue",
-]
 
 
 def _audit_detail(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) -> str:

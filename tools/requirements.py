@@ -32,7 +32,8 @@ def each_named_order(text: str) -> RequiredArgs:
 
 
 # A policy question asks about a rule: a question (mark, ending or interrogative) AND the vocabulary of
-# rules — limits, counts, windows, refunds, policies. Kept narrow on purpose: "보상 받을 수 있나요?" about
+# rules — limits, counts, windows, refunds, policies, and the per-day/week/month of a cap ("하루 10장이죠?":
+# a number the player asks to have confirmed is a policy question too, so a search can overrule it). Kept narrow on purpose: "보상 받을 수 있나요?" about
 # one order is not a policy question (the order lookup and the coupon guard answer it).
 _QUESTION_KO = re.compile(
     r"\?|？|나요|까요|가요|습니까|는지|인지|얼마|몇|언제|며칠|어떻게|무엇|뭐|되나요|있어요\s*$"
@@ -41,11 +42,12 @@ _QUESTION_EN = re.compile(
     r"\?|^\s*(how|what|when|which|why|is|are|can|could|do|does|will|would|may)\b", re.IGNORECASE
 )
 _RULE_KO = re.compile(
-    r"한도|최대(?!한)|최소|몇\s*(장|개|번|회|일|시간|분|퍼센트|%)|며칠|기간|기한|정책|규정|규칙|환불|이내|까지\s*(받|가능|신청)|보상\s*(상자|기준)"
+    r"한도|최대(?!한)|하루|매일|일일|주당|한\s*달에|월\s*최대|최소|몇\s*(장|개|번|회|일|시간|분|퍼센트|%)|며칠|기간|기한|정책|규정|규칙|환불|이내|까지\s*(받|가능|신청)|보상\s*(상자|기준)"
 )
 _RULE_EN = re.compile(
     r"\b(limit|limits|maximum|max|minimum|how many|how much|how long|refund|refunds|refundable|policy|"
-    r"policies|rule|rules|deadline|window|per day|a day|daily|eligib\w*|reward boxes?)\b",
+    r"policies|rule|rules|deadline|window|per day|a day|daily|per week|per month|"
+    r"eligib\w*|reward boxes?)\b",
     re.IGNORECASE,
 )
 

@@ -18,13 +18,14 @@ from aiohttp import web
 
 from bench.fake_discord.gateway import GatewayMixin
 from bench.fake_discord.rest import RestMixin
+from bench.fake_discord.threads import ThreadsMixin
 from bench.fake_discord.world import EPHEMERAL, Call, FakeUser, FakeWorld, _Fault
 from bench.polling import poll_until
 
 __all__ = ["EPHEMERAL", "Call", "FakeDiscord", "FakeUser"]
 
 
-class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
+class FakeDiscord(FakeWorld, GatewayMixin, RestMixin, ThreadsMixin):
     """The fake server. `async with FakeDiscord() as fake:` then point discord.py at `fake.api_base`."""
 
     def __init__(self, *, host: str = "127.0.0.1") -> None:
@@ -50,6 +51,7 @@ class FakeDiscord(FakeWorld, GatewayMixin, RestMixin):
         self.interactions: dict[str, dict[str, Any]] = {}
         """interaction token → {"callback": …, "original": …, "followups": […]}"""
         self._faults: list[_Fault] = []
+        self._init_threads()
         self._seq = 0
         self._command_ids = itertools.count(900_000_000_000_000_001)
         self.add_user(FakeUser(9001, "루나"))

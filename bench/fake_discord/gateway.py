@@ -200,6 +200,33 @@ class GatewayMixin:
         await self.dispatch("INTERACTION_CREATE", payload)
         return token
 
+    async def autocomplete(
+        self, user_id: int, channel_id: int, name: str, option: str, typed: str, *, sub: str | None = None
+    ) -> str:
+        """A user types `typed` into the string option `option` of `/name [sub]` (an autocomplete
+        interaction, type 4). Returns the token; `autocomplete_choices(token)` reads the answer."""
+        command = self._synced_command(name)
+        values: list[dict[str, Any]] = [{"type": 3, "name": option, "value": typed, "focused": True}]
+        if sub is not None:
+            values = [{"type": 1, "name": sub, "options": values}]
+        data = {
+            "id": command["id"],
+            "name": name,
+            "type": 1,
+            "guild_id": str(self.GUILD_ID),
+            "options": values,
+        }
+        token, payload = self._interaction(user_id, channel_id, 4, data)
+        await self.dispatch("INTERACTION_CREATE", payload)
+        return token
+
+    def autocomplete_choices(self, token: str) -> list[dict[str, Any]] | None:
+        """The choices the bot answered an autocomplete with (callback type 8); None before it answered."""
+        cb = self.interactions[token]["callback"]
+        if cb is None or cb.get("type") != 8:
+            return None
+        return list((cb.get("data") or {}).get("choices") or [])
+
     def _interaction(
         self, user_id: int, channel_id: int, kind: int, data: dict[str, Any], **extra: Any
     ) -> tuple[str, dict]:

@@ -73,6 +73,8 @@ class RestMixin:
 
     def _route(self, method: str, path: str, body: Any, query: dict[str, str]) -> tuple[int, Any]:
         m = re.fullmatch
+        if (routed := self._thread_route(method, path, body)) is not None:
+            return routed
         if method == "GET" and path == "/users/@me":
             return 200, {**self.bot_user.payload(), "verified": True, "mfa_enabled": False, "flags": 0}
         if method == "GET" and path == "/oauth2/applications/@me":
@@ -116,15 +118,21 @@ class RestMixin:
             return 200, out
         if method == "POST" and (hit := m(r"/channels/(\d+)/messages", path)):
             cid = int(hit.group(1))
-            guild = cid in (
-                self.SUPPORT_CHANNEL,
-                self.GENERAL_CHANNEL,
-                self.STAFF_CHANNEL,
-                self.SUPPORT_THREAD,
+            guild = (
+                cid
+                in (
+                    self.SUPPORT_CHANNEL,
+                    self.GENERAL_CHANNEL,
+                    self.STAFF_CHANNEL,
+                    self.SUPPORT_THREAD,
+                )
+                or cid in self.threads
             )
             msg = self._message(cid, self.bot_user, (body or {}).get("content") or "", guild=guild)
+            self._thread_message_sent(cid, body or {})
             msg["sent_payload"] = body
             msg["components"] = (body or {}).get("components") or []
+            msg["embeds"] = (body or {}).get("embeds") or []
             self.messages[int(msg["id"])] = msg
             return 200, _public(msg)
         if method == "PATCH" and (hit := m(r"/channels/(\d+)/messages/(\d+)", path)):
@@ -135,6 +143,8 @@ class RestMixin:
                 msg["content"] = body["content"]
             if "components" in (body or {}):
                 msg["components"] = body["components"] or []
+            if "embeds" in (body or {}):
+                msg["embeds"] = body["embeds"] or []
             msg["edited_timestamp"] = _iso()
             msg.setdefault("edits", []).append(time.monotonic())
             return 200, _public(msg)

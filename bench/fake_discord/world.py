@@ -100,6 +100,8 @@ class FakeWorld:
     users: dict[int, FakeUser]
     bot_user: FakeUser
     _ids: Any
+    threads: dict[int, dict[str, Any]]
+    FORUM_CHANNEL: int
 
     def add_user(self, user: FakeUser) -> FakeUser:
         self.users[user.id] = user
@@ -169,6 +171,10 @@ class FakeWorld:
     def channel_payload(self, cid: int) -> dict[str, Any]:
         if cid == self.SUPPORT_THREAD:
             return self._thread()
+        if cid in self.threads:  # threads and forum posts made through the API (`threads.py`)
+            return dict(self.threads[cid])
+        if cid == self.FORUM_CHANNEL:
+            return self._forum_channel()
         names = {
             self.SUPPORT_CHANNEL: "support",
             self.GENERAL_CHANNEL: "general",
@@ -213,8 +219,9 @@ class FakeWorld:
                 self._text_channel(self.SUPPORT_CHANNEL, "support", 0),
                 self._text_channel(self.GENERAL_CHANNEL, "general", 1),
                 self._text_channel(self.STAFF_CHANNEL, "staff", 2),
+                self._forum_channel(),
             ],
-            "threads": [self._thread()],
+            "threads": [self._thread(), *self._active_threads()],
             "members": members,
             "presences": [],
             "voice_states": [],

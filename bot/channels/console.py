@@ -1,7 +1,7 @@
 """The console channel (`arca-bot chat`): the same `Conversations` as Discord, in a terminal.
 
 The answer streams in place; a line typed while the bot works becomes an interrupt; lines starting
-with `/` are staff commands; Ctrl-C stops the run, not the program; Ctrl-D quits. With stdin not a
+with `/` are staff commands (an incident's compensation approval draws a progress bar); Ctrl-C stops the run, not the program; Ctrl-D quits. With stdin not a
 terminal (a pipe, a test), each line waits for the previous answer, so a session is reproducible.
 """
 
@@ -16,7 +16,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.conversations import Conversations, Incoming
+from bot.incidents import progress
 from bot.vocabulary import ThreadId
+
+_APPROVAL = re.compile(r"/incident\s+compensate\s+(?P<id>[0-9]{1,12})\s+(?:approve|승인)\s*", re.IGNORECASE)
+"""A staff line that starts an incident's bulk compensation: the console draws its progress bar."""
+MIN_PROGRESS_INTERVAL = 0.1
 
 _ESCAPE_SEQUENCE = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks, clipboard writes
@@ -112,6 +117,27 @@ class ConsoleSurface:
         self._end_line()
 
 
+async def draw_progress(
+    conversations: Conversations, surface: ConsoleSurface, incident_id: int, run: asyncio.Task[Any]
+) -> None:
+    """While `run` (an approval) goes on, print the compensation's progress bar whenever it moved (read
+    from the store, as the Discord card and the staff web console do), then once more at the end."""
+    interval = max(2 * conversations.edit_interval, MIN_PROGRESS_INTERVAL)
+    shown = None
+    while True:
+        finished = run.done()
+        step = await progress(conversations.store, incident_id)
+        if step is not None and step.state in ("approved", "done") and (step.done, step.state) != shown:
+            shown = (step.done, step.state)
+            surface.finish_turn()
+            surface.console.print(
+                f"[cyan]보상 진행 / progress {escape(step.bar())} · {escape(step.text())}[/cyan]"
+            )
+        if finished:
+            return
+        await asyncio.wait({run}, timeout=interval)
+
+
 async def run_console(
     conversations: Conversations,
     *,
@@ -149,6 +175,11 @@ async def run_console(
         task = asyncio.create_task(conversations.handle(Incoming(thread, actor, line, ref=None), surface))
         tasks.add(task)
         task.add_done_callback(tasks.discard)
+        approval = _APPROVAL.fullmatch(line.strip())
+        if approval is not None and actor.is_staff:
+            bar = asyncio.create_task(draw_progress(conversations, surface, int(approval["id"]), task))
+            tasks.add(bar)
+            bar.add_done_callback(tasks.discard)
 
     if not stdin.isatty():
         while True:

@@ -26,8 +26,9 @@ from bot.channels.discord_components import (
     attach_feedback,
     register_components,
     staff_notice_view,
-    tell_thread,
+    tell_closed,
 )
+from bot.channels.discord_notices import NoticePoster
 from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
     ArcaCommandTree,
@@ -35,8 +36,10 @@ from bot.channels.discord_staff import (
     install_staff_commands,
     role_names,
 )
-from bot.channels.renderer import DISCORD_LIMIT, SurfaceError, split_message, status_text
+from bot.channels.discord_tickets import TicketDesk
 from bot.conversations import Incoming
+from bot.conversations.renderer import DISCORD_LIMIT, split_message, status_text
+from bot.conversations.surface import SurfaceError
 from bot.desk.sla import SlaWatch
 from bot.vocabulary import ThreadId
 
@@ -191,6 +194,7 @@ class ArcaDiscordBot(commands.Bot):
         shard_plan: ShardPlan | None = None,
         feedback_buttons: bool = True,
         outbox_interval: float = 1.0,
+        desk_watch: bool = True,
         **options: Any,
     ) -> None:
         options.setdefault("allowed_mentions", NO_MENTIONS)
@@ -200,7 +204,7 @@ class ArcaDiscordBot(commands.Bot):
         )
         self.conversations = conversations
         self.settings = settings
-        self.support_channels = frozenset(settings.support_channels)
+        self.support_channels = frozenset(settings.support_channels) | frozenset(settings.ticket_channels)
         self.shutdown_grace = shutdown_grace
         self.staff_commands = staff_commands
         self.shard_plan = shard_plan
@@ -210,15 +214,20 @@ class ArcaDiscordBot(commands.Bot):
         """In-flight message tasks → their thread id."""
         self.outbox = discord_outbox(self, interval=outbox_interval)
         """Posts the staff console's replies into this process's channels."""
+        self.incident_notices = NoticePoster.for_client(self, interval=outbox_interval)
+        """Posts open incidents' notices into the opted-in channels, and edits them on update."""
         self.sla_watch = SlaWatch(
             conversations.store,
             conversations.notify_staff,
             SlaTargets.from_settings(settings),
             conversations.clock,
-            tell=lambda thread_id, text: tell_thread(self, thread_id, text),
+            tell=lambda thread_id, text: tell_closed(self, thread_id, text),
             close_after=timedelta(hours=settings.escalation_idle_close_hours),
         )
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
+        self.desk_watch = desk_watch
+        """False when the serving process runs the one desk watch for all its channels (`bot.serve`)."""
+        self.tickets = TicketDesk(self)  # a private thread per player in ARCA_TICKET_CHANNELS
 
     # ---- lifecycle --------------------------------------------------------------------------
 
@@ -230,7 +239,10 @@ class ArcaDiscordBot(commands.Bot):
             self.conversations.staff_sinks.append(self.post_to_staff)
         register_components(self)  # persistent buttons, also on messages from before a restart
         self.outbox.start()
-        self.sla_watch.start()
+        if self.desk_watch:
+            self.sla_watch.start()
+        self.incident_notices.start()
+        await self.tickets.start()
 
     async def on_ready(self) -> None:
         log.info(
@@ -244,6 +256,8 @@ class ArcaDiscordBot(commands.Bot):
     async def close(self) -> None:
         await self.outbox.stop()
         await self.sla_watch.stop()
+        await self.incident_notices.stop()
+        await self.tickets.stop()
         pending = [t for t in self._tasks if not t.done()]
         if pending:
             # Let answers in progress finish, then stop what is left (its history stays valid).
@@ -283,7 +297,7 @@ class ArcaDiscordBot(commands.Bot):
             return content if self.settings.allow_dms else None
         channel = message.channel
         in_support = channel.id in self.support_channels or (
-            getattr(channel, "parent_id", None) in self.support_channels
+            getattr(channel, "parent_id", None) in self.support_channels or channel.id in self.tickets.threads
         )
         if in_support or mentioned:
             return content
@@ -297,7 +311,8 @@ class ArcaDiscordBot(commands.Bot):
         if text is None:
             return
         thread_id = thread_id_of_message(message)
-        task = asyncio.create_task(self.handle_message(message, text, thread_id))
+        ticket = self.tickets.route(message, text) if self.tickets.takes(message) else None
+        task = asyncio.create_task(ticket or self.handle_message(message, text, thread_id))
         self._tasks[task] = thread_id
         task.add_done_callback(self._forget)
 
@@ -306,12 +321,14 @@ class ArcaDiscordBot(commands.Bot):
         if not task.cancelled() and task.exception() is not None:
             log.error("handling a Discord message failed", exc_info=task.exception())
 
-    async def handle_message(self, message: discord.Message, text: str, thread_id: str) -> None:
+    async def handle_message(
+        self, message: discord.Message, text: str, thread_id: str, *, channel: Any = None
+    ) -> None:  # `channel`: where to answer when not where it was written (a ticket's thread)
         author = message.author
         actor = await self.conversations.resolve_actor(
             str(author.id), role_names(author), author.display_name
         )
-        surface = DiscordSurface(message.channel, author=author)
+        surface = DiscordSurface(channel or message.channel, author=author)
         since = self.conversations.clock()
         try:
             files = [Upload(a.filename, a.size, a.read) for a in message.attachments]  # read only if small

@@ -1,5 +1,5 @@
 """Persistent Discord buttons: Approve / Reject on a coupon approval request, Take over /
-Hand back on an escalation card, and 👍 / 👎 (with an optional comment modal) on every finished answer.
+Hand back on an escalation card, Approve / Cancel on an incident's compensation card (`discord_incidents`), and 👍 / 👎 (with an optional comment modal) on every finished answer.
 
 Every button is a `discord.ui.DynamicItem` whose whole state is in its `custom_id`, registered in
 `setup_hook`, so a press still works after the bot restarted. A press is answered (or deferred) at once,
@@ -17,6 +17,7 @@ from typing import Any
 import discord
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
+from bot.channels.discord_incidents import IncidentButton
 from bot.channels.discord_person import PersonButton, person_custom_id
 from bot.channels.discord_staff import role_names
 from bot.vocabulary import ThreadId
@@ -53,20 +54,23 @@ async def _refuse(interaction: discord.Interaction, actor: Actor, name: str, cha
     )
 
 
-async def tell_thread(client: Any, thread_id: str | None, text: str) -> bool:
+async def tell_thread(
+    client: Any, thread_id: str | None, text: str, view: discord.ui.View | None = None
+) -> bool:
     """Post `text` into the player's conversation (a Discord channel or DM) and keep it in its memory."""
     if not thread_id:
         return False
+    extra: dict[str, Any] = {} if view is None else {"view": view}
     conv = client.conversations
     tid = ThreadId(thread_id)
     ident = tid.snowflake
     try:
         if tid.kind == "discord" and ident is not None:
             channel = client.get_channel(ident) or await client.fetch_channel(ident)
-            await channel.send(text, allowed_mentions=NO_MENTIONS)
+            await channel.send(text, allowed_mentions=NO_MENTIONS, **extra)
         elif tid.kind == "dm" and ident is not None:
             user = client.get_user(ident) or await client.fetch_user(ident)
-            await user.send(text, allowed_mentions=NO_MENTIONS)
+            await user.send(text, allowed_mentions=NO_MENTIONS, **extra)
     except discord.HTTPException:
         log.exception("could not tell %s the outcome", thread_id)
     await conv.memory.append(thread_id, {"role": "assistant", "content": text}, kind="notice")
@@ -282,7 +286,7 @@ class FeedbackButton(
 
 # ---- views and registration -------------------------------------------------------------------------
 
-DYNAMIC_ITEMS = (ApprovalButton, HandoffButton, FeedbackButton, PersonButton)
+DYNAMIC_ITEMS = (ApprovalButton, HandoffButton, FeedbackButton, PersonButton, IncidentButton)
 
 
 def register_components(client: discord.Client) -> None:
@@ -345,3 +349,17 @@ async def attach_feedback(client: Any, surface: Any, thread_id: str, actor: Acto
         await handle.edit(content=text, view=feedback_view(run_id, thread_id), allowed_mentions=NO_MENTIONS)
     except discord.HTTPException:
         log.warning("could not add the feedback buttons to %s", thread_id)
+
+
+async def tell_closed(client: Any, thread_id: str, text: str) -> bool:
+    """The auto-close notice (`bot.desk.auto_close`) with 👍 / 👎 for the conversation's latest answer,
+    recorded like the buttons under any answer; without an answer to rate, the notice alone."""
+    from bot.desk.auto_close import latest_run
+
+    run_id = await latest_run(client.conversations.store, thread_id)
+    view = None
+    if run_id is not None:
+        view = discord.ui.View(timeout=None)
+        view.add_item(FeedbackButton("up", run_id))
+        view.add_item(FeedbackButton("down", run_id))
+    return await tell_thread(client, thread_id, text, view)

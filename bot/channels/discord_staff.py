@@ -19,8 +19,9 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.channels.renderer import DISCORD_LIMIT, split_message
+from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
+from bot.staff.incidents import PREVIEW_CARD
 from bot.vocabulary import ThreadId
 from tools.coupon_staff import approval_reason
 
@@ -35,6 +36,7 @@ GROUP_DESCRIPTIONS = {
     "coupon": "쿠폰 관리 / coupons (staff)",
     "thread": "대화 기록 / conversations (staff)",
     "policy": "정책 / policies (staff)",
+    "replies": "저장 답변 / saved replies (staff)",
 }
 
 DEFER_AFTER = 2.0
@@ -165,6 +167,9 @@ class StaffCommands(commands.Cog, name="Staff"):
                 parent=group,
             )
             app_commands.describe(**{p.name: _describe(p.help, p.name) for p in cmd.params})(command)
+            for p in cmd.params:
+                if p.complete is not None:
+                    command.autocomplete(p.name)(self._completer(p))
             if group is None:
                 app_commands.guild_only(command)
                 app_commands.default_permissions(manage_messages=True)(command)
@@ -198,6 +203,20 @@ class StaffCommands(commands.Cog, name="Staff"):
         callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         return callback
 
+    def _completer(self, param: Param) -> Callable[..., Awaitable[list[app_commands.Choice[str]]]]:
+        """Discord's autocomplete for `param`: the registry's suggestions, shown to staff only."""
+        cog = self
+
+        async def complete(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+            user = interaction.user
+            actor = await cog.conversations.resolve_actor(str(user.id), role_names(user), user.display_name)
+            if not actor.is_staff or param.complete is None:
+                return []
+            values = await param.complete(cog.conversations, current or "")
+            return [app_commands.Choice(name=v[:100], value=v[:100]) for v in values[:25]]
+
+        return complete
+
     # ---- invocation -------------------------------------------------------------------------
 
     async def invoke(
@@ -214,6 +233,10 @@ class StaffCommands(commands.Cog, name="Staff"):
                 await interaction.response.defer(ephemeral=True, thinking=True)
         reply = await work
         await reply_ephemeral(interaction, reply.text, (reply.data or {}).get("attachment"))
+        if (reply.data or {}).get("card") == PREVIEW_CARD:
+            from bot.channels.discord_incidents import post_preview_card  # it imports this module
+
+            await post_preview_card(interaction.channel, reply.data)
 
     async def _dispatch(
         self, interaction: discord.Interaction, cmd: StaffCommand, values: dict[str, Any]

@@ -4,6 +4,7 @@ results (one indexed read after the tool loop), this turn's messages, and the bo
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -17,8 +18,8 @@ from bot.guards.output import FactContext
 from bot.store import Store, ThreadMessage, ThreadState
 
 if TYPE_CHECKING:
-    from bot.conversations.routing import Conversations
-    from bot.engine.agent import AgentResult
+    from bot.conversations.run_deps import RunDeps
+    from bot.engine.results import AgentResult
 
 log = logging.getLogger(__name__)
 
@@ -77,36 +78,38 @@ async def thread_evidence(
     return player, observations
 
 
-def _today(conv: Conversations) -> str:
+def _today(deps: RunDeps) -> str:
     try:
-        return conv.clock().astimezone(ZoneInfo(conv.services.timezone)).date().isoformat()
+        return deps.clock().astimezone(ZoneInfo(deps.services.timezone)).date().isoformat()
     except Exception:  # a naive test clock or an odd zone: the date as the clock gives it
-        return conv.clock().date().isoformat()
+        return deps.clock().date().isoformat()
 
 
 async def fact_context(
-    conv: Conversations,
+    deps: RunDeps,
     thread_id: str,
     *,
     run_id: str,
     query: str,
     result: AgentResult,
+    notices: Iterable[str] = (),
 ) -> FactContext:
     try:
-        players, observations = await thread_evidence(conv.store, thread_id)
+        players, observations = await thread_evidence(deps.store, thread_id)
     except Exception:  # without the history only this turn backs facts: stricter, never looser
         log.exception("could not read the thread's history for the fact check")
         players, observations = [], []
-    fixed = [rules_text(conv.services.coupon_rules), *_catalogue(), _today(conv)]
+    fixed = [rules_text(deps.services.coupon_rules), *_catalogue(), _today(deps)]
     if result.stopped_reason in BOT_WRITTEN_STOPS:
         fixed.append(result.answer)
-    metrics: Any = conv.metrics
+    metrics: Any = deps.metrics
     return FactContext(
         player_texts=(*players, query, *result.injected),
         earlier_observations=tuple(observations),
         fixed_texts=tuple(fixed),
-        mode=conv.fact_check,
+        mode=deps.fact_check,
         run_id=run_id,
-        rules=tuple(rule_passages(conv.services.coupon_rules, detect_locale(query))),
+        rules=tuple(rule_passages(deps.services.coupon_rules, detect_locale(query))),
         on_withheld=getattr(metrics, "record_fact_withheld", None),
+        notices=tuple(notices),
     )

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bot.attachments import StoredAttachment, Upload
-from bot.engine.agent import AgentResult
+from bot.engine.results import AgentResult
+from bot.guards.input import InputVerdict
 from bot.vocabulary.language import detect_language
 from tools.base import Actor
 
@@ -33,6 +34,9 @@ class Incoming:
     """The channel's handle of the incoming message (for the 👀 acknowledgement)."""
     untrusted: bool = False
     """The input guard's verdict on `text` (instructions or claimed authority), judged once on arrival."""
+    verdict: InputVerdict | None = None
+    """The input guard's verdict when the channel already judged `text` (the web answers an oversized
+    message with its own 413 shape); `Conversations.handle` judges every other message, once."""
     attachments: list[Upload | StoredAttachment] = field(default_factory=list)
     """Files sent with the message: a channel's `Upload`s, or files the web route already checked and kept."""
     images: list[StoredAttachment] = field(default_factory=list)

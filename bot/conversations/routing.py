@@ -11,7 +11,7 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -27,15 +27,14 @@ from bot.conversations.messages import (
     failure_text,
 )
 from bot.conversations.notifications import StaffNotifications
-from bot.conversations.pacing import TurnBudget
 from bot.conversations.run import RunState, answer
+from bot.conversations.run_deps import EventHook, LLMFactory, RunDeps
 from bot.conversations.run_events import RunEvents
 from bot.conversations.surface import Surface, SurfaceError
 from bot.desk.person_request import PersonRequest, connect_to_person, wants_person
-from bot.engine.agent import AgentResult
 from bot.engine.interrupts import InterruptQueue
+from bot.engine.results import AgentResult
 from bot.guards.input import check_input
-from bot.llm.base import LLM
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Store
@@ -45,13 +44,6 @@ log = logging.getLogger(__name__)
 
 ASKERS_KEPT = 10_000
 """Threads whose latest asker `Conversations.asker_of` remembers (the oldest are forgotten first)."""
-RUN_STARTS_PER_TURN = 24
-"""Runs that may start in one loop turn (one start costs ≈0.15 ms of the loop: ≈4 ms a turn)."""
-ENGINE_STEPS_PER_TURN = 8
-"""Model replies the engines act on in one loop turn (a step up to its next wait: ≈0.3–1 ms)."""
-
-LLMFactory = Callable[[], LLM]
-EventHook = Callable[[Any], Awaitable[None] | None]
 
 
 class StaffCommands(Protocol):
@@ -64,6 +56,19 @@ class StaffCommands(Protocol):
     async def audit_refused_line(
         self, text: str, *, actor: Actor, channel: str, conversations: Any
     ) -> bool: ...
+
+
+class _FromDeps:
+    """A read-only attribute of `Conversations` kept in its `RunDeps`: channels and runs read one value."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self if obj is None else getattr(obj.deps, self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        raise AttributeError(f"{self.name} belongs to the runs' deps: replace `Conversations.deps` instead")
 
 
 class Conversations:
@@ -97,44 +102,59 @@ class Conversations:
         fact_check: str = "enforce",
         attachments: AttachmentBox | None = None,
     ) -> None:
-        self.store = store
-        self.attachments = attachments or AttachmentBox(store)
-        """Where players' screenshots and text files are checked and kept (`bot.attachments`)."""
-        self.fact_check = fact_check
-        """`enforce` | `observe` | `off`: what the output guard does with an unbacked fact (`ARCA_FACT_CHECK`)."""
-        self.tools = tools
-        self.llm_factory = llm_factory
-        self.memory = memory or ThreadMemory(store)
         self.staff = staff
         self.staff_role = staff_role
-        self.use_native_tools = use_native_tools
-        self.max_iterations = max_iterations
-        self.run_budget_s = run_budget_s
-        self.edit_interval = edit_interval
         self.max_message_chars = max_message_chars
-        self.system_prompt = system_prompt
-        self.clock = clock or (lambda: datetime.now(UTC))
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
-        self.event_hook = event_hook
         self.staff_notifications = notifications or StaffNotifications()
-        self.observers: tuple[Callable[[Any], Any], ...] = tuple(observers)
-        """Called with every engine event of every run (metrics); unlike `event_hook`, never replaced."""
-        self.run_events = run_events or RunEvents()
-        """Every run's events by thread id, for in-process watchers (the staff console's live run)."""
-        self.metrics = metrics
-        """`bot.observability.ArcaMetrics` when metrics are on: surfaces are timed through it."""
         self.models = models
         """A `ModelRegistry` for per-step models (`/ops draft`); None: every step uses `llm_factory`."""
-        self._llm_slots = asyncio.Semaphore(llm_concurrency)
-        self.run_starts = TurnBudget(RUN_STARTS_PER_TURN)
-        """A burst of messages starts its runs a few dozen per loop turn (see `bot.conversations.pacing`)."""
-        self.engine_steps = TurnBudget(ENGINE_STEPS_PER_TURN)
-        """Model replies that land together are acted on a few per loop turn."""
         self._runs: dict[str, RunState] = {}
         self._askers: OrderedDict[str, str] = OrderedDict()
         if services.notify_staff is None:
             services = replace(services, notify_staff=self.staff_notifications.notify)
-        self.services = services
+        self.deps = RunDeps(
+            store=store,
+            tools=tools,
+            services=services,
+            llm_factory=llm_factory,
+            memory=memory or ThreadMemory(store),
+            clock=clock or (lambda: datetime.now(UTC)),
+            system_prompt=system_prompt,
+            use_native_tools=use_native_tools,
+            max_iterations=max_iterations,
+            run_budget_s=run_budget_s,
+            edit_interval=edit_interval,
+            fact_check=fact_check,
+            attachments=attachments or AttachmentBox(store),
+            llm_slots=asyncio.Semaphore(llm_concurrency),
+            run_events=run_events or RunEvents(),
+            metrics=metrics,
+            observers=tuple(observers),
+            event_hook=event_hook,
+        )
+        """What every run of this process reads (built once; a test swaps it with `dataclasses.replace`)."""
+
+    store = _FromDeps()
+    tools = _FromDeps()
+    services = _FromDeps()
+    llm_factory = _FromDeps()
+    memory = _FromDeps()
+    attachments = _FromDeps()
+    clock = _FromDeps()
+    system_prompt = _FromDeps()
+    use_native_tools = _FromDeps()
+    max_iterations = _FromDeps()
+    run_budget_s = _FromDeps()
+    edit_interval = _FromDeps()
+    fact_check = _FromDeps()
+    llm_slots = _FromDeps()
+    run_events = _FromDeps()
+    metrics = _FromDeps()
+    event_hook = _FromDeps()
+    observers = _FromDeps()
+    run_starts = _FromDeps()
+    engine_steps = _FromDeps()
 
     # ---- identities ----------------------------------------------------------------------
 
@@ -172,11 +192,6 @@ class Conversations:
         return self.staff_notifications.recent
 
     # ---- state ---------------------------------------------------------------------------
-
-    @property
-    def llm_slots(self) -> asyncio.Semaphore:
-        """The LLM concurrency limit every model-driven job shares (runs, `/ops draft`)."""
-        return self._llm_slots
 
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
@@ -225,7 +240,7 @@ class Conversations:
 
     async def handle(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Route one channel message: refuse, run a staff command, store (handoff), queue, or run."""
-        verdict = check_input(incoming.text, max_chars=self.max_message_chars)
+        verdict = incoming.verdict or check_input(incoming.text, max_chars=self.max_message_chars)
         if not verdict.allowed and not (verdict.reason_code == "empty" and incoming.attachments):
             await self.store.audit(
                 actor=incoming.actor.label,
@@ -324,7 +339,7 @@ class Conversations:
             while True:
                 while query is not None:
                     state.run_id = self.new_id()
-                    task = asyncio.create_task(answer(self, state, thread_id, query, surface, untrusted))
+                    task = asyncio.create_task(answer(self.deps, state, thread_id, query, surface, untrusted))
                     state.task = task
                     await asyncio.wait({task})
                     if task.cancelled() or state.stopped:
@@ -365,9 +380,8 @@ class Conversations:
         await self._send_safely(surface, STOPPED_TEXT)
 
     def tools_for(self, actor: Actor) -> ToolRegistry:
-        """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link
-        (the allowlist is enforced in `ToolRegistry.execute`); staff-only tools only for staff."""
-        return self.tools.visible_to(actor)
+        """The tools a run for `actor` sees (`RunDeps.tools_for`)."""
+        return self.deps.tools_for(actor)
 
     async def _send_safely(self, surface: Surface, text: str, *, ephemeral: bool = False) -> None:
         try:

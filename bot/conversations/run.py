@@ -6,24 +6,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.analytics.record import record_run
 from bot.attachments.vision import with_vision
 from bot.conversations.grounding import fact_context
 from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
+from bot.conversations.run_deps import RunDeps
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.conversations.surface import Surface
-from bot.engine.agent import AgentResult, ReActAgent
+from bot.engine.agent import ReActAgent
 from bot.engine.interrupts import InterruptQueue
+from bot.engine.results import AgentResult
 from bot.guards.output import OutputGuard
 from bot.incidents.notice import open_incidents, pinned_notice
 from bot.observability import log_context
 from tools.base import Actor, RequestTrust, ToolContext
-
-if TYPE_CHECKING:
-    from bot.conversations.routing import Conversations
 
 log = logging.getLogger(__name__)
 
@@ -50,41 +49,41 @@ class RunState:
 
 
 async def answer(
-    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
+    deps: RunDeps, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
 ) -> AgentResult:
     """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`.
 
-    Its watchers (`conv.run_events`) always see it end with one `RunEnd`: the delivered answer, or, when
+    Its watchers (`deps.run_events`) always see it end with one `RunEnd`: the delivered answer, or, when
     the run raised or was stopped, the apology or stop notice the channel shows instead. `untrusted` is the
     input guard's verdict on the message(s) in `query`, judged once when they arrived (`Conversations.handle`)."""
     with log_context(thread_id=thread_id, run_id=state.run_id):
         try:
-            await conv.run_starts.wait_turn()
-            return await _answer(conv, state, thread_id, query, surface, untrusted)
+            await deps.run_starts.wait_turn()
+            return await _answer(deps, state, thread_id, query, surface, untrusted)
         except BaseException as exc:
             if state.ended != state.run_id:
                 state.ended = state.run_id
                 locale = detect_locale(query)
                 text = STOPPED_TEXT if isinstance(exc, asyncio.CancelledError) else failure_text(locale)
                 end = RunEvent(state.run_id, RunEnd(text), state.actor, locale)
-                conv.run_events.publish(thread_id, end)
+                deps.run_events.publish(thread_id, end)
             raise
 
 
 async def _answer(
-    conv: Conversations, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
+    deps: RunDeps, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
 ) -> AgentResult:
     actor = state.actor
-    started_at = conv.clock()
+    started_at = deps.clock()
     # A surface may set its own edit pace (the web streams every delta) and watch its run's events.
-    edit_interval = getattr(surface, "edit_interval", conv.edit_interval)
+    edit_interval = getattr(surface, "edit_interval", deps.edit_interval)
     surface_hook = getattr(surface, "on_event", None)
     locale = detect_locale(query)
     renderer = Renderer(
-        surface, edit_interval=edit_interval, locale=locale, tools=conv.tools, observer=conv.metrics
+        surface, edit_interval=edit_interval, locale=locale, tools=deps.tools, observer=deps.metrics
     )
 
-    hub = conv.run_events
+    hub = deps.run_events
     run_id = state.run_id
 
     async def on_event(event: Any) -> None:
@@ -92,49 +91,57 @@ async def _answer(
         await renderer.on_event(event)
         if surface_hook is not None:
             await surface_hook(event)
-        for observer in conv.observers:
+        for observer in deps.observers:
             observer(event)
-        if conv.event_hook is not None:
-            res = conv.event_hook(event)
+        if deps.event_hook is not None:
+            res = deps.event_hook(event)
             if asyncio.iscoroutine(res):
                 await res
 
     # Open incidents' notices are read afresh each run (an update takes effect at once) and ride in the
     # system prompt, which compaction never touches.
-    notice = pinned_notice(await open_incidents(conv.store, actor.player_id), locale)
-    system_prompt = conv.system_prompt if notice is None else f"{conv.system_prompt}\n\n{notice}"
-    async with conv.llm_slots:
-        llm = await with_vision(conv.llm_factory(), conv.attachments, query, state.images)
+    incidents = await open_incidents(deps.store, actor.player_id)
+    notice = pinned_notice(incidents, locale)
+    system_prompt = deps.system_prompt if notice is None else f"{deps.system_prompt}\n\n{notice}"
+    async with deps.llm_slots:
+        llm = await with_vision(deps.llm_factory(), deps.attachments, query, state.images)
         state.images = []  # a follow-up run answers other messages
         agent = ReActAgent(
             llm,
-            conv.tools_for(actor),
-            use_native_tools=conv.use_native_tools,
-            max_iterations=conv.max_iterations,
-            run_budget_s=conv.run_budget_s,
+            deps.tools_for(actor),
+            use_native_tools=deps.use_native_tools,
+            max_iterations=deps.max_iterations,
+            run_budget_s=deps.run_budget_s,
             system_prompt=system_prompt,
-            pace=conv.engine_steps.wait_turn,
+            pace=deps.engine_steps.wait_turn,
         )
         state.trust = RequestTrust(untrusted=untrusted)
         ctx = ToolContext(
             actor=actor,
             thread_id=thread_id,
             run_id=state.run_id,
-            store=conv.store,
+            store=deps.store,
             locale=locale,
-            clock=conv.clock,
-            services=conv.services,
+            clock=deps.clock,
+            services=deps.services,
             trust=state.trust,
         )
-        result = await agent.run(query, ctx, memory=conv.memory, interrupts=state.queue, on_event=on_event)
-        facts = await fact_context(conv, thread_id, run_id=run_id, query=query, result=result)
+        result = await agent.run(query, ctx, memory=deps.memory, interrupts=state.queue, on_event=on_event)
+        facts = await fact_context(
+            deps,
+            thread_id,
+            run_id=run_id,
+            query=query,
+            result=result,
+            notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
+        )
         output_guard = await OutputGuard.for_actor(
-            conv.store,
+            deps.store,
             actor,
             thread_id=thread_id,
             locale=locale,
-            protected_texts=[conv.system_prompt],
-            tools=conv.tools,
+            protected_texts=[deps.system_prompt],
+            tools=deps.tools,
             facts=facts,
         )
         guard = output_guard.stream(outcomes=result.tool_outcomes)
@@ -157,15 +164,15 @@ async def _answer(
     state.ended = run_id
     hub.publish(thread_id, RunEvent(run_id, RunEnd(final), actor, locale))
     await renderer.finish(final)
-    await conv.memory.append_assistant(thread_id, final, run_id=state.run_id)
+    await deps.memory.append_assistant(thread_id, final, run_id=state.run_id)
     result.delivered_answer = final
     await record_run(
-        conv.store,
+        deps.store,
         run_id=state.run_id,
         thread_id=thread_id,
         player=actor.label,
         started_at=started_at,
-        answered_at=conv.clock(),
+        answered_at=deps.clock(),
         locale=locale,
         outcomes=result.tool_outcomes,
     )

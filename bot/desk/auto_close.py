@@ -10,7 +10,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 
 from bot.analytics.staff_response import escalation_timings
-from bot.store import AuditEntry, Store, ThreadMessage
+from bot.store import AuditEntry, Run, Store, ThreadMessage
+from bot.store.desk_claims import claim
 from bot.vocabulary.catalogue import say
 from bot.vocabulary.language import detect_language
 
@@ -30,6 +31,16 @@ def closing_notice(locale: str) -> str:
         "As we have not heard back, this conversation with staff is now closed; write again any time. "
         "Did we help? Let us know with 👍 / 👎.",
     )
+
+
+async def latest_run(store: Store, thread_id: str) -> str | None:
+    """The conversation's latest answer: what the closing notice's 👍 / 👎 rate."""
+    async with store.session() as s:
+        return (
+            await s.execute(
+                select(Run.run_id).where(Run.thread_id == thread_id).order_by(Run.answered_at.desc()).limit(1)
+            )
+        ).scalar_one_or_none()
 
 
 async def closed_escalations(store: Store) -> set[str]:
@@ -68,10 +79,24 @@ async def idle_escalations(store: Store, now: datetime, idle: timedelta) -> list
     return due
 
 
-async def close_idle(store: Store, tell: Tell, now: datetime, idle: timedelta) -> list[int]:
-    """Close every idle escalation once: audit it, then tell the player. Returns the ids closed."""
+async def close_idle(
+    store: Store,
+    tell: Tell,
+    now: datetime,
+    idle: timedelta,
+    *,
+    by: str = "desk",
+    owns: Callable[[str], bool] | None = None,
+) -> list[int]:
+    """Close every idle escalation once across processes (a `close:<id>` claim): audit it, then tell the
+    player. `owns` picks the conversations this process can post into (others are left to theirs).
+    Returns the ids closed."""
     closed: list[int] = []
     for escalation_id, thread_id, locale in await idle_escalations(store, now, idle):
+        if owns is not None and not owns(thread_id):
+            continue
+        if not await claim(store, f"close:{escalation_id}", by=by, now=now):
+            continue  # another process closed it
         await store.audit(
             actor="desk", action=CLOSE_ACTION, thread_id=thread_id, target=f"escalation:{escalation_id}"
         )

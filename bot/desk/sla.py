@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,6 +20,7 @@ from sqlalchemy import select
 from bot.analytics.staff_response import SlaTargets, escalation_timings
 from bot.desk.auto_close import Tell, close_idle, closed_escalations
 from bot.store import AuditEntry, Store
+from bot.store.desk_claims import claim
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +74,23 @@ async def due_reminders(store: Store, targets: SlaTargets, now: datetime) -> lis
 
 
 async def send_reminders(
-    store: Store, notify: Notify, targets: SlaTargets, now: datetime
+    store: Store,
+    notify: Notify,
+    targets: SlaTargets,
+    now: datetime,
+    *,
+    by: str = "desk",
+    wait: timedelta = timedelta(0),
 ) -> list[SlaReminder]:
-    """Audit and post every due reminder once (kind `sla`)."""
-    due = await due_reminders(store, targets, now)
+    """Audit and post every due reminder once across processes (a `sla:<id>:<target>` claim; kind `sla`).
+    `wait`: claim only reminders due that long ago, leaving the first go to a process that posts them in
+    the Discord staff channel."""
+    due = []
+    for r in await due_reminders(store, targets, now):
+        if now < r.due_at - targets.warn_before + wait:
+            continue
+        if await claim(store, f"sla:{r.escalation_id}:{r.target}", by=by, now=now):
+            due.append(r)
     for r in due:
         await store.audit(
             actor="desk",
@@ -110,10 +126,16 @@ class SlaWatch:
         *,
         tell: Tell | None = None,
         close_after: timedelta | None = None,
+        owns: Callable[[str], bool] | None = None,
+        wait: timedelta = timedelta(0),
     ) -> None:
         self.store, self.notify, self.targets, self.clock, self.every = store, notify, targets, clock, every
         self.tell, self.close_after = tell, close_after
         """Idle escalated conversations are closed through `tell` after `close_after` (`bot.desk.auto_close`)."""
+        self.owns, self.wait = owns, wait
+        """The conversations this process closes (None: all), and how long it leaves a due reminder to a
+        Discord process before claiming it (`send_reminders`)."""
+        self.by = f"{socket.gethostname()}:{os.getpid()}"
         self._task: asyncio.Task[None] | None = None
         self.checks = 0
         """Checks done so far (tests wait on it)."""
@@ -133,8 +155,12 @@ class SlaWatch:
         while True:
             try:
                 if self.tell is not None and self.close_after is not None:
-                    await close_idle(self.store, self.tell, self.clock(), self.close_after)
-                await send_reminders(self.store, self.notify, self.targets, self.clock())
+                    await close_idle(
+                        self.store, self.tell, self.clock(), self.close_after, by=self.by, owns=self.owns
+                    )
+                await send_reminders(
+                    self.store, self.notify, self.targets, self.clock(), by=self.by, wait=self.wait
+                )
             except Exception:  # a failed check is retried on the next tick; the watch never dies
                 log.exception("SLA check failed")
             self.checks += 1

@@ -1,7 +1,7 @@
 """The ReAct engine (seed 000): agent loop and synthesis, structured output, tool selection,
 context guard, interrupts, events and prompts."""
 
-from bot.engine.agent import AgentResult, ReActAgent, StopReason, ToolOutcome, parse_action
+from bot.engine.agent import ReActAgent
 from bot.engine.context import ContextGuard, estimate_tokens
 from bot.engine.events import (
     AnswerEvent,
@@ -15,6 +15,8 @@ from bot.engine.events import (
     event_adapter,
 )
 from bot.engine.interrupts import INTERRUPT_PREFIX, InterruptQueue
+from bot.engine.parsing import parse_action
+from bot.engine.results import AgentResult, StopReason, ToolOutcome
 from bot.engine.selection import ToolSelection, select_tools
 from bot.engine.structured import StructuredCallResult, extract_json, structured_llm_call
 

@@ -11,36 +11,13 @@ from typing import Any
 
 from bot.engine.events import Emitter, EventCallback
 from bot.engine.interrupts import InterruptQueue
-from bot.engine.parsing import JsonAction, _JsonAction, parse_action
-from bot.engine.results import AgentResult, StopReason, ToolOutcome
+from bot.engine.results import AgentResult
 from bot.engine.run import AgentRun
 from bot.engine.synthesis import stream_answer
 from bot.engine.trace import format_trace
 from bot.llm.base import LLM
 from bot.memory import ThreadMemory
 from tools.base import ToolContext, ToolRegistry
-
-__all__ = [
-    "STOP_CANCELLED",
-    "STOP_FINAL",
-    "STOP_LLM",
-    "STOP_MAX",
-    "STOP_PARSE",
-    "AgentResult",
-    "EventCallback",
-    "JsonAction",
-    "ReActAgent",
-    "StopReason",
-    "ToolOutcome",
-    "_JsonAction",
-    "parse_action",
-]
-
-STOP_FINAL = StopReason.FINAL_ANSWER
-STOP_MAX = StopReason.MAX_ITERATIONS
-STOP_PARSE = StopReason.PARSE_FAILURE
-STOP_LLM = StopReason.LLM_ERROR
-STOP_CANCELLED = StopReason.CANCELLED
 
 
 class ReActAgent:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from tools.base import Tool, ToolResult
-from tools.requirements import named_order_ids
+from tools.requirements import is_policy_question, named_order_ids
 
 PLACEHOLDER = re.compile(r"…|\.\.\.|<[^>]*>|^\s*$")
 _NUMBER = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(만|천)?")
@@ -68,12 +68,18 @@ def numbers_in(text: str) -> set[str]:
 
 def _refusal(name: str, what: str, player: Iterable[str]) -> ToolResult:
     if name.endswith("id"):
-        ids = named_order_ids("\n".join(player))
-        then = (
-            f"Use the order number the player wrote: {', '.join(ids)}."
-            if ids
-            else "Ask the player for their order number; never guess one."
-        )
+        said = "\n".join(player)
+        ids = named_order_ids(said)
+        if ids:
+            then = f"Use the order number the player wrote: {', '.join(ids)}."
+        elif is_policy_question(said):
+            then = (
+                "The player named no order: they asked about a rule. Call search_policy with their "
+                "question and answer from the passage; ask for an order number only if the question "
+                "is about one order. Never guess one."
+            )
+        else:
+            then = "Ask the player for their order number; never guess one."
     else:
         then = f"Use the {name} the player asked for, or ask the player; never copy the example."
     return ToolResult.error(f"Not run: {what}. {then}", reason="example_value", argument=name)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from bot.engine import fallbacks
+from bot.engine.apply import apply
 from bot.engine.calls import CallIds, ToolCalls
 from bot.engine.context import ContextGuard, estimate_tokens, summary_note, tools_tokens
 from bot.engine.events import (
@@ -29,10 +30,11 @@ from bot.engine.events import (
 )
 from bot.engine.grounding import RequiredCall, missing_calls
 from bot.engine.interrupts import InterruptQueue, interrupt_message
+from bot.engine.outcomes import Stop
 from bot.engine.prompts import loop_system_prompt
 from bot.engine.results import AgentResult, StopReason
 from bot.engine.selection import select_tools
-from bot.engine.steps import json_step, native_step
+from bot.engine.steps import read_json, read_native
 from bot.engine.tool_prompt import describe_tools, player_values
 from bot.llm.base import LLMError, Usage, api_message
 from bot.memory import ThreadMemory
@@ -43,9 +45,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 JSON_OBJECT: dict[str, Any] = {"type": "json_object"}
-
-Stop = tuple[str, StopReason, str | None]
-"""How the loop ended: the answer, why, and an error text for the logs."""
 
 
 class AgentRun:
@@ -141,7 +140,7 @@ class AgentRun:
         started = self.clock()
         if self.agent.run_budget_s:
             self.deadline = started + self.agent.run_budget_s
-        answer, reason, error = "", StopReason.FINAL_ANSWER, None
+        stop = Stop("", StopReason.FINAL_ANSWER)
         try:
             prior = (
                 await self.memory.load(self.ctx.thread_id)
@@ -163,7 +162,7 @@ class AgentRun:
             )
             self.messages = [{"role": "system", "content": system}, *prior]
             await self.add({"role": "user", "content": self.query, "pinned": True}, kind="query")
-            answer, reason, error = await self.loop()
+            stop = await self.loop()
         except asyncio.CancelledError:
             await self.close_open_calls()
             await self.finish_writes(quiet=True)
@@ -172,7 +171,8 @@ class AgentRun:
             await self.finish_writes(quiet=True)
             raise
         await self.finish_writes()
-        leftovers = self.queue.drain() if self.queue is not None else []
+        leftovers = self.take_interrupts()
+        answer, reason, error = stop.answer, stop.reason, stop.error
         elapsed = self.clock() - started
         if error:
             log.info("run stopped (%s): %s", reason, error)
@@ -241,7 +241,7 @@ class AgentRun:
     async def loop(self) -> Stop:
         for iteration in range(1, self.agent.max_iterations + 1):
             if self.queue is not None and self.queue.stop_requested:
-                return fallbacks.stopped_text(self.ctx), StopReason.CANCELLED, None
+                return Stop(fallbacks.stopped_text(self.ctx), StopReason.CANCELLED)
             left = self.remaining()
             if left is not None and left <= 0:
                 return self.out_of_time()
@@ -262,15 +262,13 @@ class AgentRun:
             except TimeoutError as exc:
                 if timeout.expired():
                     return self.out_of_time()
-                return (
-                    fallbacks.llm_error_text(self.ctx, self.calls.outcomes),
-                    StopReason.LLM_ERROR,
-                    repr(exc),
+                return Stop(
+                    fallbacks.llm_error_text(self.ctx, self.calls.outcomes), StopReason.LLM_ERROR, repr(exc)
                 )
             except Exception as exc:  # LLMError, or a broken adapter: end the run, keep the history valid
                 if not isinstance(exc, LLMError):
                     log.exception("loop LLM call raised")
-                return (
+                return Stop(
                     fallbacks.llm_error_text(self.ctx, self.calls.outcomes),
                     StopReason.LLM_ERROR,
                     f"{type(exc).__name__}: {exc}",
@@ -279,29 +277,32 @@ class AgentRun:
                 await self.agent.pace()
             self.usage.add(response.usage)
             self.guard.calibrate(self.raw_estimate, response.usage.prompt_tokens)
-            step = await (native_step if self.native else json_step)(self, response, iteration)
-            if step is not None:
-                return step
+            outcome = (
+                read_native(response, self.ids, lambda: fallbacks.empty_text(self.ctx))
+                if self.native
+                else read_json(response, self.ids)
+            )
+            stop = await apply(self, outcome, iteration)
+            if stop is not None:
+                return stop
             if self.calls.repeated is not None:
                 return self.repeated()
         limit = self.agent.max_iterations
-        return (
-            fallbacks.max_iterations_text(self.ctx, limit, self.calls.outcomes),
-            StopReason.MAX_ITERATIONS,
-            None,
+        return Stop(
+            fallbacks.max_iterations_text(self.ctx, limit, self.calls.outcomes), StopReason.MAX_ITERATIONS
         )
 
     def out_of_time(self) -> Stop:
         budget = self.agent.run_budget_s or 0
         ran = ", ".join(o.name for o in self.calls.outcomes) or "no tools"
         why = f"the run's time budget of {budget:g} s ran out after {self.iterations} model call(s) ({ran})"
-        return fallbacks.budget_text(self.ctx, budget, self.calls.outcomes), StopReason.BUDGET, why
+        return Stop(fallbacks.budget_text(self.ctx, budget, self.calls.outcomes), StopReason.BUDGET, why)
 
     def repeated(self) -> Stop:
         o = self.calls.repeated
         assert o is not None
         why = f"{o.name} failed three times with the same arguments and the same result ({o.result.code})"
-        return fallbacks.repetition_text(self.ctx, self.calls.outcomes), StopReason.REPETITION, why
+        return Stop(fallbacks.repetition_text(self.ctx, self.calls.outcomes), StopReason.REPETITION, why)
 
     async def check_context(self) -> list[dict[str, Any]]:
         """The messages of the next model call as the API takes them, compacted first when they would
@@ -346,7 +347,9 @@ class AgentRun:
 
     # ---- interrupts ------------------------------------------------------------------------
 
-    def drain(self) -> list[str]:
+    def take_interrupts(self) -> list[str]:
+        """The player's messages queued since the last take: the only drain of the queue during a run
+        (`bot.engine.apply` at the points the seed allows, and the leftovers when the loop ends)."""
         return self.queue.drain() if self.queue is not None else []
 
     async def inject(self, texts: list[str]) -> None:

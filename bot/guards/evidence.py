@@ -1,6 +1,6 @@
 """What may back a fact the bot states, built once per run: this run's tool results, earlier tool results
-of the same conversation, the player's own messages, and the bot's fixed texts (coupon rules, catalogue,
-the bot's own stop notices). Pure: the caller reads memory and the rules and hands the texts in.
+of the same conversation, the player's own messages, the open incidents' notices in the run's scope, and
+the bot's fixed texts (coupon rules, catalogue, the bot's own stop notices). Pure: the caller reads memory and the rules and hands the texts in.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ class Evidence:
     number about coupons when no policy passage was searched."""
     order_items: dict[str, str] = field(default_factory=dict)
     """Each order's item as a lookup or a listing named it (this run and earlier in the thread)."""
+    notices: list[Passage] = field(default_factory=list)
+    """The open incidents' notices as sentences: they back what they state, and one about the same
+    thing stands in for a sentence that contradicts it (a time, a date, a duration)."""
 
     def backs(self, fact: Fact) -> bool:
         return fact.key in self.trusted or fact.key in self.player or is_one_unit(fact)
@@ -162,6 +165,18 @@ def _passages(data: Mapping[str, Any]) -> list[Passage]:
     return out
 
 
+def text_passages(texts: Iterable[str], citation: str = "") -> list[Passage]:
+    """Each sentence of `texts` that states a fact, as a passage (an incident notice's sentences)."""
+    out = []
+    for text in texts:
+        for sentence in _sentences(text):
+            sentence = " ".join(sentence.split())
+            facts = tuple(extract_facts(sentence))
+            if facts:
+                out.append(Passage(sentence, citation, facts, grams(sentence)))
+    return out
+
+
 def rules_text(rules: Any) -> str:
     """The coupon rules as sentences: their numbers are the bot's own, in every form a reply writes them."""
     if rules is None:
@@ -230,10 +245,13 @@ def build_evidence(
     earlier_observations: Iterable[str] = (),
     fixed_texts: Iterable[str] = (),
     rules: list[Passage] | None = None,
+    notices: Iterable[str] = (),
 ) -> Evidence:
-    """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice."""
-    ev = Evidence(rules=list(rules or ()))
-    for text in [*fixed_texts, *earlier_observations]:
+    """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice;
+    `notices`: the open incidents' notices in the run's scope (`bot.incidents.open_notices`)."""
+    notices = tuple(notices)
+    ev = Evidence(rules=list(rules or ()), notices=text_passages(notices))
+    for text in [*fixed_texts, *notices, *earlier_observations]:
         ev.add_trusted_text(text)
     for text in player_texts:
         ev.add_player_text(text)

@@ -200,6 +200,9 @@ class FactChecker:
             if passage is not None:
                 p = passage[0]
                 return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+            notice = self._passage(body, f.kind, ev.notices)
+            if notice is not None:  # an open incident's notice says otherwise: its own sentence stands
+                return Finding(f.kind, f.text, "the incident notice says otherwise", notice[0].sentence)
             rule = self._passage(body, f.kind, ev.rules) if f.kind in NUMERIC_KINDS else None
             if rule is not None:
                 return Finding(f.kind, f.text, "the coupon rules say otherwise", rule[0].sentence)

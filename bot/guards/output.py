@@ -90,6 +90,8 @@ class FactContext:
     """The coupon rules as sentences (`bot.guards.evidence.rule_passages`), in the conversation's language."""
     on_withheld: Callable[[str, str], None] | None = None
     """Called with (kind, mode) for each withheld sentence: the metrics counter."""
+    notices: tuple[str, ...] = ()
+    """The open incidents' notices in the run's scope (both languages): a backed source."""
 
     def evidence(self, outcomes: Iterable[Any]) -> Evidence:
         return build_evidence(
@@ -98,6 +100,7 @@ class FactContext:
             earlier_observations=self.earlier_observations,
             fixed_texts=self.fixed_texts,
             rules=list(self.rules),
+            notices=self.notices,
         )
 
 

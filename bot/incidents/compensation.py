@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.incidents.tell import tell_compensated
 from bot.store import RaceLost, Store
 from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS, Plan, Target, decide_batch
@@ -20,9 +21,10 @@ from bot.store.incidents import EXCLUSION_REASONS, Plan, Target, decide_batch
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH = 500
-"""Targets a batch decides in one transaction. Measured (bench/incident_bulk.py, 10,000 orders, SQLite, a
-loaded 2-core machine): 500 gave 6,355–6,716 coupons/s with a worst loop lag of ~53 ms; 250 gave
-3,461–5,848/s and 61–204 ms; 100 gave 1,241/s (per-batch reads dominate)."""
+"""Targets a batch decides in one transaction. On file SQLite a batch runs off the loop thread (its own
+connection on a worker thread), so its size no longer sets the loop's lag: measured (bench/incident_bulk.py,
+10,000 orders, a 2-core machine at load 14) the run's longest loop step took 5.6 ms of CPU, where a
+500-target batch on the loop took 25–190 ms. Smaller batches cost rate (100 gave 1,241/s: per-batch reads)."""
 SAMPLES = 5
 
 
@@ -182,6 +184,7 @@ async def run_compensation(
     batch_size: int = DEFAULT_BATCH,
     progress: ProgressSink | None = None,
     valid_days: int = 30,
+    timezone: str = "Asia/Seoul",
 ) -> RunResult:
     """Issue the approved plan's coupons (resumable: run it again after a crash; what exists is kept)."""
     incident = await store.incidents.get(incident_id)
@@ -205,4 +208,6 @@ async def run_compensation(
         await asyncio.sleep(0)  # live conversations run between batches
     if incident.comp_state != "done":
         await store.incidents.set_plan(incident_id, None, state="done", actor=actor)
+    # The conversations that asked are told what they got (once each, whichever run gets here first).
+    await tell_compensated(store, incident_id, timezone=timezone)
     return RunResult(incident_id, issued, already, excluded, spent)

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from bot.ops.drafts import load_draft, save_draft
 from bot.ops.graph import STEP_LABELS, OpsGraph, Progress
-from bot.ops.models import OpsDraft
 from bot.ops.state import OpsState
 from bot.ops.steps import OpsConfig, OpsEnv, StepModels
 from bot.staff import Invocation, Param, StaffCommand, StaffReply
+from bot.store.models import OpsDraft
 from bot.vocabulary.language import detect_language
 from tools.base import Actor, ToolContext
 from tools.ops_readonly import ops_worker_registry

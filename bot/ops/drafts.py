@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.ops.models import OpsDraft
 from bot.ops.state import OpsState
 from bot.store import Store
+from bot.store.models import OpsDraft
 
 
 async def save_draft(

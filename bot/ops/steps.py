@@ -14,7 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bot.engine.agent import STOP_CANCELLED, STOP_LLM, STOP_MAX, ReActAgent, parse_action
+from bot.engine.agent import ReActAgent
+from bot.engine.parsing import parse_action
+from bot.engine.results import StopReason
 from bot.engine.structured import structured_llm_call
 from bot.llm.base import LLM
 from bot.ops.prompts import WORKER_SYSTEM, planner_messages, reflection_messages, worker_query
@@ -124,7 +126,7 @@ async def work_step(state: OpsState, env: OpsEnv) -> StateChanges:
         state.request, state.plan, draft=state.draft, missing=state.missing, feedback=state.reflection
     )
     result = await agent.run(query, env.ctx, on_event=env.on_event)
-    if result.stopped_reason in (STOP_LLM, STOP_MAX, STOP_CANCELLED):
+    if result.stopped_reason in (StopReason.LLM_ERROR, StopReason.MAX_ITERATIONS, StopReason.CANCELLED):
         raise StepFailed(f"the worker stopped ({result.stopped_reason}): {result.error or result.answer}")
     draft = result.answer.strip()
     if not draft:

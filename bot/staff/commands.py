@@ -11,7 +11,7 @@ from sqlalchemy import select
 from bot.attachments.texts import attachment_lines
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES, Order, Player
-from tools import ledger
+from tools import coupon_staff, ledger
 from tools.base import ToolContext
 from tools.money import format_krw
 
@@ -77,7 +77,7 @@ async def cmd_coupon_issue(inv: Invocation, args: dict[str, Any]) -> StaffReply:
 
 async def cmd_coupon_revoke(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     conv = inv.conversations
-    result = await ledger.revoke(
+    result = await coupon_staff.revoke(
         conv.store,
         actor=inv.actor,
         order_id=args["order_id"],
@@ -91,7 +91,7 @@ async def cmd_coupon_revoke(inv: Invocation, args: dict[str, Any]) -> StaffReply
 
 async def cmd_coupon_approve(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     conv = inv.conversations
-    result = await ledger.approve(
+    result = await coupon_staff.approve(
         conv.store,
         actor=inv.actor,
         order_id=args["order_id"],
@@ -104,7 +104,9 @@ async def cmd_coupon_approve(inv: Invocation, args: dict[str, Any]) -> StaffRepl
 
 async def cmd_coupon_list(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     conv = inv.conversations
-    result = await ledger.list_coupons(conv.store, args.get("player_id"), timezone=conv.services.timezone)
+    result = await coupon_staff.list_coupons(
+        conv.store, args.get("player_id"), timezone=conv.services.timezone
+    )
     return _result_reply(result)
 
 

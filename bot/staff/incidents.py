@@ -12,6 +12,9 @@ from bot.incidents.report import build_report, format_report
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store.incident_records import IncidentRecord
 
+PREVIEW_CARD = "incident_preview"
+"""`data["card"]` of a compensation preview: a surface shows it as a card with Approve / Cancel."""
+
 
 def split_notice(text: str) -> tuple[str, str]:
     """`한국어 공지 || English notice` → (ko, en); the English part is optional."""
@@ -140,13 +143,28 @@ async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
                     await sent
 
         result = await run_compensation(
-            store, incident.id, actor=actor, clock=conv.clock, progress=report, valid_days=rules.valid_days
+            store,
+            incident.id,
+            actor=actor,
+            clock=conv.clock,
+            progress=report,
+            valid_days=rules.valid_days,
+            timezone=conv.services.timezone,
         )
         text = (
             f"장애 #{incident.id} 보상 완료 / compensation done: 발급 {result.issued:,}건 · "
             f"{result.spent:,}원 · 이미 발급 {result.already:,} · 제외 {result.excluded:,}"
         )
-        return StaffReply(text, data={"issued": result.issued, "spent": result.spent})
+        return StaffReply(
+            text,
+            ok=result.ok,
+            data={
+                "issued": result.issued,
+                "spent": result.spent,
+                "already": result.already,
+                "excluded": result.excluded,
+            },
+        )
     try:
         plan = parse_plan(incident.id, args["plan"], valid_days=rules.valid_days)
     except ScopeError as exc:
@@ -157,11 +175,19 @@ async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         shown.text(),
         ok=shown.refused is None,
         data={
+            "card": PREVIEW_CARD,
+            "id": incident.id,
+            "title": incident.title,
+            "amount": plan.amount,
+            "per": plan.per,
+            "budget": plan.budget,
+            "player_cap": plan.player_cap,
             "orders": shown.orders,
             "players": shown.players,
             "total": shown.total,
             "excluded": dict(shown.excluded),
             "overrides": shown.overrides,
+            "refused": shown.refused,
         },
     )
 

@@ -41,6 +41,8 @@ class Param:
     """An optional `[channel]`: defaults to the channel the command is typed in."""
     minimum: int | None = None
     """For `int`: the smallest value accepted."""
+    complete: Callable[[Any, str], Awaitable[list[str]]] | None = None
+    """Values to suggest while it is typed, `(conversations, typed) -> values` (Discord's autocomplete)."""
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from bot.store.attachments import AttachmentRow  # registers the table with the schema
 from bot.store.coupons import CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
+from bot.store.desk_claims import DeskClaim  # registers the table with the schema
 from bot.store.models import (
     COUPON_STATUSES,
     ORDER_STATUS_EN,
@@ -24,7 +25,9 @@ from bot.store.models import (
 )
 from bot.store.players import Contacts
 from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
+from bot.store.saved_replies import SavedReply  # registers the table with the schema
 from bot.store.threads import StoredThread
+from bot.store.tickets import Ticket  # registers the table with the schema
 from bot.store.units import RaceLost
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "Coupon",
     "CouponRow",
     "DailyUsage",
+    "DeskClaim",
     "Escalation",
     "Feedback",
     "IssueFacts",
@@ -49,11 +53,13 @@ __all__ = [
     "Run",
     "RunCitation",
     "RunToolCall",
+    "SavedReply",
     "Store",
     "StoreError",
     "StoredThread",
     "ThreadMessage",
     "ThreadState",
     "ThreadSummary",
+    "Ticket",
     "utcnow",
 ]

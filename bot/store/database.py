@@ -191,13 +191,27 @@ class Store:
             yield session
 
     async def run(
-        self, unit: UnitFactory[T], *, write: bool, snapshot: bool = True, plain: bool = False
+        self,
+        unit: UnitFactory[T],
+        *,
+        write: bool,
+        snapshot: bool = True,
+        plain: bool = False,
+        off_loop: bool = False,
     ) -> T:
         """Run a store unit (`bot.store.units`) whole, in one transaction, on the fastest path there is:
         file SQLite on the loop thread (a read without a BEGIN when `snapshot` is False: one statement
         is consistent by itself); PostgreSQL on a plain asyncpg connection when `plain` (the unit
-        touches no JSON column); else the SQLAlchemy engine. For the store's own modules."""
+        touches no JSON column); else the SQLAlchemy engine. A long write (`off_loop`, an incident's
+        grant batch) runs on file SQLite in a worker thread instead. For the store's own modules."""
         direct = self.direct
+        if direct is not None and write and off_loop:
+            thread_statements = direct.thread_statements
+
+            def long_body(conn: sqlite3.Connection) -> T:
+                return sqlite_direct.run_unit(conn, thread_statements, unit())
+
+            return await direct.write_off_loop(long_body)
         if direct is not None:
             statements = direct.statements
 

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import distinct, func, select
 
 from bot.store.coupons import LIVE_STATUSES
+from bot.store.incident_posts import IncidentDeliveries, IncidentPosts
 from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Plan, Target
 from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
@@ -70,6 +71,8 @@ class Incidents:
     def __init__(self, store: UnitRunner) -> None:
         self._store = store
         self.batches = IncidentBatches(store)
+        self.posts = IncidentPosts(store)
+        self.deliveries = IncidentDeliveries(store)
 
     async def _change(
         self, incident_id: int, actor: str, action: str, **values: Any
@@ -249,6 +252,17 @@ class Incidents:
         async with self._store.session() as s:
             n, players, spent = (await s.execute(query)).one()
         return GrantSummary(int(n), int(players), int(spent))
+
+    async def run_counts(self, incident_id: int) -> tuple[int, int]:
+        """(targets excluded so far, grant batches written so far): what any process reads of a run."""
+        excluded = select(func.count(IncidentExclusion.id)).where(
+            IncidentExclusion.incident_id == incident_id
+        )
+        batches = select(func.count(AuditEntry.id)).where(
+            AuditEntry.action == "incident.grant_batch", AuditEntry.target == f"incident:{incident_id}"
+        )
+        async with self._store.session() as s:
+            return int((await s.execute(excluded)).scalar_one()), int((await s.execute(batches)).scalar_one())
 
     async def exclusions(self, incident_id: int) -> list[IncidentExclusion]:
         query = (

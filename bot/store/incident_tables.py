@@ -62,4 +62,38 @@ class IncidentExclusion(Base):
     __table_args__ = (UniqueConstraint("incident_id", "target", name="uq_incident_exclusion_target"),)
 
 
+class IncidentPost(Base):
+    """An incident's notice as posted in one opted-in Discord channel: posted once (the unique key holds
+    across processes and restarts), then edited whenever the notice or the status changes."""
+
+    __tablename__ = "incident_posts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
+    channel_id: Mapped[str] = mapped_column(String(32))
+    message_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    """None while the post is claimed but not yet sent (or its send failed: the next round sends it)."""
+    revision: Mapped[str] = mapped_column(String(32), default="")
+    """`<notice_version>:<status>` the message shows; a different one means: edit it."""
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("incident_id", "channel_id", name="uq_incident_post_channel"),)
+
+
+class IncidentDelivery(Base):
+    """A conversation told what an incident's compensation gave it, through the staff outbox: once per
+    (incident, conversation), whichever process or restart gets there."""
+
+    __tablename__ = "incident_deliveries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    incident_id: Mapped[int] = mapped_column(ForeignKey("incidents.id"), index=True)
+    thread_id: Mapped[str] = mapped_column(String(100))
+    player_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    outbox_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("incident_id", "thread_id", name="uq_incident_delivery_thread"),)
+
+
 INCIDENT_TABLES = ("incidents", "incident_exclusions")

@@ -293,4 +293,5 @@ class IncidentBatches:
             yield Insert(AuditEntry.__table__, AUDIT_COLUMNS, [audit])
             return out
 
-        return await self._store.run(unit, write=True, plain=True)
+        # Hundreds of rows: off the loop thread on file SQLite, so live conversations keep their latency.
+        return await self._store.run(unit, write=True, plain=True, off_loop=True)

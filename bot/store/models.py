@@ -30,12 +30,21 @@ Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback
 version-1 database is upgraded in place by creating them (`UPGRADABLE_FROM`). Version 3
 only adds the staff console's `staff_links` and `staff_sessions`; version 4 only adds `staff_outbox`;
 version 5 only adds the incident tables (`bot.store.incident_tables`); version 6 only adds `policy_gaps`
-(bot/store/policy_gaps.py); version 7 only adds `attachments` (bot/store/attachments.py)."""
+(bot/store/policy_gaps.py); version 7 only adds the tables of `_V7_TABLES`: incident notice posts and
+deliveries, saved replies and the desk's claims (bot/store/saved_replies.py, bot/store/desk_claims.py),
+attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
 _POLICY_GAPS = ("policy_gaps",)
-_ATTACHMENTS = ("attachments",)
+_V7_TABLES = (
+    "incident_posts",
+    "incident_deliveries",
+    "saved_replies",
+    "desk_claims",
+    "attachments",
+    "tickets",
+)
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",
@@ -45,13 +54,13 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_STAFF_CONSOLE_TABLES,
         *_INCIDENT_TABLES,
         *_POLICY_GAPS,
-        *_ATTACHMENTS,
+        *_V7_TABLES,
     ),
-    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_ATTACHMENTS),
-    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_ATTACHMENTS),
-    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_ATTACHMENTS),
-    5: (*_POLICY_GAPS, *_ATTACHMENTS),
-    6: _ATTACHMENTS,
+    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES),
+    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES),
+    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES),
+    5: (*_POLICY_GAPS, *_V7_TABLES),
+    6: _V7_TABLES,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 

@@ -73,7 +73,13 @@ class UnitRunner(Protocol):
     """What the store's parts (`coupons`, `threads`, `players`) need of the `Store` that owns them."""
 
     async def run(
-        self, unit: UnitFactory[T], *, write: bool, snapshot: bool = True, plain: bool = False
+        self,
+        unit: UnitFactory[T],
+        *,
+        write: bool,
+        snapshot: bool = True,
+        plain: bool = False,
+        off_loop: bool = False,
     ) -> T: ...
 
     def session(self) -> AbstractAsyncContextManager[AsyncSession]: ...

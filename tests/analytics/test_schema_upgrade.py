@@ -42,7 +42,8 @@ async def tables_and_version(url: str) -> tuple[set[str], str]:
 def test_version_2_adds_only_tables() -> None:
     assert (
         SCHEMA_VERSION == 7
-    )  # v3: the staff console's tables, v4: its outbox, v5: incidents, v6: policy gaps, v7: attachments
+    )  # v3: the staff console's tables, v4: its outbox, v5: incidents, v6: policy gaps, v7: incident
+    # posts and deliveries, saved replies, desk claims, attachments, tickets
     assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback", *UPGRADABLE_FROM[2]}
 
 

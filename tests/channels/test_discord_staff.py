@@ -45,6 +45,8 @@ async def test_commands_are_synced_once_to_the_configured_guild_with_groups_and_
         "stats",
         "console",
         "incident",
+        "reply",
+        "replies",
     }
     assert {o["name"] for o in commands["ops"]["options"]} == {"draft", "show"}
     incident = {o["name"]: o for o in commands["incident"]["options"]}

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from bench.fake_discord import FakeDiscord
-from bot.channels.renderer import Renderer, SurfaceError, split_message
+from bot.conversations.renderer import Renderer, split_message
+from bot.conversations.surface import SurfaceError
 from tests.channels.conftest import SlowStreamLLM
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL

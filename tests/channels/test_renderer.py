@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.channels.renderer import Renderer, SurfaceError, split_message
+from bot.conversations.renderer import Renderer, split_message
+from bot.conversations.surface import SurfaceError
 
 
 class VirtualClock:

@@ -3,6 +3,8 @@ the bot writes itself when it stops keeps its own numbers; withheld sentences ar
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from tests.conversations.conftest import Harness
@@ -29,7 +31,7 @@ async def test_an_unparseable_runs_invented_number_is_not_delivered(harness: Har
 
 
 async def test_the_bots_own_stop_notice_keeps_its_numbers(harness: Harness) -> None:
-    harness.conv.max_iterations = 2
+    harness.conv.deps = replace(harness.conv.deps, max_iterations=2)
     harness.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
         {"tool": "lookup_order", "args": {"order_id": "ORD002"}},

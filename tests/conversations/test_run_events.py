@@ -5,6 +5,7 @@ answer, or the apology or stop notice when it failed or was stopped)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from bot.channels.recording import RecordingSurface
@@ -102,7 +103,7 @@ async def test_a_run_that_raises_still_ends_for_its_watchers(harness: Harness) -
     def unreachable() -> Any:
         raise RuntimeError("model endpoint unavailable")
 
-    conv.llm_factory = unreachable
+    conv.deps = replace(conv.deps, llm_factory=unreachable)
     actor = await conv.resolve_actor("9001", set())
     outcome: list[Any] = []
 

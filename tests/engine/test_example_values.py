@@ -32,7 +32,24 @@ async def test_an_order_id_the_player_never_wrote_is_not_looked_up_and_the_model
     [outcome] = run.result.tool_outcomes
     assert outcome.result.code == "ERROR" and outcome.result.data["reason"] == "example_value"
     assert "the player did not write ORD001" in outcome.observation
+    assert "Call search_policy with their question" in outcome.observation
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_made_up_id_for_a_message_that_is_no_policy_question_is_answered_by_asking(
+    tools, probe, mode
+):
+    run = await run_scripted(
+        [lookup("ORD001"), {"final": "주문번호를 알려 주세요."}],
+        tools,
+        mode=mode,
+        query="제 주문 좀 확인해 주세요",
+        synthesize=False,
+    )
+    assert probe.calls == []
+    [outcome] = run.result.tool_outcomes
     assert "Ask the player for their order number" in outcome.observation
+    assert "search_policy" not in outcome.observation
 
 
 @pytest.mark.parametrize("mode", MODES)

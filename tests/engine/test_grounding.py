@@ -121,6 +121,9 @@ async def test_a_user_who_may_not_look_up_orders_is_not_sent_back(grounded, mode
         "How many compensation coupons can I get per day?",
         "What is the most reward boxes a maintenance overrun can give?",
         "Is there a refund window for cash items?",
+        "보상 쿠폰 하루 10장이죠?",
+        "매일 받을 수 있는 쿠폰이 5장 맞나요?",
+        "So it's 10 coupons per week, right?",
     ],
 )
 def test_policy_questions_are_recognised_in_both_languages(text):

@@ -12,7 +12,8 @@ from sqlalchemy import select
 from bot.guards.output import OutputGuard, check_claims, parse_claim
 from bot.store import AuditEntry
 from tools.base import Actor, ResultCode, ToolContext, ToolResult, tool
-from tools.ledger import CouponRules, issue_for_player
+from tools.coupon_rules import CouponRules
+from tools.ledger import issue_for_player
 
 from .conftest import NOW
 

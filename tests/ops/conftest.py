@@ -18,7 +18,7 @@ from bot.llm.scripted import ScriptedLLM
 from bot.ops.steps import OpsConfig, OpsEnv, StepModels
 from bot.store import Store
 from tools.base import Actor, ToolContext, ToolServices
-from tools.ledger import CouponRules
+from tools.coupon_rules import CouponRules
 from tools.ops_readonly import ops_worker_registry
 
 FIXED_NOW = datetime.fromisoformat("2026-12-01T10:00:00+09:00")

@@ -10,9 +10,9 @@ from bot.channels.recording import RecordingSurface
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM
 from bot.ops.commands import REPLY_LIMIT, cmd_ops_draft, run_ops_draft
-from bot.ops.models import OpsDraft
 from bot.staff import Invocation, StaffRegistry
 from bot.store import AuditEntry
+from bot.store.models import OpsDraft
 from tests.ops.conftest import (
     ACCEPT,
     CHANNEL,

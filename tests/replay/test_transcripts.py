@@ -13,7 +13,7 @@ from bot.replay.format import Transcript, load_transcript
 from bot.replay.runner import MODES, Replayer
 from tests.replay.conftest import DEMO_CASES, TRANSCRIPTS
 from tools.base import ResultCode
-from tools.ledger import load_coupon_rules
+from tools.coupon_rules import load_coupon_rules
 
 CASE_FILES = sorted(TRANSCRIPTS.glob("*.yaml"))
 

@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 
 from bot.store import Order, Player, Store
 from tools.base import Actor, ToolContext, ToolServices
-from tools.ledger import CouponRules
+from tools.coupon_rules import CouponRules
 
 PG_ENV = "ARCA_TEST_PG_URL"
 CHROMA_ENV = "ARCA_TEST_CHROMA_URL"

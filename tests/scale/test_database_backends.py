@@ -14,7 +14,8 @@ from sqlalchemy.exc import IntegrityError
 from bot.store import SCHEMA_VERSION, AuditEntry, Coupon, Store, StoreError, ThreadMessage
 from bot.store.models import SchemaMeta
 from tools.base import ResultCode
-from tools.ledger import CouponRules, issue_for_player
+from tools.coupon_rules import CouponRules
+from tools.ledger import issue_for_player
 
 from .conftest import LUNA, NOW, asyncpg_dsn
 

@@ -14,34 +14,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from bench.incident_seed import seed_orders
 from bot.incidents import Limits, parse_scope, preview, run_compensation
-from bot.store import Coupon, Order, Player, Store
+from bot.store import Coupon, Order, Store
 from bot.store.incidents import IncidentScope, Plan
+from bot.store.models import Run, RunToolCall, StaffOutbox
 from tests.eventually import eventually
 from tests.scale.conftest import NOW
 
 ROOT = Path(__file__).resolve().parents[2]
 STAFF = "staff:42"
-
-
-async def seed_orders(store: Store, n_orders: int, per_player: int = 5) -> None:
-    """`n_orders` delayed orders, `per_player` for each player (P00000…)."""
-    players = [{"id": f"P{i:05d}", "name": f"p{i}", "locale": "ko"} for i in range(n_orders // per_player)]
-    orders = [
-        {
-            "id": f"O{i:06d}",
-            "player_id": f"P{i // per_player:05d}",
-            "status": "delayed",
-            "item": "굿즈",
-            "amount": 10000,
-            "currency": "KRW",
-            "ordered_at": NOW,
-            "updated_at": NOW,
-        }
-        for i in range(n_orders)
-    ]
-    await store.insert_rows([(Player.__table__, players)])
-    await store.insert_rows([(Order.__table__, orders)])
 
 
 async def approved(
@@ -123,9 +105,46 @@ async def test_kill_9_mid_run_then_restart_issues_exactly_one_coupon_per_order(e
 
 
 @pytest.mark.slow
+async def _askers(store: Store, n: int) -> None:
+    """`n` players (P00000…) who asked about the incident: a run each that called `incident_status`."""
+    runs = [
+        {
+            "run_id": f"ask-{i}",
+            "thread_id": f"discord:7700{i}",
+            "player": f"player:P{i:05d}",
+            "started_at": NOW + timedelta(minutes=1),
+            "answered_at": NOW + timedelta(minutes=1),
+            "locale": "en" if i % 2 else "ko",
+        }
+        for i in range(n)
+    ]
+    calls = [
+        {
+            "run_id": f"ask-{i}",
+            "at": NOW + timedelta(minutes=1),
+            "tool": "incident_status",
+            "code": "OK",
+            "ok": True,
+        }
+        for i in range(n)
+    ]
+    await store.insert_rows([(Run.__table__, runs), (RunToolCall.__table__, calls)])
+
+
+async def _told(store: Store) -> dict[str, list[str]]:
+    async with store.session() as s:
+        rows = (await s.execute(select(StaffOutbox.thread_id, StaffOutbox.text))).all()
+    out: dict[str, list[str]] = {}
+    for thread, text in rows:
+        out.setdefault(thread, []).append(text)
+    return out
+
+
+@pytest.mark.slow
 async def test_two_processes_and_two_approvals_at_once_issue_each_coupon_once(empty_store, db_url):
     await seed_orders(empty_store, 2_000)
     incident_id = await approved(empty_store, (3000, "order", None, None))
+    await _askers(empty_store, 10)
     procs = [await worker(db_url, incident_id, batch=50) for _ in range(2)]
     in_process = [
         run_compensation(empty_store, incident_id, actor=STAFF, clock=lambda: NOW, batch_size=70)
@@ -138,6 +157,11 @@ async def test_two_processes_and_two_approvals_at_once_issue_each_coupon_once(em
     coupons = await incident_coupons(empty_store, incident_id)
     assert issued == len(coupons) == 2_000
     assert len({order for order, _ in coupons}) == 2_000
+    # Every run (four, in three processes) tells the askers at its end: each conversation once, in its language.
+    told = await _told(empty_store)
+    assert sorted(told) == [f"discord:7700{i}" for i in range(10)]
+    assert all(len(texts) == 1 and texts[0].count("ARCA-") == 5 for texts in told.values())
+    assert "3,000 KRW coupon" in told["discord:77001"][0] and "3,000원 쿠폰" in told["discord:77000"][0]
 
 
 async def test_the_budget_stops_issuance_at_the_budget_exactly_and_the_rest_is_excluded(empty_store):

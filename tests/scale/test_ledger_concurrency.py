@@ -9,7 +9,9 @@ from sqlalchemy import func, select
 
 from bot.store import Coupon, Store
 from tools.base import ResultCode
-from tools.ledger import CouponRules, approve, revoke, staff_issue
+from tools.coupon_rules import CouponRules
+from tools.coupon_staff import approve, revoke
+from tools.ledger import staff_issue
 from tools.registry import build_registry
 
 from .conftest import NOW, STAFF

@@ -9,7 +9,7 @@ import pytest
 
 from bot.store import Order, Player, Store
 from tools.base import Actor, ToolContext, ToolServices
-from tools.ledger import CouponRules
+from tools.coupon_rules import CouponRules
 from tools.registry import build_registry
 
 # 2026-03-02 10:00 in Seoul.

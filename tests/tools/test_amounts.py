@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tools.base import ResultCode
+from tools.coupon_rules import CouponRules, check_amount
 from tools.coupons import IssueCouponArgs
-from tools.ledger import CouponRules, check_amount
 
 RULES = CouponRules()
 

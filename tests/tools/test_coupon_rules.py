@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tools.ledger import DEFAULT_RULES_PATH, CouponRules, CouponRulesError, load_coupon_rules
+from tools.coupon_rules import DEFAULT_RULES_PATH, CouponRules, CouponRulesError, load_coupon_rules
 
 
 def test_the_shipped_file_holds_the_documented_numbers() -> None:

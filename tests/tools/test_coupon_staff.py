@@ -9,16 +9,9 @@ from sqlalchemy import select
 
 from bot.store import AuditEntry
 from tools.base import Actor, ResultCode
-from tools.coupon_staff import approval_reason, reject
-from tools.ledger import (
-    CouponRules,
-    active_coupon_for,
-    approve,
-    issue_for_player,
-    list_coupons,
-    revoke,
-    staff_issue,
-)
+from tools.coupon_rules import CouponRules
+from tools.coupon_staff import active_coupon_for, approval_reason, approve, list_coupons, reject, revoke
+from tools.ledger import issue_for_player, staff_issue
 
 from .conftest import LUNA, NOW, STAFF
 

@@ -9,7 +9,8 @@ from sqlalchemy import func, select
 
 from bot.store import Coupon
 from tools.base import ResultCode
-from tools.ledger import CouponRules, staff_issue
+from tools.coupon_rules import CouponRules
+from tools.ledger import staff_issue
 
 from .conftest import STAFF
 

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from bot.store import AuditEntry, Coupon, Order
 from tools.base import ResultCode
-from tools.ledger import CouponRules
+from tools.coupon_rules import CouponRules
 
 from .conftest import LUNA, STAFF, UNLINKED
 
@@ -208,7 +208,7 @@ async def test_daily_amount_cap_says_how_much_is_left(registry, make_ctx):
 
 
 async def test_revoked_coupons_do_not_hold_the_order_or_the_daily_cap(registry, make_ctx, store):
-    from tools.ledger import revoke
+    from tools.coupon_staff import revoke
 
     await issue(registry, make_ctx(), order_id="ORD001", amount=5000)
     assert (await revoke(store, actor=STAFF, order_id="ORD001", reason="test")).ok

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from bot.channels.renderer import status_text
+from bot.conversations.renderer import status_text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.ops_readonly import order_stats
 from tools.registry import build_registry

@@ -24,6 +24,7 @@ from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
 from bot.channels.web.player.feedback import feedback_router
 from bot.channels.web.player.limits import SlidingWindowLimiter
+from bot.channels.web.player.notices import notices_router
 from bot.channels.web.sse.outbox import web_outbox
 from bot.channels.web.sse.registry import StreamRegistry
 from bot.channels.web.staff import install as install_staff_console
@@ -77,6 +78,7 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.include_router(page_router())
     app.include_router(chat_router())
     app.include_router(feedback_router())
+    app.include_router(notices_router())
     app.include_router(attachments_router())
     install_staff_console(app)
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")

@@ -83,6 +83,8 @@ class DirectSQLite:
         self._checkpoint: asyncio.Future[None] | None = None
         self.statements = Statements(dialect)
         """This connection's compiled statements (once per statement object)."""
+        self.thread_statements = Statements(dialect)
+        """The compiled statements of the units run off the loop (`write_off_loop`), kept apart."""
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -206,6 +208,32 @@ class DirectSQLite:
             self._flush.cancel()
         self._flush = loop.call_later(self._delay, self._commit_group)
 
+    async def write_off_loop(self, unit: Callable[[sqlite3.Connection], T]) -> T:
+        """A long write unit (an incident's grant batch: hundreds of rows) in its own transaction on a
+        worker thread, with a connection of its own, so the loop keeps serving live conversations
+        meanwhile. It waits there for the file's write lock (`busy_timeout`); the loop's own writers
+        retry meanwhile, as with any other connection's writer. Same pragmas, same durability."""
+        out = await asyncio.get_running_loop().run_in_executor(None, self._write_in_thread, unit)
+        self._after_commit(1)
+        return out
+
+    def _write_in_thread(self, unit: Callable[[sqlite3.Connection], T]) -> T:
+        conn = sqlite3.connect(str(self._path), isolation_level=None, timeout=LOCK_WAIT_S)
+        try:
+            for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
+                conn.execute(f"PRAGMA {pragma}")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = unit(conn)
+                conn.execute("COMMIT")
+                return out
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        finally:
+            conn.close()
+
     async def read(self, unit: Callable[[sqlite3.Connection], T], *, snapshot: bool = True) -> T:
         """Run `unit(conn)` at once, on one consistent snapshot (a deferred read transaction); a unit of
         one statement (`snapshot=False`) is consistent by itself and spares the BEGIN and COMMIT."""
@@ -296,8 +324,11 @@ def run_unit(conn: sqlite3.Connection, statements: Statements, unit: Unit[T]) ->
                 prepared = statements(insert_statement(op.table, op.columns))
                 ids = []
                 try:
-                    for row in op.rows:
-                        ids.append(conn.execute(prepared.sql, prepared.args(row)).lastrowid)
+                    if op.ids:
+                        for row in op.rows:
+                            ids.append(conn.execute(prepared.sql, prepared.args(row)).lastrowid)
+                    else:  # one C loop for many rows (a grant batch's hundreds of coupons)
+                        conn.executemany(prepared.sql, [prepared.args(row) for row in op.rows])
                 except sqlite3.IntegrityError as exc:
                     unit.close()
                     raise RaceLost() from exc

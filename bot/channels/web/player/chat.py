@@ -93,7 +93,9 @@ def chat_router() -> APIRouter:
             )
         thread_id = caller.identity.thread_id(body.thread)
         streams: StreamRegistry = request.app.state.streams
-        incoming = Incoming(thread_id, caller.actor, body.message, ref=None, attachments=list(files))
+        incoming = Incoming(
+            thread_id, caller.actor, body.message, ref=None, verdict=verdict, attachments=list(files)
+        )
         conversations = deps.conversations
         guard = await OutputGuard.for_actor(
             conversations.store,

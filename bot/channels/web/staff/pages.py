@@ -44,11 +44,13 @@ STATE_LABELS = {
 NAV = (
     ("conversations", "대화", "Conversations"),
     ("approvals", "승인 대기", "Approvals"),
+    ("incidents", "장애", "Incidents"),
     ("ledger", "쿠폰 원장", "Ledger"),
     ("audit", "감사 기록", "Audit"),
     ("dashboard", "대시보드", "Dashboard"),
     ("policies", "정책", "Policies"),
     ("gaps", "미답변 질문", "Unanswered"),
+    ("replies", "저장 답변", "Saved replies"),
     ("sessions", "세션", "Sessions"),
 )
 

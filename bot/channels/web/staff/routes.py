@@ -20,6 +20,7 @@ from bot.channels.web.staff import auth, charts, dashboard, queries
 from bot.channels.web.staff.attachments import add_attachment_routes, attachment_cards
 from bot.channels.web.staff.auth import SESSION_COOKIE
 from bot.channels.web.staff.gaps import add_gap_routes
+from bot.channels.web.staff.incidents import add_incident_routes
 from bot.channels.web.staff.live import add_live_routes
 from bot.channels.web.staff.pages import (
     ORDER_ID,
@@ -44,8 +45,11 @@ from bot.channels.web.staff.pages import (
     with_console_headers,
     zone_of,
 )
-from bot.store import COUPON_STATUSES
+from bot.channels.web.staff.replies import add_reply_routes
+from bot.channels.web.staff.sla import recent_reminders
+from bot.store import COUPON_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
+from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
 
 
@@ -110,6 +114,7 @@ def staff_router() -> APIRouter:
     # ---- live updates (SSE), before the pages whose paths they would otherwise match -----------------
 
     add_live_routes(router)
+    add_reply_routes(router)
 
     # ---- pages -----------------------------------------------------------------------------------
 
@@ -143,6 +148,7 @@ def staff_router() -> APIRouter:
             search=search,
             more=len(rows) > queries.PAGE_LIMIT,
             live_query=urlencode({"page": page, "q": search}),
+            sla_reminders=await recent_reminders(conversations_of(request).store, utcnow()),
             **flash_of(request),
         )
 
@@ -162,6 +168,7 @@ def staff_router() -> APIRouter:
             reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
             handed_off=await queries.is_handed_off(conv.store, thread_id),
             replies=await reply_statuses(conv.store, thread_id),
+            saved_replies=await list_replies(conv.store),
             attachments=await attachment_cards(conv, thread_id),
             **flash_of(request),
         )
@@ -320,6 +327,7 @@ def staff_router() -> APIRouter:
         return back(request, "/staff/sessions")
 
     add_gap_routes(router)
+    add_incident_routes(router)
     add_attachment_routes(router)
 
     # Anything else under /staff: 401 without a session (never a 404 that tells what exists).

@@ -7,7 +7,9 @@ window.ArcaWidgetFeedback = (function () {
 
   // `run` (the `done` event's run_id, or the history's) names the answer, so a vote on an earlier
   // answer goes to that answer; without it the server takes the thread's latest.
-  function attach(li, run, { thread, t, headers }) {
+  // `person` (optional): the "상담원 연결 / Talk to a person" button beside the thumbs; a press sends the
+  // request words, which the server turns into an escalation with no model call.
+  function attach(li, run, { thread, t, headers, person }) {
     const row = el("div", "feedback");
     row.append(el("span", "feedback-label", t("helpful")));
     for (const [vote, emoji] of [["up", "👍"], ["down", "👎"]]) {
@@ -35,6 +37,15 @@ window.ArcaWidgetFeedback = (function () {
         }
       });
       row.append(button);
+    }
+    if (person) {
+      const ask = el("button", "person-request", t("person"));
+      ask.type = "button";
+      ask.addEventListener("click", () => {
+        ask.disabled = true;
+        person();
+      });
+      row.append(ask);
     }
     li.append(row);
   }

@@ -114,6 +114,7 @@
     return view.turn && !view.turn.finished ? view.turn : newTurn(view);
   }
 
+  const incidents = window.ArcaWidgetIncidents.create({ headers: () => headers(), lang: () => state.lang, t });
   const steps = window.ArcaWidgetSteps.create({ t, lang: () => state.lang, debug: () => state.debug });
   const { toolCard, finishCard, label } = steps;
 
@@ -204,7 +205,8 @@
   }
 
   function addFeedback(li, run) {
-    window.ArcaWidgetFeedback.attach(li, run, { thread: state.thread, t, headers });
+    const person = () => send(t("person_words"));
+    window.ArcaWidgetFeedback.attach(li, run, { thread: state.thread, t, headers, person });
   }
 
   // ---- HTTP --------------------------------------------------------------------------------------
@@ -370,6 +372,7 @@
       attach.setMax(status.max_attachment_bytes);
       applyLanguage();
       if (!status.llm) showNotice(t("no_llm"));
+      incidents.refresh();
       await loadHistory();
       idle.start();
     } catch (e) {
@@ -406,6 +409,7 @@
   $("lang").addEventListener("click", () => {
     state.lang = state.lang === "ko" ? "en" : "ko";
     applyLanguage();
+    incidents.refresh();
   });
 
   // A page that embeds the widget in an iframe may hand over a fresh token.

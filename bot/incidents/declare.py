@@ -1,0 +1,46 @@
+"""Declaring an incident with a start time and an optional planned end (the staff web console's form):
+the same `store.incidents.open` as `/incident open` and the CLI, then the planned end, audited."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from bot.store import Store
+from bot.store.incident_records import IncidentRecord
+from bot.store.incident_tables import Incident
+from bot.store.incidents import IncidentScope
+from bot.store.models import AuditEntry
+
+
+async def declare(
+    store: Store,
+    *,
+    title: str,
+    notice_ko: str,
+    notice_en: str,
+    scope: IncidentScope,
+    start: datetime,
+    end: datetime | None,
+    actor: str,
+) -> IncidentRecord:
+    """Open the incident from `start`; a planned `end` is kept as its end until it is closed."""
+    incident = await store.incidents.open(
+        title=title, notice_ko=notice_ko, notice_en=notice_en, scope=scope, actor=actor, now=start
+    )
+    if end is None:
+        return incident
+    async with store.session() as s, s.begin():
+        row = await s.get(Incident, incident.id, with_for_update=True)
+        assert row is not None
+        row.ended_at = end
+        s.add(
+            AuditEntry(
+                actor=actor,
+                action="incident.planned_end",
+                target=f"incident:{incident.id}",
+                code="OK",
+                detail=json.dumps({"ended_at": end.isoformat()}),
+            )
+        )
+    return await store.incidents.get(incident.id) or incident

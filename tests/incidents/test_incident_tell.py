@@ -1,0 +1,85 @@
+"""Each conversation that asked about an incident (a run that called `incident_status` during it) is told
+what the compensation gave it — amount, coupon code, expiry, in its language — through the staff outbox,
+exactly once: a second approval, a second run of the telling at the same time, or a restart add nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from bot.app import App, build_app
+from bot.channels.recording import RecordingSurface
+from bot.config import load_settings
+from bot.conversations import Incoming, TurnOutcome
+from bot.incidents.tell import tell_compensated
+from bot.llm.scripted import ScriptedLLM
+from bot.store import Coupon, Store
+from bot.store.models import StaffOutbox
+from tests.fakes.knowledge import EmptyPolicyIndex
+
+STAFF_ROLE = "Support Staff"
+
+
+@pytest.fixture
+async def app(seeded_store: Store, tmp_path: Any) -> App:
+    settings = load_settings(data_dir=tmp_path / "var", edit_interval=0.0)
+    return await build_app(
+        settings,
+        llm_factory=lambda: ScriptedLLM(
+            [{"tool": "incident_status", "args": {}}, {"final": "확인했습니다."}]
+        ),
+        store=seeded_store,
+        policy_index=EmptyPolicyIndex(),
+    )
+
+
+async def _say(app: App, who: str, text: str, thread: str, roles: set[str] | None = None) -> TurnOutcome:
+    actor = await app.conversations.resolve_actor(who, roles or set())
+    return await app.conversations.handle(Incoming(thread, actor, text), RecordingSurface())
+
+
+async def _outbox(store: Store) -> dict[str, list[str]]:
+    async with store.session() as s:
+        rows = (await s.execute(select(StaffOutbox.thread_id, StaffOutbox.text))).all()
+    out: dict[str, list[str]] = {}
+    for thread, text in rows:
+        out.setdefault(thread, []).append(text)
+    return out
+
+
+async def test_askers_are_told_their_coupons_once_in_their_language(app: App) -> None:
+    staff = {"roles": {STAFF_ROLE}}
+    opened = await _say(
+        app,
+        "42",
+        '/incident open "택배 지연" players=P100,P200 배송이 3일 늦어집니다. || Deliveries are 3 days late.',
+        "console:staff",
+        **staff,
+    )
+    incident_id = opened.reply.data["id"]
+    await _say(app, "9001", "제 택배 언제 와요? 보상 있나요?", "discord:9001")
+    await _say(app, "9002", "Is my delivery late? Any compensation?", "discord:9002")
+    await _say(app, "42", f"/incident compensate {incident_id} 3000 per=order", "console:staff", **staff)
+    done = await _say(app, "42", f"/incident compensate {incident_id} approve", "console:staff", **staff)
+    assert done.reply.data["issued"] >= 2
+
+    told = await _outbox(app.store)
+    assert sorted(told) == ["discord:9001", "discord:9002"]
+    async with app.store.session() as s:
+        coupons = (await s.execute(select(Coupon).where(Coupon.player_id == "P100"))).scalars().all()
+    [ko] = told["discord:9001"]
+    assert "쿠폰이 발급되었습니다" in ko and "3,000원 쿠폰" in ko and "까지 사용 가능" in ko
+    assert all(c.code in ko for c in coupons if (c.reason or "").startswith("incident:"))
+    [en] = told["discord:9002"]
+    assert "3,000 KRW coupon" in en and "valid until" in en and "원" not in en
+
+    await _say(app, "42", f"/incident compensate {incident_id} approve", "console:staff", **staff)
+    again = await asyncio.gather(*(tell_compensated(app.store, incident_id) for _ in range(3)))
+    assert again == [0, 0, 0]
+    assert {k: len(v) for k, v in (await _outbox(app.store)).items()} == {
+        "discord:9001": 1,
+        "discord:9002": 1,
+    }
