@@ -73,6 +73,13 @@ async def test_a_screenshot_goes_with_the_message_and_only_its_uploader_and_staf
     assert again.status_code == 400 and again.json()["error"] == "attachment_not_found"
 
     assert (await web.client().get(f"/staff/attachments/{attachment_id}")).status_code == 401
+    other_site = await player.post(
+        "/api/attachments",
+        params={"name": "x.png"},
+        content=image,
+        headers={"Origin": "https://evil.example"},
+    )
+    assert other_site.status_code == 403
     staff = await sign_in(web)
     served = await staff.client.get(f"/staff/attachments/{attachment_id}")
     assert (

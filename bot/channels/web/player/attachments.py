@@ -13,6 +13,7 @@ from bot.attachments import AttachmentBox, Refusal, StoredAttachment, Upload
 from bot.attachments.texts import refusal_text
 from bot.channels.web.attachment_response import attachment_response
 from bot.channels.web.deps import WebError, deps_of
+from bot.channels.web.json_body import check_same_site
 from bot.channels.web.player.callers import Caller, client_address, resolve_caller, set_visitor_cookie
 from bot.channels.web.player.limits import check_all
 
@@ -23,6 +24,7 @@ def attachments_router() -> APIRouter:
     @router.post("/attachments")
     async def upload(request: Request) -> Response:
         deps = deps_of(request)
+        check_same_site(request)  # another site's page cannot upload into a visitor's files
         caller = resolve_caller(request)
         limit_id, limit_ip = request.app.state.limits
         wait = check_all([(limit_id, caller.identity.key), (limit_ip, client_address(request))])

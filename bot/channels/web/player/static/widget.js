@@ -36,6 +36,9 @@
     const v = TEXT[state.lang][key];
     return typeof v === "function" ? v(...args) : v;
   };
+  const attach = window.ArcaWidgetAttach.create({
+    composer: form, input, dropZone: document.querySelector("main.chat"), headers, lang: () => state.lang,
+  });
 
   // ---- page text ----------------------------------------------------------------------------------
 
@@ -53,6 +56,7 @@
       $("who").textContent = state.identity.kind === "player" ? t("subtitle_player", state.identity.player_id) : t("subtitle_anon");
     }
     document.title = t("title");
+    attach.label();
   }
 
   function showNotice(text) {
@@ -300,13 +304,19 @@
   }
 
   async function post(text) {
+    // A refused file is said in the message's language (Hangul → Korean), like the bot's replies.
+    const replyLang = /[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]/.test(text) ? "ko" : text ? "en" : state.lang;
+    const files = attach.pending() ? await attach.take(replyLang) : { ids: [], names: [], refusals: [] };
     const bubble = addUser(text);
+    for (const name of files.names) bubble.appendChild(el("div", "files", attach.attachedText(name)));
+    for (const refusal of files.refusals) bubble.appendChild(el("div", "note", "⚠ " + refusal));
+    if (!text && !files.ids.length) return;
     let response;
     try {
       response = await fetch("api/chat", {
         method: "POST",
         headers: headers({ "Content-Type": "application/json" }),
-        body: JSON.stringify({ thread: state.thread, message: text }),
+        body: JSON.stringify({ thread: state.thread, message: text, attachments: files.ids }),
         credentials: "same-origin",
       });
     } catch (e) {
@@ -333,7 +343,7 @@
     if (response.status !== 200) return;
     const body = await response.json();
     for (const m of body.messages) {
-      if (m.role === "user") addUser(m.content);
+      if (m.role === "user") attach.addUserWithFiles(addUser, m.content);
       else {
         const li = addBotText(m.content);
         if (m.by === "staff") markStaff(li, m.staff_name);
@@ -359,6 +369,7 @@
       state.identity = status.identity;
       state.debug = status.debug === true && params.get("debug") === "1";
       if (status.max_message_chars) input.maxLength = status.max_message_chars;
+      attach.setMax(status.max_attachment_bytes);
       applyLanguage();
       if (!status.llm) showNotice(t("no_llm"));
       incidents.refresh();
@@ -374,7 +385,7 @@
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = input.value.trim();
-    if (!text) return;
+    if (!text && !attach.pending()) return;
     input.value = "";
     autosize();
     send(text);
