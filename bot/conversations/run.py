@@ -74,9 +74,9 @@ async def _answer(
 ) -> AgentResult:
     actor = state.actor
     started_at = conv.clock()
-    # A surface may set its own edit pace (the web streams every delta) and watch its run's events.
-    edit_interval = getattr(surface, "edit_interval", conv.edit_interval)
-    surface_hook = getattr(surface, "on_event", None)
+    # A channel may declare its own edit pace (the web streams every delta).
+    declared = surface.traits.edit_interval
+    edit_interval = conv.edit_interval if declared is None else declared
     locale = detect_locale(query)
     renderer = Renderer(
         surface, edit_interval=edit_interval, locale=locale, tools=conv.tools, observer=conv.metrics
@@ -84,12 +84,12 @@ async def _answer(
 
     hub = conv.run_events
     run_id = state.run_id
+    await surface.start_run(run_id)  # what the channel shows from here on is this run's reply
 
     async def on_event(event: Any) -> None:
         hub.publish(thread_id, RunEvent(run_id, event, actor, locale))
         await renderer.on_event(event)
-        if surface_hook is not None:
-            await surface_hook(event)
+        await surface.on_event(event)
         for observer in conv.observers:
             observer(event)
         if conv.event_hook is not None:
