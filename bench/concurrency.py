@@ -27,6 +27,7 @@ if __package__ in (None, ""):
 from bot.app import build_app, make_policy_index
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
+from bot.conversations.surface import ChannelTraits, SurfaceBase
 from bot.llm.function import FunctionLLM, around
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Order, Player, Store
@@ -50,10 +51,10 @@ def latency_llm(steps: list[dict[str, Any]], *, latency: float) -> FunctionLLM:
     return around(ScriptedLLM(steps), lambda _request: asyncio.sleep(latency))
 
 
-class NullSurface:
+class NullSurface(SurfaceBase):
     """A channel that shows nothing and costs nothing (the streaming bench measures the surface)."""
 
-    max_chars = 2000
+    traits = ChannelTraits(max_chars=2000)
 
     async def send(self, text: str) -> int:
         return 0

@@ -34,24 +34,21 @@ def rss_kb(field: str = "VmRSS") -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-class _Quiet:
-    max_chars = 2000
-
-    async def send(self, text: str) -> int:
-        return 0
-
-    async def edit(self, handle: Any, text: str) -> None:
-        return None
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        return None
-
-
 async def _child(threads: int) -> dict[str, Any]:
     from bot.app import build_app
     from bot.config import load_settings
     from bot.conversations import Incoming
+    from bot.conversations.surface import ChannelTraits, SurfaceBase
     from bot.llm.scripted import ScriptedLLM
+
+    class _Quiet(SurfaceBase):
+        traits = ChannelTraits(max_chars=2000)
+
+        async def send(self, text: str) -> int:
+            return 0
+
+        async def edit(self, handle: Any, text: str) -> None:
+            return None
 
     baseline = rss_kb()
     scripts: list[list[dict[str, Any]]] = [

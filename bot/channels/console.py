@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bot.conversations import Conversations, Incoming
+from bot.conversations.surface import ChannelTraits, SurfaceBase
 from bot.incidents import progress
 from bot.vocabulary import ThreadId
 
@@ -48,10 +49,11 @@ def terminal_safe(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-class ConsoleSurface:
-    """Messages are printed once; an edit that extends a message prints only the new text."""
+class ConsoleSurface(SurfaceBase):
+    """Messages are printed once; an edit that extends a message prints only the new text. The status line
+    is printed dim, once per change."""
 
-    max_chars = 100_000
+    traits = ChannelTraits(max_chars=100_000)
 
     def __init__(self, out: TextIO | None = None, *, color: bool | None = None) -> None:
         self.out = out or sys.stdout
@@ -69,28 +71,31 @@ class ConsoleSurface:
             self._write("\n")
             self._current = None
 
+    async def status(self, text: str, handle: Any | None) -> int:
+        text = terminal_safe(text)
+        if handle is None:
+            handle = len(self._texts)
+        elif self._texts.get(handle) == text and handle in self._status:
+            return handle
+        self._texts[handle] = text
+        self._status.add(handle)
+        self._end_line()
+        self.console.print(f"[dim]{escape(text)}[/dim]")
+        return handle
+
     async def send(self, text: str) -> int:
         text = terminal_safe(text)
         self._end_line()
         handle = len(self._texts)
         self._texts[handle] = text
-        if text.startswith("⏳"):
-            self._status.add(handle)
-            self.console.print(f"[dim]{escape(text)}[/dim]")
-        else:
-            self._write("🤖 " + text)
-            self._current = handle
+        self._write("🤖 " + text)
+        self._current = handle
         return handle
 
     async def edit(self, handle: Any, text: str) -> None:
         text = terminal_safe(text)
         old = self._texts.get(handle, "")
         self._texts[handle] = text
-        if text.startswith("⏳"):
-            if text != old:
-                self._end_line()
-                self.console.print(f"[dim]{escape(text)}[/dim]")
-            return
         if handle in self._status:
             # The status message turns into the answer.
             self._status.discard(handle)
@@ -109,11 +114,11 @@ class ConsoleSurface:
         self._end_line()
         self.console.print(f"[dim]{emoji} (추가 메시지를 작업 중인 답변에 전달했습니다)[/dim]")
 
-    async def send_ephemeral(self, text: str) -> None:
+    async def ephemeral(self, text: str) -> None:
         self._end_line()
         self.console.print(terminal_safe(text), markup=False)
 
-    def finish_turn(self) -> None:
+    def end_turn(self) -> None:
         self._end_line()
 
 
@@ -155,7 +160,7 @@ async def run_console(
     actor = await conversations.resolve_actor(discord_id, roles, display_name=f"console:{discord_id}")
 
     async def staff_sink(kind: str, payload: dict[str, Any]) -> None:
-        surface.finish_turn()
+        surface.end_turn()
         surface.console.print(
             f"[bold magenta]📣 staff channel · {escape(kind)}[/bold magenta] {escape(terminal_safe(str(payload)))}",
             markup=True,
@@ -192,7 +197,7 @@ async def run_console(
             await submit(line)
             await asyncio.gather(*tasks)
             await conversations.wait_idle(thread)
-            surface.finish_turn()
+            surface.end_turn()
         return 0
 
     from prompt_toolkit import PromptSession

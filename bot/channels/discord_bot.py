@@ -1,6 +1,6 @@
 """The Discord channel: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and shows
-replies through `DiscordSurface` (the Renderer's Surface over Discord messages); `discord_launch` and
-`run_client` (`bot.channels.discord_launch`, named here too) are what `bot.serve` starts it with. Every decision about a message (guards, commands, runs, interrupts) is
+replies through `DiscordSurface` (`bot.channels.discord_surface`); `discord_launch` and `run_client`
+(`bot.channels.discord_launch`, named here too) are what `bot.serve` starts it with. Every decision about a message (guards, commands, runs, interrupts) is
 made by `Conversations`; this module only decides which messages are addressed to the bot.
 """
 
@@ -10,11 +10,9 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Awaitable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import discord
 from discord.ext import commands
 
@@ -35,10 +33,10 @@ from bot.channels.discord_staff import (
     install_staff_commands,
     role_names,
 )
+from bot.channels.discord_surface import NO_MENTIONS, DiscordSurface
 from bot.channels.discord_tickets import TicketDesk
 from bot.conversations import Incoming
-from bot.conversations.renderer import DISCORD_LIMIT, split_message, status_text
-from bot.conversations.surface import SurfaceError
+from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.desk.sla import SlaWatch
 from bot.vocabulary import ThreadId
 
@@ -48,17 +46,6 @@ if TYPE_CHECKING:
     from bot.sharding import ShardPlan
 
 log = logging.getLogger(__name__)
-
-NO_MENTIONS = discord.AllowedMentions.none()
-STATUS_PREFIX = status_text(None, "ko").split(" ", 1)[0]
-"""Status lines (tool progress) start with this; while one is shown, Discord shows "typing…"."""
-
-TYPING_REFRESH = 8.0
-"""Discord's typing indicator lasts about 10 s per request."""
-TYPING_MAX = 300.0
-"""Never show "typing…" longer than this, whatever happens to the run."""
-
-T = TypeVar("T")
 
 
 def bot_intents() -> discord.Intents:
@@ -76,95 +63,6 @@ def thread_id_of_message(message: discord.Message) -> str:
     if message.guild is None:
         return ThreadId.dm(message.author.id)
     return ThreadId.discord(message.channel.id)
-
-
-async def _discord_call(awaitable: Awaitable[T]) -> T:
-    """Turn Discord/network failures into `SurfaceError`, on which the Renderer sends a new message.
-
-    discord.py has already retried 429s (with `Via`) and 500/502/504 by the time an error gets here.
-    """
-    try:
-        return await awaitable
-    except discord.HTTPException as exc:
-        raise SurfaceError(f"Discord HTTP {exc.status}: {exc.text or exc}") from exc
-    except (discord.RateLimited, aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise SurfaceError(f"{type(exc).__name__}: {exc}") from exc
-
-
-class DiscordSurface:
-    """The Renderer's Surface over one channel; messages are the handles it edits.
-
-    `author` is who the incoming message came from: ephemeral replies (text-form staff commands typed
-    into a channel) go to them by DM, since a plain channel message cannot be ephemeral.
-    """
-
-    max_chars = DISCORD_LIMIT
-
-    def __init__(
-        self,
-        channel: discord.abc.Messageable,
-        *,
-        author: discord.abc.User | None = None,
-        typing: bool = True,
-    ) -> None:
-        self.channel = channel
-        self.author = author
-        self.typing = typing
-        self._typing_task: asyncio.Task[None] | None = None
-        self.last_sent: tuple[Any, str] | None = None
-
-    async def send(self, text: str) -> discord.Message:
-        self._typing_while(text)
-        sent = await _discord_call(self.channel.send(text, allowed_mentions=NO_MENTIONS))
-        self.last_sent = (sent, text)  # the feedback buttons go under the answer's last message
-        return sent
-
-    async def edit(self, handle: Any, text: str) -> None:
-        self._typing_while(text)
-        await _discord_call(handle.edit(content=text, allowed_mentions=NO_MENTIONS))
-        self.last_sent = (handle, text)
-
-    async def delete(self, handle: Any) -> None:
-        await _discord_call(handle.delete())
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        if isinstance(ref, discord.Message):
-            await _discord_call(ref.add_reaction(emoji))
-
-    async def send_ephemeral(self, text: str) -> None:
-        chunks = split_message(text or "…", DISCORD_LIMIT)
-        if self.author is not None and not isinstance(self.channel, discord.DMChannel):
-            try:
-                for chunk in chunks:
-                    await self.author.send(chunk, allowed_mentions=NO_MENTIONS)
-                return
-            except discord.Forbidden:
-                log.info("DMs closed for %s; replying in the channel instead", self.author.id)
-            except discord.HTTPException as exc:
-                raise SurfaceError(f"Discord HTTP {exc.status}: {exc.text or exc}") from exc
-        for chunk in chunks:
-            await _discord_call(self.channel.send(chunk, allowed_mentions=NO_MENTIONS))
-
-    # Typing indicator while a tool runs: status lines are shown while tools run, answers are not.
-    def _typing_while(self, text: str) -> None:
-        if text.startswith(STATUS_PREFIX):
-            if self.typing and (self._typing_task is None or self._typing_task.done()):
-                self._typing_task = asyncio.create_task(self._keep_typing())
-        else:
-            self.stop_typing()
-
-    async def _keep_typing(self) -> None:
-        for _ in range(int(TYPING_MAX // TYPING_REFRESH)):
-            try:
-                await self.channel.typing()
-            except (discord.HTTPException, aiohttp.ClientError, OSError) as exc:
-                log.debug("typing indicator failed: %s", exc)
-            await asyncio.sleep(TYPING_REFRESH)
-
-    def stop_typing(self) -> None:
-        if self._typing_task is not None:
-            self._typing_task.cancel()
-            self._typing_task = None
 
 
 class ArcaDiscordBot(commands.Bot):
@@ -282,8 +180,10 @@ class ArcaDiscordBot(commands.Bot):
         if message.guild is None:
             return content if self.settings.allow_dms else None
         channel = message.channel
-        in_support = channel.id in self.support_channels or (
-            getattr(channel, "parent_id", None) in self.support_channels or channel.id in self.tickets.threads
+        in_support = (
+            channel.id in self.support_channels
+            or (isinstance(channel, discord.Thread) and channel.parent_id in self.support_channels)
+            or channel.id in self.tickets.threads
         )
         if in_support or mentioned:
             return content

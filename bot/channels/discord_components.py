@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import UTC
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import discord
 
@@ -23,6 +23,9 @@ from bot.channels.discord_staff import role_names
 from bot.vocabulary import ThreadId
 from tools.base import Actor
 from tools.coupon_staff import approve, reject
+
+if TYPE_CHECKING:
+    from bot.channels.discord_surface import DiscordSurface
 
 log = logging.getLogger(__name__)
 
@@ -323,13 +326,15 @@ def feedback_view(run_id: str, thread_id: str | None = None) -> discord.ui.View:
     return view
 
 
-async def attach_feedback(client: Any, surface: Any, thread_id: str, actor: Actor, since: Any) -> None:
+async def attach_feedback(
+    client: Any, surface: DiscordSurface, thread_id: str, actor: Actor, since: Any
+) -> None:
     """Put 👍 / 👎 under the last message of each answer delivered to `actor` in `thread_id` since `since`."""
     from sqlalchemy import select
 
     from bot.store import Run
 
-    last = getattr(surface, "last_sent", None)
+    last = surface.last_sent
     if last is None:
         return
     conv = client.conversations

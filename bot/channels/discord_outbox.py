@@ -26,10 +26,9 @@ def _channel_of(bot: ArcaDiscordBot, thread_id: str) -> discord.abc.Messageable 
     if tid.kind != "discord" or tid.snowflake is None:
         return None
     channel = bot.get_channel(tid.snowflake)
-    guild = getattr(channel, "guild", None)
-    if channel is None or guild is None:
-        return None
-    if bot.shard_plan is not None and not bot.shard_plan.owns_message(guild.id):
+    if not isinstance(channel, discord.abc.GuildChannel | discord.Thread):
+        return None  # not a channel of a server (a DM's thread id has another kind)
+    if bot.shard_plan is not None and not bot.shard_plan.owns_message(channel.guild.id):
         return None  # another process's shard posts it
     return channel  # type: ignore[return-value]
 

@@ -2,7 +2,8 @@
 by editing messages — at most one edit per `edit_interval` per message, continued in a new message
 past the surface's length limit, and a final edit that always lands.
 
-Channels implement the small `Surface` protocol (send, edit, react); nothing here knows Discord.
+Channels implement the `Surface` protocol: the status line goes out by `status`, answer text by `send`
+and `edit`, so a channel never has to tell them apart by their text. Nothing here knows Discord.
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ class _Message:
     handle: Any
     shown: str
     last_edit: float
+    status: bool = False
+    """The message shows the status line (not yet answer text)."""
     pending: str | None = None
+    pending_status: bool = False
     flush: asyncio.Task[None] | None = None
 
 
@@ -122,7 +126,7 @@ class Renderer:
 
     @property
     def limit(self) -> int:
-        return getattr(self.surface, "max_chars", DISCORD_LIMIT)
+        return self.surface.traits.max_chars
 
     # ---- status ---------------------------------------------------------------------------
 
@@ -133,9 +137,9 @@ class Renderer:
         async with self._lock:
             try:
                 if not self._messages:
-                    await self._send_new(text)
+                    await self._send_new(text, status=True)
                 else:
-                    await self._edit_throttled(0, text)
+                    await self._edit_throttled(0, text, status=True)
             except SurfaceError as exc:  # progress only: the answer will still be shown
                 log.warning("status line not shown: %s", exc)
 
@@ -205,7 +209,8 @@ class Renderer:
             if index >= existing:
                 await self._send_new(part)
                 continue
-            if self._messages[index].shown == part or await self._edit_now(index, part, wait=True):
+            shown = self._messages[index]
+            if (shown.shown == part and not shown.status) or await self._edit_now(index, part, wait=True):
                 continue
             log.warning("an edit failed; sending the rest of the final answer as new messages")
             stale = self._messages[index:existing]
@@ -221,12 +226,11 @@ class Renderer:
     async def _discard(self, msg: _Message) -> None:
         """Delete a message that no longer belongs to the answer (or blank it when deleting is not
         possible); best effort, the answer itself has landed."""
-        delete = getattr(self.surface, "delete", None)
         try:
-            if delete is not None:
-                await delete(msg.handle)
+            if self.surface.traits.deletes:
+                await self.surface.delete(msg.handle)
             elif msg.shown != "…":
-                await self._timed("edit", self.surface.edit(msg.handle, "…"))
+                await self._timed("edit", self.surface.delete(msg.handle))
                 msg.shown = "…"
         except SurfaceError:
             log.warning("could not clear a stale message")
@@ -257,21 +261,22 @@ class Renderer:
         self.observer.record_edit_latency(time.perf_counter() - start, op=op)
         return result
 
-    async def _send_new(self, text: str) -> None:
-        handle = await self._timed("send", self.surface.send(text))
+    async def _send_new(self, text: str, *, status: bool = False) -> None:
+        call = self.surface.status(text, None) if status else self.surface.send(text)
+        handle = await self._timed("send", call)
         self.sends += 1
-        self._messages.append(_Message(handle=handle, shown=text, last_edit=self.clock()))
+        self._messages.append(_Message(handle=handle, shown=text, last_edit=self.clock(), status=status))
 
-    async def _edit_throttled(self, index: int, text: str) -> None:
+    async def _edit_throttled(self, index: int, text: str, *, status: bool = False) -> None:
         msg = self._messages[index]
-        if text == msg.shown:
+        if text == msg.shown and status == msg.status:
             msg.pending = None
             return
         wait = msg.last_edit + self.edit_interval - self.clock()
         if wait <= 0 and msg.flush is None:
-            await self._edit_now(index, text, wait=False)
+            await self._edit_now(index, text, wait=False, status=status)
             return
-        msg.pending = text
+        msg.pending, msg.pending_status = text, status
         if msg.flush is None:
             msg.flush = asyncio.create_task(self._flush_later(index, max(wait, 0.0)))
 
@@ -282,24 +287,26 @@ class Renderer:
             msg.flush = None
             if msg.pending is not None and not self._finished:
                 text, msg.pending = msg.pending, None
-                await self._edit_now(index, text, wait=True)
+                await self._edit_now(index, text, wait=True, status=msg.pending_status)
 
-    async def _edit_now(self, index: int, text: str, *, wait: bool) -> bool:
-        """One edit; False when it failed (the caller decides what then)."""
+    async def _edit_now(self, index: int, text: str, *, wait: bool, status: bool = False) -> bool:
+        """One edit (of the status line when `status`, else of answer text); False when it failed (the
+        caller decides what then)."""
         msg = self._messages[index]
         msg.pending = None
-        if text == msg.shown:
+        if text == msg.shown and status == msg.status:
             return True
         if wait:
             delay = msg.last_edit + self.edit_interval - self.clock()
             if delay > 0:
                 await self.sleep(delay)
         try:
-            await self._timed("edit", self.surface.edit(msg.handle, text))
+            call = self.surface.status(text, msg.handle) if status else self.surface.edit(msg.handle, text)
+            await self._timed("edit", call)
         except SurfaceError as exc:
             log.warning("edit failed: %s", exc)
             return False
         self.edits += 1
-        msg.shown = text
+        msg.shown, msg.status = text, status
         msg.last_edit = self.clock()
         return True

@@ -388,11 +388,7 @@ class Conversations:
 
     async def _send_safely(self, surface: Surface, text: str, *, ephemeral: bool = False) -> None:
         try:
-            sender = getattr(surface, "send_ephemeral", None) if ephemeral else None
-            if sender is not None:
-                await sender(text)
-            else:
-                await surface.send(text)
+            await (surface.ephemeral(text) if ephemeral else surface.notice(text))
         except SurfaceError:
             log.exception("could not deliver a reply")
 

@@ -83,9 +83,9 @@ async def _answer(
 ) -> AgentResult:
     actor = state.actor
     started_at = deps.clock()
-    # A surface may set its own edit pace (the web streams every delta) and watch its run's events.
-    edit_interval = getattr(surface, "edit_interval", deps.edit_interval)
-    surface_hook = getattr(surface, "on_event", None)
+    # A channel may declare its own edit pace (the web streams every delta).
+    declared = surface.traits.edit_interval
+    edit_interval = deps.edit_interval if declared is None else declared
     locale = detect_locale(query)
     renderer = Renderer(
         surface, edit_interval=edit_interval, locale=locale, tools=deps.tools, observer=deps.metrics
@@ -93,8 +93,9 @@ async def _answer(
 
     run_id = state.run_id
     info = RunInfo(run_id, thread_id, actor, locale, started_at)
+    await surface.start_run(run_id)  # what the channel shows from here on is this run's reply
     # The live feed first, then what this run's surface shows, then the process's watchers.
-    own = [EventHook(renderer.on_event)] + ([] if surface_hook is None else [EventHook(surface_hook)])
+    own = [EventHook(renderer.on_event), EventHook(surface.on_event)]
     hooks = FanOut([LiveFeed(deps.run_events), *own, *deps.hooks])
 
     async def on_event(event: Any) -> None:

@@ -28,6 +28,7 @@ from sqlalchemy import func, select
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
+from bot.conversations.surface import Surface
 from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
 from bot.llm.scripted import ScriptedLLM
 from bot.replay.expectations import TurnRecord, active_coupons, check_expectations, sent_text
@@ -76,7 +77,7 @@ class Replayer:
         *,
         policy_index: Any = None,
         live_llm_factory: Callable[[], Any] | None = None,
-        surface_factory: Callable[[], Any] | None = None,
+        surface_factory: Callable[[], Surface] | None = None,
         announce: Callable[[Turn], None] | None = None,
         edit_interval: float = 0.0,
     ) -> None:
@@ -183,7 +184,7 @@ class Replayer:
             scripted = ScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
             current["llm"] = recording(scripted, loop_inputs, lambda _n: scripted.current_step)
         rec = TurnRecord()
-        surface = self.surface_factory() if self.surface_factory is not None else RecordingSurface()
+        surface: Surface = self.surface_factory() if self.surface_factory is not None else RecordingSurface()
         if self.announce is not None:
             self.announce(turn)
         pending = sorted(turn.interrupts, key=lambda i: i.after_step)
@@ -236,18 +237,16 @@ class Replayer:
         text = turn.user if turn.user is not None else turn.staff
         outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
         await conv.wait_idle(thread)
-        finish = getattr(surface, "finish_turn", None)
-        if finish is not None:
-            finish()
+        surface.end_turn()
         answers = [r.delivered_answer or r.answer for r in outcome.runs]
         rec.answer = "\n".join(a for a in answers if a) if answers else outcome.answer
         if outcome.reply is not None:
             rec.reply = outcome.reply.text
             rec.denied = outcome.reply.denied
         elif outcome.kind == "refused":
-            rec.reply = getattr(surface, "text", None)
+            rec.reply = shown_text(surface)
         elif outcome.kind == "stopped" and rec.answer is None:
-            rec.answer = getattr(surface, "text", None)
+            rec.answer = shown_text(surface)
         rec.model_inputs = [(step, sent_text(msgs)) for step, msgs in loop_inputs]
         problems: list[str] = []
         if pending:
@@ -262,6 +261,11 @@ class Replayer:
                 problems.append(f"script: [] but the model was called {dict(scripted.calls)}")
         problems += check_expectations(turn, rec, await active_coupons(store))
         return problems
+
+
+def shown_text(surface: Surface) -> str | None:
+    """What the turn's channel showed, where the surface keeps it (the demo's console only prints it)."""
+    return surface.text if isinstance(surface, RecordingSurface) else None
 
 
 async def fact_counts(store: Store) -> tuple[int, int]:

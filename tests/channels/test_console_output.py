@@ -26,12 +26,12 @@ def test_escape_sequences_and_control_characters_are_removed() -> None:
 async def test_the_surface_prints_no_escape_sequence_even_when_one_is_split_across_edits() -> None:
     out = io.StringIO()
     surface = ConsoleSurface(out)
-    handle = await surface.send("⏳ [bold]생각 중\x1b[31m")
+    handle = await surface.status("⏳ [bold]생각 중\x1b[31m", None)
     await surface.edit(handle, "답변: 안녕\x1b[")  # the stream stops inside an escape sequence
     await surface.edit(handle, "답변: 안녕\x1b[2J하세요")
     await surface.edit(handle, "답변: 안녕\x1b[2J하세요\x1b]0;title\x07!")
-    await surface.send_ephemeral("staff \x1b[5m깜빡")
-    surface.finish_turn()
+    await surface.ephemeral("staff \x1b[5m깜빡")
+    surface.end_turn()
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text
     assert "🤖 답변: 안녕하세요!" in text

@@ -12,7 +12,7 @@ import pytest
 
 from bench.fake_discord import FakeDiscord
 from bot.conversations.renderer import Renderer, split_message
-from bot.conversations.surface import SurfaceError
+from bot.conversations.surface import ChannelTraits, SurfaceBase, SurfaceError
 from tests.channels.conftest import SlowStreamLLM
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
@@ -76,10 +76,10 @@ async def test_a_storm_on_sends_never_posts_a_message_twice(harness, fake):
     assert len(failed_sends) == 6
 
 
-class DeadEditSurface:
+class DeadEditSurface(SurfaceBase):
     """Sends work, every edit fails (an edit endpoint outage), on a virtual clock."""
 
-    max_chars = 2000
+    traits = ChannelTraits(max_chars=2000)
 
     def __init__(self) -> None:
         self.messages: list[str] = []

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.conversations.renderer import Renderer, split_message
-from bot.conversations.surface import SurfaceError
+from bot.conversations.surface import ChannelTraits, SurfaceBase, SurfaceError
 
 
 class VirtualClock:
@@ -28,7 +28,7 @@ class VirtualClock:
 
 
 @dataclass
-class RecordingSurface:
+class RecordingSurface(SurfaceBase):
     clock: VirtualClock
     max_chars: int = 2000
     fail_edits: int = 0
@@ -51,6 +51,10 @@ class RecordingSurface:
             raise SurfaceError("HTTP 500")
         self.messages[handle] = text
         self.edits.append((self.clock(), handle, text))
+
+    @property
+    def traits(self) -> ChannelTraits:  # type: ignore[override]
+        return ChannelTraits(max_chars=self.max_chars)
 
     async def react(self, ref: Any, emoji: str) -> None:
         pass

@@ -20,7 +20,7 @@ from bot.app import build_app
 from bot.config import load_settings
 from bot.conversations import Incoming
 from bot.conversations.renderer import Renderer
-from bot.conversations.surface import SurfaceError
+from bot.conversations.surface import SurfaceBase, SurfaceError
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import PolicyIndex
 from bot.llm.openai_llm import OpenAILLM
@@ -53,7 +53,7 @@ effective: 2026-01-01
 """
 
 
-class Surface:
+class Surface(SurfaceBase):
     """A channel surface that keeps what a person would see."""
 
     def __init__(self) -> None:
@@ -69,7 +69,7 @@ class Surface:
     async def react(self, ref: Any, emoji: str) -> None:
         return None
 
-    async def send_ephemeral(self, text: str) -> None:
+    async def ephemeral(self, text: str) -> None:
         self.messages[len(self.messages)] = text
 
 

@@ -18,16 +18,12 @@ from typing import Any
 
 from bot.channels.web.sse.step_cleaning import StepCleaner
 from bot.channels.web.sse.wire import WireEvent, answer_payload, done_payload, step_payload
-from bot.conversations.renderer import status_text
+from bot.conversations.surface import ChannelTraits, SurfaceBase
 from bot.guards.output import OutputGuard
 from bot.vocabulary.catalogue import Text
-from bot.vocabulary.log_context import current_log_context
 from tools.base import ToolRegistry
 
 log = logging.getLogger(__name__)
-
-_STATUS_PREFIX = status_text(None, "ko").split(" ", 1)[0] + " "
-"""Status lines (tool progress) start with this; an answer never does."""
 
 HANDOFF_ACK = Text(
     "상담원이 곧 답변드릴게요. 메시지는 상담원에게 전달되었어요.",
@@ -131,18 +127,19 @@ class _Segment:
     """The run this answer belongs to (what the widget's 👍 / 👎 names); None for a notice."""
 
 
-class WebSurface:
+class WebSurface(SurfaceBase):
     """The `Surface` `Conversations` renders into, publishing seed-000 events on a `RunStream`.
 
-    Step events come from the engine (`on_event`, which `Conversations` calls for the run this surface
-    serves), cleaned by `StepCleaner`; answer deltas come from the renderer's edits, i.e. the text the
-    output guard released, never the model's raw deltas.
+    Each run's reply is one segment, begun by `start_run` (which names the run the widget's 👍 / 👎
+    rates). Step events come from the engine (`on_event`, which `Conversations` calls for the run this
+    surface serves), cleaned by `StepCleaner`; the status line is not drawn from `status` but from those
+    steps (`iteration.label`); answer deltas come from the renderer's edits, i.e. the text the output
+    guard released, never the model's raw deltas.
     """
 
-    max_chars = 1_000_000
-    """One message per answer: the browser needs no splitting."""
-    edit_interval = 0.0
-    """Every released piece goes out at once (the renderer's throttle is for Discord's rate limits)."""
+    traits = ChannelTraits(max_chars=1_000_000, edit_interval=0.0)
+    """One message per answer (the browser needs no splitting), and every released piece goes out at once
+    (the renderer's throttle is for Discord's rate limits)."""
 
     def __init__(
         self,
@@ -165,16 +162,17 @@ class WebSurface:
 
     # ---- engine events -----------------------------------------------------------------------------
 
+    async def start_run(self, run_id: str) -> None:
+        # The previous run of this stream, if any, is over.
+        self._close_segment()
+        self._segment = _Segment(started=self._clock(), run_id=run_id)
+
     async def on_event(self, event: Any) -> None:
         kind = getattr(event, "type", None)
         channel = getattr(event, "channel", None)
         seg = self._segment
-        if seg is None or (seg.loop_done and not (kind == "answer" and channel == "answer")):
-            # The first event of a run (the previous run of this stream, if any, is over).
-            self._close_segment()
-            # Engine events arrive inside the run's log context, which names the run.
-            run_id = current_log_context().get("run_id")
-            seg = self._segment = _Segment(started=self._clock(), run_id=run_id)
+        if seg is None:  # events of a run that did not say it started (a test driving the surface)
+            seg = self._segment = _Segment(started=self._clock())
         if kind == "thinking" and event.status == "start":
             seg.iterations = max(seg.iterations, event.iteration)
         if kind == "done":
@@ -197,6 +195,13 @@ class WebSurface:
 
     # ---- the Surface protocol ----------------------------------------------------------------------
 
+    async def status(self, text: str, handle: Any | None) -> Any:
+        # Tool progress is drawn from the step events (`iteration.label`), in the player's language.
+        if handle is None:
+            self._handles += 1
+            handle = self._handles
+        return handle
+
     async def send(self, text: str) -> int:
         self._handles += 1
         await self._show(text, new_message=True)
@@ -209,12 +214,13 @@ class WebSurface:
         # A follow-up joined the run: the browser already shows it; the `inject` event follows.
         self.reactions += 1
 
-    async def send_ephemeral(self, text: str) -> None:
+    async def notice(self, text: str) -> None:
+        await self._show(text, new_message=True)
+
+    async def ephemeral(self, text: str) -> None:
         self._notice(text)
 
     async def _show(self, text: str, *, new_message: bool) -> None:
-        if text.startswith(_STATUS_PREFIX):
-            return  # tool progress (also the next run's, before its first event): drawn from step events
         seg = self._segment
         if seg is None or not seg.answering:
             self._notice(text)
