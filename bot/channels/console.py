@@ -134,7 +134,7 @@ async def draw_progress(
         step = await progress(conversations.store, incident_id)
         if step is not None and step.state in ("approved", "done") and (step.done, step.state) != shown:
             shown = (step.done, step.state)
-            surface.finish_turn()
+            surface.end_turn()
             surface.console.print(
                 f"[cyan]보상 진행 / progress {escape(step.bar())} · {escape(step.text())}[/cyan]"
             )
