@@ -11,10 +11,9 @@ from sqlalchemy import select
 
 from bot.guards.output import OutputGuard, check_claims, parse_claim
 from bot.store import AuditEntry
+from tests.support.context import NOW
 from tools.base import Actor, ResultCode, ToolContext, ToolResult, tool
 from tools.ledger import CouponRules, issue_for_player
-
-from .conftest import NOW
 
 LUNA = Actor(discord_id="9001", player_id="P100")
 

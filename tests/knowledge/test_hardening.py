@@ -16,8 +16,8 @@ from bot.knowledge.commands import index_command
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.hits import PolicyHit
 from bot.knowledge.index import IndexFolderMissing, PolicyIndex
-from tests.knowledge.conftest import CountingEmbedder, write_small_corpus
-from tools.base import Actor, ToolContext, ToolRegistry, ToolServices
+from tests.support.knowledge import CountingEmbedder, policy_ctx, write_small_corpus
+from tools.base import ToolRegistry
 from tools.policy_search import search_policy_tool
 
 LONG_QUERY = "쿠폰 한도가 얼마인지 자세히 알려 주세요. " * 4000  # ~100 KB
@@ -118,15 +118,7 @@ async def test_the_tool_shows_a_hostile_title_neutralised(tmp_path: Path, counti
     )
     index = PolicyIndex(counting, chroma_dir=tmp_path / "chroma")
     index.build(corpus)
-    ctx = ToolContext(
-        actor=Actor(discord_id="9001", player_id=None),
-        thread_id="console:test",
-        run_id="r1",
-        store=None,
-        locale="ko",
-        services=ToolServices(policy_search=index),  # type: ignore[arg-type]
-        tool_call_id="c1",
-    )
+    ctx = policy_ctx(index)
     result = await ToolRegistry([search_policy_tool]).execute(
         "search_policy", {"query": "쿠폰 한도는 얼마"}, ctx
     )

@@ -30,16 +30,9 @@ from bot.llm.base import LLMResult, ToolCall
 from bot.llm.scripted import ScriptedLLM, validate_history
 from bot.store import Store
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
-from tests.reliability.conftest import (
-    RecordingSurface,
-    echo_llm,
-    history_for_api,
-    load_history,
-    loop_by,
-    say,
-    start_app,
-)
-from tools.base import ToolContext
+from tests.support.context import make_ctx
+from tests.support.reliability import echo_llm, history_for_api, load_history, loop_by, say, start_app
+from tests.support.surface import RecordingSurface
 
 pytestmark = pytest.mark.slow
 
@@ -248,8 +241,8 @@ class FuzzRig:
         conv = self.app.conversations
         actor = await conv.resolve_actor(discord_id)
         agent = ReActAgent(probe_llm(), conv.tools.visible_to(actor))
-        ctx = ToolContext(
-            actor=actor, thread_id=self.thread(), run_id="fuzz", store=self.store, services=conv.services
+        ctx = make_ctx(
+            actor, store=self.store, thread_id=self.thread(), run_id="fuzz", services=conv.services
         )
         result = await agent.run(verdict.cleaned_text, ctx)
         assert validate_history(history_for_api(result.messages[1:])) == []

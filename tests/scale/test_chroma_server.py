@@ -17,8 +17,7 @@ from bot.config import load_settings
 from bot.doctor import check_chroma_server, check_policy_index
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import PolicyIndex
-
-from .conftest import CHROMA_ENV
+from tests.support.services import CHROMA_ENV
 
 DOC = """---
 id: {id}

@@ -13,8 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.store import Coupon, Store
-
-from .conftest import seed_ledger
+from tests.support.scale import seed_ledger
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

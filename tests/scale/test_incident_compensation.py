@@ -18,7 +18,7 @@ from bot.incidents import Limits, parse_scope, preview, run_compensation
 from bot.store import Coupon, Order, Player, Store
 from bot.store.incidents import IncidentScope, Plan
 from tests.eventually import eventually
-from tests.scale.conftest import NOW
+from tests.support.context import NOW
 
 ROOT = Path(__file__).resolve().parents[2]
 STAFF = "staff:42"

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from bot.store import AuditEntry
+from tests.support.context import LUNA, NOW, STAFF
 from tools.base import Actor, ResultCode
 from tools.coupon_staff import approval_reason, reject
 from tools.ledger import (
@@ -19,8 +20,6 @@ from tools.ledger import (
     revoke,
     staff_issue,
 )
-
-from .conftest import LUNA, NOW, STAFF
 
 
 async def test_staff_issue_skips_status_and_caps_but_keeps_the_staff_limit(store, rules):
