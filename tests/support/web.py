@@ -35,13 +35,6 @@ WEB_ENV = (
 )
 
 
-class EmptyPolicyIndex:
-    """No policy documents: these tests never retrieve, and building the real index takes ~25 s."""
-
-    async def search(self, query: str, top_k: int = 3) -> list[Any]:
-        return []
-
-
 @dataclass
 class SSE:
     id: str

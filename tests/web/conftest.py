@@ -19,8 +19,9 @@ from bot.channels.web.player.identity import IdentityService
 from bot.channels.web.startup import WebServer
 from bot.config import load_settings
 from bot.store import Store
+from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, EXPECT_WITHIN_MS
-from tests.support.web import FIXED_NOW, SECRET, WEB_ENV, EmptyPolicyIndex, WebFactory, WebHarness
+from tests.support.web import FIXED_NOW, SECRET, WEB_ENV, WebFactory, WebHarness
 
 
 @pytest.fixture(autouse=True)
