@@ -39,6 +39,7 @@ def test_a_100_kb_query_is_answered_in_seconds(tmp_path: Path, small_corpus: Pat
     assert hits and hits[0].source == "coupons.md"
 
 
+@pytest.mark.slow
 async def test_a_long_search_does_not_hold_up_a_short_one(tmp_path: Path, small_corpus: Path) -> None:
     index = PolicyIndex(E5Embedder(), chroma_dir=tmp_path / "chroma")
     index.build(small_corpus)
@@ -52,6 +53,7 @@ async def test_a_long_search_does_not_hold_up_a_short_one(tmp_path: Path, small_
     index.close()
 
 
+@pytest.mark.slow
 def test_policy_reindex_in_a_running_bot_reads_the_configured_folder(tmp_path: Path) -> None:
     first = write_small_corpus(tmp_path / "first")
     configured = tmp_path / "configured"
@@ -65,6 +67,7 @@ def test_policy_reindex_in_a_running_bot_reads_the_configured_folder(tmp_path: P
     bot_index.close()
 
 
+@pytest.mark.slow
 def test_a_deleted_index_folder_is_reported_and_rebuilt_by_reindex(
     tmp_path: Path, small_corpus: Path, counting: CountingEmbedder
 ) -> None:

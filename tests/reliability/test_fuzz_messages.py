@@ -281,6 +281,7 @@ def _assert_replied(outcome: Any, surface: RecordingSurface) -> None:
         assert final.strip() and not final.startswith("⏳"), final
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=PIPELINE_EXAMPLES)
 @given(texts=batch(st.one_of(hostile_message(), st.text(min_size=1, max_size=600))))
 def test_random_and_hostile_messages_through_the_pipeline_always_get_a_reply_or_a_refusal(
@@ -290,6 +291,7 @@ def test_random_and_hostile_messages_through_the_pipeline_always_get_a_reply_or_
         _assert_replied(outcome, surface)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=PIPELINE_EXAMPLES)
 @given(texts=batch(hostile_message()), who=st.sampled_from(["9001", "9009", None]))
 def test_pipeline_keeps_every_stored_history_valid_and_leaks_nothing_to_unlinked_senders(

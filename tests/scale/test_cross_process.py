@@ -104,6 +104,7 @@ async def _seeded(url: str) -> None:
     await store.close()
 
 
+@pytest.mark.slow
 async def test_two_processes_racing_on_one_order_issue_exactly_one_coupon(pg_url: str) -> None:
     await _seeded(pg_url)
     first, second = await race(pg_url, calls=50, orders=["ORD001"], daily_max_count=3)
@@ -112,6 +113,7 @@ async def test_two_processes_racing_on_one_order_issue_exactly_one_coupon(pg_url
     assert await live_coupons(pg_url, order_id="ORD001") == 1
 
 
+@pytest.mark.slow
 async def test_two_processes_cannot_exceed_the_daily_count_together(pg_url: str) -> None:
     await _seeded(pg_url)
     orders = [f"ORD1{i:02d}" for i in range(10)]

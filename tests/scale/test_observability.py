@@ -367,6 +367,7 @@ async def test_the_renderer_times_sends_and_edits_and_counts_failures() -> None:
     assert value(samples, "arca_errors_total", where="edit", kind="edit") == 2
 
 
+@pytest.mark.slow
 def test_observability_and_the_tools_import_nothing_from_the_layers_above_them() -> None:
     import subprocess
     import sys
