@@ -21,5 +21,3 @@ class AttachmentSettings(BaseSettings):
         validation_alias=_env("ARCA_ATTACHMENT_MAX_BYTES"),
     )
     """The largest screenshot or text file a player may attach (bytes); larger ones are refused with a reply."""
-    model_vision: bool = Field(default=False, validation_alias=_env("ARCA_MODEL_VISION"))
-    """The configured model accepts images (`vision`): screenshots go to it as image parts."""

@@ -8,13 +8,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.store import Store
-from tests.scale.conftest import backend as backend  # the SQLite / PostgreSQL parameter, shared
-from tests.scale.conftest import db_url as db_url  # an empty database of `backend`, shared
-from tests.scale.conftest import pytest_runtest_setup as _needs_services
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    _needs_services(item)
 
 
 @pytest.fixture

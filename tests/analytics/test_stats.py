@@ -192,6 +192,7 @@ def arca_bot(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_stats_on_an_empty_store_exits_0_with_zeros(data_dir: Path) -> None:
     done = arca_bot(data_dir, "stats", "--json")
     assert done.returncode == 0, done.stderr
@@ -202,6 +203,7 @@ def test_cli_stats_on_an_empty_store_exits_0_with_zeros(data_dir: Path) -> None:
     assert text.returncode == 0 and "conversations: 0" in text.stdout
 
 
+@pytest.mark.slow
 async def test_cli_stats_json_reports_the_seeded_history(data_dir: Path) -> None:
     store = Store(f"sqlite+aiosqlite:///{data_dir / 'arca.db'}")
     await store.open()

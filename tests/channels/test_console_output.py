@@ -45,6 +45,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_chat_keeps_info_log_lines_out_of_the_conversation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -62,6 +63,7 @@ def test_chat_keeps_info_log_lines_out_of_the_conversation(
     assert " INFO " not in err and "seeded" not in err, err
 
 
+@pytest.mark.slow
 def test_chat_shows_info_logs_when_the_operator_asks_for_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

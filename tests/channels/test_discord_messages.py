@@ -9,8 +9,8 @@ from typing import Any
 from bench.fake_discord import FakeDiscord
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.llm.scripted import ScriptedLLM
-from tests.channels.conftest import EDIT_INTERVAL, SlowStreamLLM
 from tests.fakes.held import Held
+from tests.support.discord import EDIT_INTERVAL, SlowStreamLLM
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 GENERAL = FakeDiscord.GENERAL_CHANNEL

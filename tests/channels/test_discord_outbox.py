@@ -16,8 +16,8 @@ from bot.llm.scripted import ScriptedLLM
 from bot.staff.console import mint_link
 from bot.store.models import StaffOutbox
 from bot.store.outbox import OutboxPoller, claim_reply, enqueue_reply, pending_replies
-from tests.web.conftest import SECRET
-from tests.web.staff.conftest import CSRF, post_login
+from tests.support.staff_console import CSRF, post_login
+from tests.support.web import SECRET
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 STAFF = FakeDiscord.STAFF_CHANNEL

@@ -7,6 +7,8 @@ import asyncio
 import os
 import sys
 
+import pytest
+
 from bench.fake_discord import FakeDiscord
 from bot.llm.scripted import ScriptedLLM
 from bot.store.outbox import enqueue_reply
@@ -60,6 +62,7 @@ async def _python(code: str, *args: str) -> str:
     return out.decode()
 
 
+@pytest.mark.slow
 async def test_a_reply_written_by_another_process_is_posted_by_the_discord_process(harness, fake):
     running = await harness.start(ScriptedLLM([]), outbox_interval=0.05)
     url = running.app.store.url
@@ -71,6 +74,7 @@ async def test_a_reply_written_by_another_process_is_posted_by_the_discord_proce
     assert reply_id > 0
 
 
+@pytest.mark.slow
 async def test_two_deliverer_processes_post_one_row_once(harness):
     running = await harness.start(ScriptedLLM([]))
     await running.bot.outbox.stop()  # only the two child processes deliver

@@ -5,15 +5,15 @@ ends is played against the Renderer itself on a virtual clock (no real waiting).
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import pytest
 
 from bench.fake_discord import FakeDiscord
 from bot.conversations.renderer import Renderer, split_message
-from bot.conversations.surface import ChannelTraits, SurfaceBase, SurfaceError
-from tests.channels.conftest import SlowStreamLLM
+from tests.support.clock import FakeClock
+from tests.support.discord import SlowStreamLLM
+from tests.support.surface import RecordingSurface
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 EDIT = rf"/channels/{SUPPORT}/messages/\d+$"
@@ -76,59 +76,28 @@ async def test_a_storm_on_sends_never_posts_a_message_twice(harness, fake):
     assert len(failed_sends) == 6
 
 
-class DeadEditSurface(SurfaceBase):
-    """Sends work, every edit fails (an edit endpoint outage), on a virtual clock."""
-
-    traits = ChannelTraits(max_chars=2000)
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-        self.edit_attempts = 0
-
-    async def send(self, text: str) -> int:
-        self.messages.append(text)
-        return len(self.messages) - 1
-
-    async def edit(self, handle: int, text: str) -> None:
-        self.edit_attempts += 1
-        raise SurfaceError("503: injected")
-
-    async def react(self, ref: object, emoji: str) -> None:
-        return None
-
-
 async def test_edits_that_fail_for_good_still_show_every_part_of_the_final_answer_exactly_once():
-    surface = DeadEditSurface()
-    now = [0.0]
-
-    async def sleep(seconds: float) -> None:
-        now[0] += seconds
-        await asyncio.sleep(0)
-
-    renderer = Renderer(surface, edit_interval=1.0, clock=lambda: now[0], sleep=sleep)
+    surface = RecordingSurface(fail_all_edits=True)
+    clock = FakeClock()
+    renderer = Renderer(surface, edit_interval=1.0, clock=clock, sleep=clock.sleep)
     await renderer.status("⏳ 확인 중…")
     for start in range(0, len(LONG_ANSWER), 40):
         await renderer.append(LONG_ANSWER[start : start + 40])
-        now[0] += 0.05  # the model streams 40 characters every 50 ms
+        clock.advance(0.05)  # the model streams 40 characters every 50 ms
     await renderer.finish(LONG_ANSWER)
     for part in split_message(LONG_ANSWER):
-        assert surface.messages.count(part) == 1, part[:40]
+        assert list(surface.messages.values()).count(part) == 1, part[:40]
 
 
 async def test_an_edit_outage_holds_the_answer_back_by_at_most_a_minute():
     # A failing edit holds the renderer's lock; the answer must not wait for one such failure per
     # streamed delta (virtual time here).
-    surface = DeadEditSurface()
-    now = [0.0]
-
-    async def sleep(seconds: float) -> None:
-        now[0] += seconds
-        await asyncio.sleep(0)
-
-    renderer = Renderer(surface, edit_interval=1.0, clock=lambda: now[0], sleep=sleep)
+    surface = RecordingSurface(fail_all_edits=True)
+    clock = FakeClock()
+    renderer = Renderer(surface, edit_interval=1.0, clock=clock, sleep=clock.sleep)
     for start in range(0, len(LONG_ANSWER), 40):
         await renderer.append(LONG_ANSWER[start : start + 40])
     await renderer.finish(LONG_ANSWER)
-    assert now[0] < 120, (
-        f"the final answer appeared after {now[0]:.0f} s of retries ({surface.edit_attempts} edits)"
+    assert clock.now < 120, (
+        f"the final answer appeared after {clock.now:.0f} s of retries ({surface.edit_attempts} edits)"
     )

@@ -2,71 +2,23 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.conversations.renderer import Renderer, split_message
-from bot.conversations.surface import ChannelTraits, SurfaceBase, SurfaceError
+from tests.support.clock import FakeClock
+from tests.support.surface import RecordingSurface
 
 
-class VirtualClock:
-    """Time that only moves when someone sleeps: edit throttling is checked without real waiting."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += max(seconds, 0.0)
-        await asyncio.sleep(0)
-
-
-@dataclass
-class RecordingSurface(SurfaceBase):
-    clock: VirtualClock
-    max_chars: int = 2000
-    fail_edits: int = 0
-    fail_all_edits: bool = False
-    messages: dict[int, str] = field(default_factory=dict)
-    edits: list[tuple[float, int, str]] = field(default_factory=list)
-    sends: list[tuple[float, int, str]] = field(default_factory=list)
-
-    async def send(self, text: str) -> int:
-        assert len(text) <= self.max_chars
-        handle = len(self.messages)
-        self.messages[handle] = text
-        self.sends.append((self.clock(), handle, text))
-        return handle
-
-    async def edit(self, handle: Any, text: str) -> None:
-        assert len(text) <= self.max_chars
-        if self.fail_all_edits or self.fail_edits > 0:
-            self.fail_edits -= 1
-            raise SurfaceError("HTTP 500")
-        self.messages[handle] = text
-        self.edits.append((self.clock(), handle, text))
-
-    @property
-    def traits(self) -> ChannelTraits:  # type: ignore[override]
-        return ChannelTraits(max_chars=self.max_chars)
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        pass
-
-
-def _renderer(surface: RecordingSurface, clock: VirtualClock, interval: float = 1.0) -> Renderer:
+def _renderer(surface: RecordingSurface, clock: FakeClock, interval: float = 1.0) -> Renderer:
     return Renderer(surface, edit_interval=interval, clock=clock, sleep=clock.sleep)
 
 
 async def test_status_line_then_answer_in_the_same_message() -> None:
-    clock = VirtualClock()
-    surface = RecordingSurface(clock)
+    clock = FakeClock()
+    surface = RecordingSurface(clock=clock)
     r = _renderer(surface, clock)
     await r.status("⏳ 주문 정보를 확인하고 있어요")
     for word in ["ORD001은 ", "배송 지연 ", "상태입니다."]:
@@ -78,8 +30,8 @@ async def test_status_line_then_answer_in_the_same_message() -> None:
 
 
 async def test_edits_per_message_never_exceed_one_per_interval() -> None:
-    clock = VirtualClock()
-    surface = RecordingSurface(clock)
+    clock = FakeClock()
+    surface = RecordingSurface(clock=clock)
     r = _renderer(surface, clock, interval=1.0)
     await r.status("⏳")
     for i in range(200):
@@ -97,8 +49,8 @@ async def test_edits_per_message_never_exceed_one_per_interval() -> None:
 
 
 async def test_long_answer_continues_in_a_new_message() -> None:
-    clock = VirtualClock()
-    surface = RecordingSurface(clock)
+    clock = FakeClock()
+    surface = RecordingSurface(clock=clock)
     r = _renderer(surface, clock)
     text = "\n".join(f"{i:03d}번 줄: 아르카 온라인 보상 정책 안내 문장입니다." for i in range(100))
     assert 2000 < len(text) < 4000
@@ -113,8 +65,8 @@ async def test_long_answer_continues_in_a_new_message() -> None:
 
 
 async def test_final_text_lands_even_when_edits_fail() -> None:
-    clock = VirtualClock()
-    surface = RecordingSurface(clock, fail_edits=2)
+    clock = FakeClock()
+    surface = RecordingSurface(clock=clock, fail_edits=2)
     r = _renderer(surface, clock)
     await r.status("⏳")
     await r.append("안녕하세요")
@@ -123,8 +75,8 @@ async def test_final_text_lands_even_when_edits_fail() -> None:
 
 
 async def test_final_text_is_sent_as_a_new_message_when_every_edit_fails() -> None:
-    clock = VirtualClock()
-    surface = RecordingSurface(clock, fail_all_edits=True)
+    clock = FakeClock()
+    surface = RecordingSurface(clock=clock, fail_all_edits=True)
     r = _renderer(surface, clock)
     await r.status("⏳ 확인 중…")
     await r.finish("최종 답변입니다.")
@@ -132,8 +84,8 @@ async def test_final_text_is_sent_as_a_new_message_when_every_edit_fails() -> No
 
 
 async def test_finish_with_a_corrected_text_replaces_what_was_streamed() -> None:
-    clock = VirtualClock()
-    surface = RecordingSurface(clock, max_chars=100)
+    clock = FakeClock()
+    surface = RecordingSurface(clock=clock, max_chars=100)
     r = _renderer(surface, clock)
     await r.append("가" * 90 + " " + "나" * 90 + " 쿠폰을 발급했습니다.")
     await r.finish("가" * 90 + " 쿠폰은 발급되지 않았습니다.")
@@ -166,8 +118,8 @@ def test_split_respects_the_limit_and_loses_no_words(text: str, limit: int) -> N
 
 @pytest.mark.parametrize("interval", [0.0, 0.5])
 async def test_every_delta_reaches_the_final_message(interval: float) -> None:
-    clock = VirtualClock()
-    surface = RecordingSurface(clock)
+    clock = FakeClock()
+    surface = RecordingSurface(clock=clock)
     r = _renderer(surface, clock, interval)
     for ch in "쿠폰 정책은 1회 20,000원까지입니다.":
         await r.append(ch)

@@ -12,9 +12,9 @@ import socket
 import httpx
 
 from bot.serve import serve
-from tests.channels.conftest import make_settings
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex
+from tests.support.discord import make_settings
 
 SECRET = "serve-test-secret-0123456789abcdef0123456789"
 

@@ -5,11 +5,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming, detect_locale
 from bot.store import AuditEntry, Coupon, ThreadMessage
-from tests.conversations.conftest import Harness
 from tests.eventually import WITHIN
+from tests.support.conversations import Harness
+from tests.support.surface import RecordingSurface
 
 THREAD = "console:test"
 

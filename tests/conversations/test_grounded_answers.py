@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
-from tests.conversations.conftest import Harness
+from tests.support.conversations import Harness
+from tests.support.surface import RecordingSurface
 
 THREAD = "console:facts"
 INVENTED = "보상 쿠폰은 하루에 최대 5 장까지 받을 수 있습니다."

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.store import AuditEntry, Escalation
-from tests.conversations.conftest import Harness
+from tests.support.conversations import Harness
+from tests.support.surface import RecordingSurface
 
 THREAD = "console:desk"
 

@@ -8,12 +8,12 @@ import asyncio
 from dataclasses import replace
 from typing import Any
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.conversations.messages import STOPPED_TEXT, failure_text
 from bot.conversations.run_events import RunEnd, RunEvents
-from tests.conversations.conftest import Harness
 from tests.eventually import WITHIN
+from tests.support.conversations import Harness
+from tests.support.surface import RecordingSurface
 
 THREAD = "discord:555"
 

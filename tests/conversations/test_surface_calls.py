@@ -7,7 +7,7 @@ from sqlalchemy import select
 from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.store import Run
-from tests.conversations.conftest import Harness
+from tests.support.conversations import Harness
 
 THREAD = "console:surface-calls"
 

@@ -11,7 +11,8 @@ import pytest
 
 from bot.config import ConfigError, load_settings
 from bot.desk.hours import SupportHours
-from tools.base import Actor, ToolContext, ToolServices
+from tests.support.context import make_ctx
+from tools.base import Actor, ToolServices
 from tools.registry import build_registry
 
 KST = ZoneInfo("Asia/Seoul")
@@ -88,15 +89,14 @@ def test_a_bad_value_is_one_clear_configuration_error(tmp_path, spec, holidays, 
 
 
 async def test_the_escalate_tool_tells_the_model_when_staff_return(seeded_store) -> None:
-    ctx = ToolContext(
-        actor=Actor(discord_id="9001", player_id="P100"),
+    ctx = make_ctx(
+        Actor(discord_id="9001", player_id="P100"),
+        store=seeded_store,
         thread_id="console:hours",
         run_id="r1",
-        store=seeded_store,
-        locale="ko",
         clock=lambda: at("2026-03-03T03:00:00+09:00"),
         services=ToolServices(away_notice=HOURS.notice),
-        tool_call_id="c1",
+        call_id="c1",
     )
     result = await build_registry().execute("escalate_to_staff", {"summary": "환불 문의"}, ctx)
     assert result.code == "OK" and "3월 3일(화) 10:00(KST)부터 답변드립니다" in result.message

@@ -11,7 +11,8 @@ from bot.engine.observations import observation_text
 from bot.engine.prompts import LOOP_REFORMAT_REQUEST
 from bot.llm import LLMError, ModelRequest, ScriptedLLM, around, validate_history
 from bot.llm.base import LLMResult, ToolCall
-from tests.engine.conftest import MODES, make_ctx, queued, run_scripted
+from tests.support.context import make_ctx
+from tests.support.engine import MODES, queued, run_scripted
 from tools.base import ToolResult
 
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}

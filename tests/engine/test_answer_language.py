@@ -12,7 +12,7 @@ from bot.engine import ReActAgent
 from bot.llm import LLMError
 from bot.llm.function import FunctionLLM, ModelRequest
 from bot.vocabulary.language import reply_language
-from tests.engine.conftest import make_ctx
+from tests.support.context import make_ctx
 
 ENGLISH = "The order status is not specified in the message, please check again."
 KOREAN = "ORD101 주문은 현재 배송 지연 상태예요. 출고되면 바로 알려 드릴게요."

@@ -8,7 +8,8 @@ from bot.engine import ContextGuard, ReActAgent, estimate_tokens
 from bot.engine.context import SUMMARY_PREFIX, TRUNCATION_NOTE
 from bot.llm import LLMError, ModelRequest, ScriptedLLM, around, validate_history
 from bot.llm.base import LLMResult, ToolCall, Usage, api_message
-from tests.engine.conftest import MODES, make_ctx, queued
+from tests.support.context import make_ctx
+from tests.support.engine import MODES, queued
 
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.engine.conftest import MODES, run_scripted
+from tests.support.engine import MODES, run_scripted
 
 
 def lookup(order_id: str) -> dict:

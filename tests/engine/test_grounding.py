@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.engine.conftest import MODES, make_ctx, run_scripted
-from tools.base import Actor, ToolContext, ToolRegistry
+from tests.support.context import make_ctx
+from tests.support.engine import MODES, run_scripted
+from tools.base import Actor, ToolRegistry
 from tools.requirements import is_policy_question, named_order_ids
 
 
@@ -105,7 +106,7 @@ async def test_a_lookup_of_another_order_does_not_count(grounded, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_user_who_may_not_look_up_orders_is_not_sent_back(grounded, mode):
-    unlinked = ToolContext(actor=Actor(discord_id="9009"), thread_id="t", run_id="r", store=None)
+    unlinked = make_ctx(Actor(discord_id="9009"), thread_id="t", run_id="r")
     steps = [{"final": "계정을 먼저 연동해 주세요."}]
     run = await run_scripted(steps, grounded, mode=mode, query=STATUS_KO, ctx=unlinked, synthesize=False)
     assert run.result.stopped_reason == "final_answer" and run.result.sent_back == 0

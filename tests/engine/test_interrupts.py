@@ -6,7 +6,8 @@ import pytest
 
 from bot.engine import InterruptQueue, ReActAgent
 from bot.llm import ScriptedLLM
-from tests.engine.conftest import MODES, make_ctx
+from tests.support.context import make_ctx
+from tests.support.engine import MODES
 
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
 

@@ -14,7 +14,7 @@ from bot.engine.parsing import read_action
 from bot.engine.prompts import LOOP_REFORMAT_REQUEST
 from bot.llm import validate_history
 from bot.llm.base import api_message
-from tests.engine.conftest import MODES, run_scripted
+from tests.support.engine import MODES, run_scripted
 
 QUERY = "ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있을까요?"
 CALL = {"action": "tool_call", "tool": "lookup_order", "args": {"order_id": "ORD101"}}

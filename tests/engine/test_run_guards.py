@@ -12,7 +12,9 @@ import pytest
 from bot.config import ConfigError, load_settings
 from bot.llm import ModelRequest, ScriptedLLM, around, validate_history
 from bot.llm.base import api_message
-from tests.engine.conftest import MODES, make_ctx, run_scripted
+from tests.support.clock import FakeClock
+from tests.support.context import make_ctx
+from tests.support.engine import MODES, run_scripted
 
 QUERY = "ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있을까요?"
 SCHEMA_ARGS = {
@@ -80,15 +82,7 @@ async def test_a_read_after_a_side_effect_runs_again(tools, probe, mode):
     assert probe.calls == ["lookup_order:ORD101", "issue_coupon:ORD101:10000", "lookup_order:ORD101"]
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def slow_loop(clock: _Clock) -> Callable[[ModelRequest], None]:
+def slow_loop(clock: FakeClock) -> Callable[[ModelRequest], None]:
     """Each loop call takes 40 s on the fake clock."""
 
     def before(request: ModelRequest) -> None:
@@ -100,7 +94,7 @@ def slow_loop(clock: _Clock) -> Callable[[ModelRequest], None]:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_run_budget_stops_the_loop_and_the_fallback_names_what_ran(tools, probe, mode):
-    clock = _Clock()
+    clock = FakeClock()
     script = ScriptedLLM(
         [LOOKUP, {"tool": "echo", "args": {"text": "a"}}, LOOKUP, LOOKUP, {"final": "x"}], mode=mode
     )
@@ -132,7 +126,7 @@ async def test_a_model_call_that_outlasts_the_budget_is_cut_at_the_budget(tools,
     # The run's clock stands still, so the first call and the tool count for nothing however slow the
     # machine is: the hanging second call is the one cut, after the budget's 0.3 s of real time.
     run = await run_scripted(
-        [], tools, llm=llm, clock=_Clock(), run_budget_s=0.3, query="ORD101?", ctx=make_ctx(locale="en")
+        [], tools, llm=llm, clock=FakeClock(), run_budget_s=0.3, query="ORD101?", ctx=make_ctx(locale="en")
     )
     assert time.perf_counter() - started < 5
     assert run.result.stopped_reason == "budget" and run.result.codes == ["OK"]
@@ -190,7 +184,9 @@ async def test_an_endless_or_stalled_answer_stream_ends_at_the_budget_with_the_l
     started = time.monotonic()
     # The run's clock stands still (a slow machine cannot use up the budget in the loop): the answer
     # stream, timed by the event loop, is what the budget cuts.
-    run = await run_scripted([], tools, mode="json", query=QUERY, llm=llm, clock=_Clock(), run_budget_s=0.5)
+    run = await run_scripted(
+        [], tools, mode="json", query=QUERY, llm=llm, clock=FakeClock(), run_budget_s=0.5
+    )
     assert time.monotonic() - started < 5
     assert run.result.synthesis_error and "longer than 0.5 s" in run.result.synthesis_error
     assert run.answer.startswith("ORD101은")  # what streamed so far; the caller swaps in the loop's answer

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from bot.engine.structured import REFORMAT_REQUEST, extract_json, structured_llm_call
 from bot.llm.base import LLMError, LLMResult, ToolCall, Usage
-from tests.engine.conftest import queued
+from tests.support.engine import queued
 
 SCHEMA = {
     "type": "object",

@@ -10,7 +10,7 @@ import pytest
 from bot.engine.prompts import loop_system_prompt
 from bot.engine.tool_prompt import describe_tools, example_args, example_call, player_values
 from bot.llm import ScriptedLLM
-from tests.engine.conftest import run_scripted
+from tests.support.engine import run_scripted
 from tools.registry import build_registry
 
 PLAYER = "ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있을까요?"

@@ -6,7 +6,8 @@ import pytest
 
 from bot.engine import ReActAgent
 from bot.llm import LLMError, ModelRequest, ScriptedLLM, around
-from tests.engine.conftest import MODES, make_ctx, make_many_tools
+from tests.support.context import make_ctx
+from tests.support.engine import MODES, make_many_tools
 
 PICK = {"tool": "tool_07", "args": {"text": "x"}}
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from bot.store import Coupon, Order, Player, Store
-
-NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
+from tests.support.context import NOW
 
 
 @pytest.fixture

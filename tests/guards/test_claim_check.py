@@ -11,11 +11,10 @@ from sqlalchemy import select
 
 from bot.guards.output import OutputGuard, check_claims, parse_claim
 from bot.store import AuditEntry
+from tests.support.context import NOW
 from tools.base import Actor, ResultCode, ToolContext, ToolResult, tool
 from tools.coupon_rules import CouponRules
 from tools.ledger import issue_for_player
-
-from .conftest import NOW
 
 LUNA = Actor(discord_id="9001", player_id="P100")
 

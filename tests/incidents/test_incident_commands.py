@@ -10,12 +10,12 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App, build_app
-from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.conversations import Incoming, TurnOutcome
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry, Coupon, Store
 from tests.fakes.knowledge import EmptyPolicyIndex
+from tests.support.surface import RecordingSurface
 
 STAFF_ROLE = "Support Staff"
 OPEN = '/incident open "택배 지연" status=delayed 택배사 파업으로 배송이 3일 늦어집니다. || Deliveries are 3 days late.'

@@ -9,14 +9,15 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.conversations import Incoming
 from bot.incidents import open_notices, parse_scope
 from bot.llm.function import FunctionLLM, ModelRequest
 from bot.store import Store, utcnow
 from tests.fakes.knowledge import EmptyPolicyIndex
-from tools.base import Actor, ToolContext
+from tests.support.context import make_ctx
+from tests.support.surface import RecordingSurface
+from tools.base import Actor
 
 SEEN: list[ModelRequest] = []
 
@@ -78,6 +79,6 @@ async def test_unlinked_users_see_notices_for_all_players_and_the_tool_reports_t
     assert await open_notices(app.store, None, "en") == ["Maintenance runs until 14:00."]
     await _ask(app, "5555", "server when open?")
     assert "Maintenance runs until 14:00." in _sent()
-    ctx = ToolContext(actor=Actor("5555"), thread_id="discord:5555", run_id="r", store=app.store, locale="ko")
+    ctx = make_ctx(Actor("5555"), store=app.store, thread_id="discord:5555", run_id="r")
     result = await app.conversations.tools.execute("incident_status", {}, ctx.for_call("c1"))
     assert result.ok and "점검이 14시까지 연장됩니다." in result.message

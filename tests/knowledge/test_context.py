@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.knowledge.context import section_position, with_neighbours
 from bot.knowledge.fusion import Candidate, Ranked
-from tests.knowledge.test_tool import _ctx
+from tests.support.knowledge import policy_ctx
 from tools.base import ToolRegistry
 from tools.policy_search import search_policy_tool
 
@@ -62,7 +62,7 @@ async def test_the_search_tool_shows_the_neighbour_with_its_own_citation() -> No
             return [hit]
 
     result = await ToolRegistry([search_policy_tool]).execute(
-        "search_policy", {"query": "쿠폰 한도"}, _ctx(Searcher())
+        "search_policy", {"query": "쿠폰 한도"}, policy_ctx(Searcher())
     )
     assert "1. [보상 정책 §1 조항] compensation.md#1.0 본문" in result.message
     assert "   + [보상 정책 §2 조항] compensation.md#2.0 본문" in result.message

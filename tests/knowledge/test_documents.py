@@ -20,7 +20,7 @@ from bot.knowledge.documents import (
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import write_korean_only_copy
 from bot.store import ORDER_STATUSES
-from tests.knowledge.conftest import POLICIES
+from tests.support.knowledge import POLICIES
 
 REQUIRED_TOPICS = {
     "compensation",

@@ -16,8 +16,8 @@ from bot.knowledge.commands import index_command
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.hits import PolicyHit
 from bot.knowledge.index import IndexFolderMissing, PolicyIndex
-from tests.knowledge.conftest import CountingEmbedder, write_small_corpus
-from tools.base import Actor, ToolContext, ToolRegistry, ToolServices
+from tests.support.knowledge import CountingEmbedder, policy_ctx, write_small_corpus
+from tools.base import ToolRegistry
 from tools.policy_search import search_policy_tool
 
 LONG_QUERY = "쿠폰 한도가 얼마인지 자세히 알려 주세요. " * 4000  # ~100 KB
@@ -39,6 +39,7 @@ def test_a_100_kb_query_is_answered_in_seconds(tmp_path: Path, small_corpus: Pat
     assert hits and hits[0].source == "coupons.md"
 
 
+@pytest.mark.slow
 async def test_a_long_search_does_not_hold_up_a_short_one(tmp_path: Path, small_corpus: Path) -> None:
     index = PolicyIndex(E5Embedder(), chroma_dir=tmp_path / "chroma")
     index.build(small_corpus)
@@ -52,6 +53,7 @@ async def test_a_long_search_does_not_hold_up_a_short_one(tmp_path: Path, small_
     index.close()
 
 
+@pytest.mark.slow
 def test_policy_reindex_in_a_running_bot_reads_the_configured_folder(tmp_path: Path) -> None:
     first = write_small_corpus(tmp_path / "first")
     configured = tmp_path / "configured"
@@ -65,6 +67,7 @@ def test_policy_reindex_in_a_running_bot_reads_the_configured_folder(tmp_path: P
     bot_index.close()
 
 
+@pytest.mark.slow
 def test_a_deleted_index_folder_is_reported_and_rebuilt_by_reindex(
     tmp_path: Path, small_corpus: Path, counting: CountingEmbedder
 ) -> None:
@@ -118,15 +121,7 @@ async def test_the_tool_shows_a_hostile_title_neutralised(tmp_path: Path, counti
     )
     index = PolicyIndex(counting, chroma_dir=tmp_path / "chroma")
     index.build(corpus)
-    ctx = ToolContext(
-        actor=Actor(discord_id="9001", player_id=None),
-        thread_id="console:test",
-        run_id="r1",
-        store=None,
-        locale="ko",
-        services=ToolServices(policy_search=index),  # type: ignore[arg-type]
-        tool_call_id="c1",
-    )
+    ctx = policy_ctx(index)
     result = await ToolRegistry([search_policy_tool]).execute(
         "search_policy", {"query": "쿠폰 한도는 얼마"}, ctx
     )

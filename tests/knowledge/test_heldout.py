@@ -25,7 +25,7 @@ from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import EvalCase, evaluate, load_eval_cases
 from bot.knowledge.index import PolicyIndex
 from bot.knowledge.second_dense import SecondDense, USEEmbedder
-from tests.knowledge.conftest import POLICIES
+from tests.support.knowledge import POLICIES
 
 pytestmark = pytest.mark.slow
 

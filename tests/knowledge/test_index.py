@@ -11,7 +11,7 @@ import pytest
 from bot.knowledge.documents import KnowledgeError, PolicyFormatError
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import EmptyQueryError, PolicyIndex
-from tests.knowledge.conftest import CountingEmbedder
+from tests.support.knowledge import CountingEmbedder
 
 
 def _sources(index: PolicyIndex, query: str = "정책", top_k: int = 10) -> set[str]:

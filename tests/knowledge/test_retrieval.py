@@ -8,7 +8,7 @@ from bot.knowledge.documents import chunk_documents, load_policies
 from bot.knowledge.evaluation import EvalCase, evaluate
 from bot.knowledge.fusion import DEFAULT_FUSION
 from bot.knowledge.index import PolicyIndex
-from tests.knowledge.conftest import POLICIES
+from tests.support.knowledge import POLICIES
 
 pytestmark = pytest.mark.slow
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from bot.app import staff_commands
-from bot.channels.recording import RecordingSurface
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM
 from bot.ops.commands import REPLY_LIMIT, cmd_ops_draft, run_ops_draft
 from bot.staff import Invocation, StaffRegistry
 from bot.store import AuditEntry
 from bot.store.models import OpsDraft
-from tests.ops.conftest import (
+from tests.support.ops import (
     ACCEPT,
     CHANNEL,
     DRAFT_1,
@@ -26,6 +25,7 @@ from tests.ops.conftest import (
     staff_actor,
     worker,
 )
+from tests.support.surface import RecordingSurface
 
 
 async def _rows(store) -> list[OpsDraft]:

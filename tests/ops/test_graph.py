@@ -12,7 +12,7 @@ from bot.ops.graph import OpsGraph
 from bot.ops.prompts import PLANNER_SYSTEM, REFLECTION_SYSTEM, WORKER_SYSTEM
 from bot.ops.state import OpsState
 from bot.ops.steps import OpsConfig
-from tests.ops.conftest import ACCEPT, DRAFT_1, DRAFT_2, PLAN, REJECT, REQUEST, planner, reviewer, worker
+from tests.support.ops import ACCEPT, DRAFT_1, DRAFT_2, PLAN, REJECT, REQUEST, planner, reviewer, worker
 
 
 def _calls(llms: list[ScriptedLLM]) -> int:

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from bot.store import Coupon
 from bot.store.seed import DEFAULT_SEED, load_seed_file
-from tests.ops.conftest import FIXED_NOW
+from tests.support.ops import FIXED_NOW
 from tools.base import Actor, ResultCode
 from tools.ops_readonly import ops_worker_registry
 from tools.registry import build_registry

@@ -8,7 +8,7 @@ from bot.ops.graph import END, after_reflection
 from bot.ops.prompts import PLANNER_SYSTEM
 from bot.ops.state import OpsState, merge
 from bot.ops.steps import OpsConfig, StepFailed, plan_step, reflect_step, work_step
-from tests.ops.conftest import ACCEPT, DRAFT_1, DRAFT_2, PLAN, REJECT, REQUEST, planner, reviewer, worker
+from tests.support.ops import ACCEPT, DRAFT_1, DRAFT_2, PLAN, REJECT, REQUEST, planner, reviewer, worker
 
 
 async def test_planner_returns_only_the_plan(make_env, models) -> None:

@@ -30,16 +30,9 @@ from bot.llm.base import LLMResult, ToolCall
 from bot.llm.scripted import ScriptedLLM, validate_history
 from bot.store import Store
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
-from tests.reliability.conftest import (
-    RecordingSurface,
-    echo_llm,
-    history_for_api,
-    load_history,
-    loop_by,
-    say,
-    start_app,
-)
-from tools.base import ToolContext
+from tests.support.context import make_ctx
+from tests.support.reliability import echo_llm, history_for_api, load_history, loop_by, say, start_app
+from tests.support.surface import RecordingSurface
 
 pytestmark = pytest.mark.slow
 
@@ -248,8 +241,8 @@ class FuzzRig:
         conv = self.app.conversations
         actor = await conv.resolve_actor(discord_id)
         agent = ReActAgent(probe_llm(), conv.tools.visible_to(actor))
-        ctx = ToolContext(
-            actor=actor, thread_id=self.thread(), run_id="fuzz", store=self.store, services=conv.services
+        ctx = make_ctx(
+            actor, store=self.store, thread_id=self.thread(), run_id="fuzz", services=conv.services
         )
         result = await agent.run(verdict.cleaned_text, ctx)
         assert validate_history(history_for_api(result.messages[1:])) == []
@@ -288,6 +281,7 @@ def _assert_replied(outcome: Any, surface: RecordingSurface) -> None:
         assert final.strip() and not final.startswith("⏳"), final
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=PIPELINE_EXAMPLES)
 @given(texts=batch(st.one_of(hostile_message(), st.text(min_size=1, max_size=600))))
 def test_random_and_hostile_messages_through_the_pipeline_always_get_a_reply_or_a_refusal(
@@ -297,6 +291,7 @@ def test_random_and_hostile_messages_through_the_pipeline_always_get_a_reply_or_
         _assert_replied(outcome, surface)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=PIPELINE_EXAMPLES)
 @given(texts=batch(hostile_message()), who=st.sampled_from(["9001", "9009", None]))
 def test_pipeline_keeps_every_stored_history_valid_and_leaks_nothing_to_unlinked_senders(

@@ -19,7 +19,7 @@ from bot.llm.scripted import validate_history
 from bot.store import AuditEntry, Coupon, Store
 from tests.eventually import eventually
 from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
-from tests.reliability.conftest import PYTHON, load_history
+from tests.support.reliability import PYTHON, load_history
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 
 from bot.llm.openai_llm import OpenAILLM
 from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
-from tests.reliability.conftest import load_history, say
+from tests.support.reliability import load_history, say
 
 THREAD = "console:outage"
 QUESTION = "ORD001 배송 언제 와요?"

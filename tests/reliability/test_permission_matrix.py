@@ -14,7 +14,7 @@ from bot.app import staff_commands
 from bot.llm.scripted import ScriptedLLM
 from bot.staff import StaffCommand, StaffRegistry
 from bot.store import AuditEntry, Coupon, Player, Store
-from tests.reliability.conftest import say
+from tests.support.reliability import say
 from tools.registry import build_registry
 
 VICTIM_ORDER = "ORD003"

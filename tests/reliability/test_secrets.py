@@ -17,7 +17,7 @@ from bot.app import build_app
 from bot.config import load_settings
 from bot.store import AuditEntry, Store, ThreadMessage
 from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
-from tests.reliability.conftest import PYTHON, say
+from tests.support.reliability import PYTHON, say
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ from bot.cli import main
 from bot.memory import ThreadMemory
 from bot.replay.format import load_transcript
 from bot.replay.runner import Replayer
-from tests.replay.conftest import minimal_case
+from tests.support.replay import minimal_case
 
 WriteCase = Callable[[str, str], Path]
 

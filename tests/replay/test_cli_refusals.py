@@ -10,7 +10,7 @@ import pytest
 
 import bot.app
 from bot.cli import main
-from tests.replay.conftest import minimal_case
+from tests.support.replay import minimal_case
 
 WriteCase = Callable[[str, str], Path]
 

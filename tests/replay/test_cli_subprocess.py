@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import PROJECT_ROOT
 from tests.fakes.openai_server import FakeOpenAIServer, reply
-from tests.replay.conftest import PROJECT_ROOT, cli_env, minimal_case, run_cli
+from tests.support.replay import cli_env, minimal_case, run_cli
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 from bot.app import PROJECT_ROOT, staff_commands
 from bot.replay.format import Transcript, load_transcript
 from bot.replay.runner import MODES, Replayer
-from tests.replay.conftest import DEMO_CASES, TRANSCRIPTS
+from tests.support.replay import DEMO_CASES, TRANSCRIPTS
 from tools.base import ResultCode
 from tools.coupon_rules import load_coupon_rules
 

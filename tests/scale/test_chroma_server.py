@@ -17,8 +17,7 @@ from bot.config import load_settings
 from bot.doctor import check_chroma_server, check_policy_index
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import PolicyIndex
-
-from .conftest import CHROMA_ENV
+from tests.support.services import CHROMA_ENV
 
 DOC = """---
 id: {id}
@@ -79,6 +78,7 @@ def server_index(embedder: E5Embedder) -> Iterator[PolicyIndex]:
         index.close()
 
 
+@pytest.mark.slow
 @pytest.mark.chroma_server
 def test_index_search_and_reindex_on_a_chroma_server(server_index: PolicyIndex, tmp_path: Path) -> None:
     policies = write_policies(tmp_path / "policies", coupons=COUPONS, name=NAMES)
@@ -117,6 +117,7 @@ async def test_doctor_says_when_the_chroma_server_is_down() -> None:
     assert "ARCA_CHROMA_URL" in check.fix
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["index"], ["search", "쿠폰 한도"]])
 def test_cli_with_the_chroma_server_down_prints_one_line_without_a_traceback(
     argv: list[str], tmp_path: Path

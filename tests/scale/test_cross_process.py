@@ -13,8 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.store import Coupon, Store
-
-from .conftest import seed_ledger
+from tests.support.scale import seed_ledger
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -26,7 +25,8 @@ from collections import Counter
 from datetime import UTC, datetime
 from bot.store import Store
 from tools.base import Actor
-from tools.ledger import CouponRules, issue_for_player
+from tools.coupon_rules import CouponRules
+from tools.ledger import issue_for_player
 
 url, name, calls, orders = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
 rules = CouponRules(daily_max_count=int(sys.argv[5]), daily_max_amount=10_000_000)
@@ -105,6 +105,7 @@ async def _seeded(url: str) -> None:
     await store.close()
 
 
+@pytest.mark.slow
 async def test_two_processes_racing_on_one_order_issue_exactly_one_coupon(pg_url: str) -> None:
     await _seeded(pg_url)
     first, second = await race(pg_url, calls=50, orders=["ORD001"], daily_max_count=3)
@@ -113,6 +114,7 @@ async def test_two_processes_racing_on_one_order_issue_exactly_one_coupon(pg_url
     assert await live_coupons(pg_url, order_id="ORD001") == 1
 
 
+@pytest.mark.slow
 async def test_two_processes_cannot_exceed_the_daily_count_together(pg_url: str) -> None:
     await _seeded(pg_url)
     orders = [f"ORD1{i:02d}" for i in range(10)]

@@ -13,11 +13,11 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.store import SCHEMA_VERSION, AuditEntry, Coupon, Store, StoreError, ThreadMessage
 from bot.store.models import SchemaMeta
+from tests.support.context import LUNA, NOW
+from tests.support.services import asyncpg_dsn
 from tools.base import ResultCode
 from tools.coupon_rules import CouponRules
 from tools.ledger import issue_for_player
-
-from .conftest import LUNA, NOW, asyncpg_dsn
 
 
 def coupon(order_id: str = "ORD001", *, status: str = "active", key: str | None = None, code: str) -> Coupon:

@@ -14,7 +14,7 @@ from bot.desk.auto_close import close_idle
 from bot.desk.sla import send_reminders
 from bot.store import AuditEntry, Escalation, Store
 from tests.desk.test_sla import TARGETS
-from tests.scale.conftest import NOW
+from tests.support.context import NOW
 
 PROCESSES = 4
 

@@ -12,8 +12,7 @@ from bot.config import load_settings
 from bot.doctor import check_database
 from bot.store import Store
 from bot.store.models import SCHEMA_VERSION
-
-from .conftest import seed_ledger
+from tests.support.scale import seed_ledger
 
 REPO = Path(__file__).resolve().parents[2]
 SERVICES = REPO / "scripts" / "services.sh"

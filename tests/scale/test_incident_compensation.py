@@ -20,7 +20,7 @@ from bot.store import Coupon, Order, Store
 from bot.store.incidents import IncidentScope, Plan
 from bot.store.models import Run, RunToolCall, StaffOutbox
 from tests.eventually import eventually
-from tests.scale.conftest import NOW
+from tests.support.context import NOW
 
 ROOT = Path(__file__).resolve().parents[2]
 STAFF = "staff:42"

@@ -13,7 +13,7 @@ from bot.incidents.declare import declare
 from bot.incidents.progress import RunProgress, progress
 from bot.store import AuditEntry, Store
 from bot.store.incidents import IncidentScope, Plan
-from tests.scale.conftest import NOW
+from tests.support.context import NOW
 
 STAFF = "staff:42"
 

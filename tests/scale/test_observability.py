@@ -20,7 +20,6 @@ from bot.app import build_app
 from bot.config import load_settings
 from bot.conversations import Incoming
 from bot.conversations.renderer import Renderer
-from bot.conversations.surface import SurfaceBase, SurfaceError
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import PolicyIndex
 from bot.llm.openai_llm import OpenAILLM
@@ -36,8 +35,9 @@ from bot.observability import (
 )
 from bot.store import Store
 from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
-
-from .conftest import NOW, seed_ledger
+from tests.support.context import NOW
+from tests.support.scale import seed_ledger
+from tests.support.surface import RecordingSurface
 
 POLICY = """---
 id: coupons
@@ -51,26 +51,6 @@ effective: 2026-01-01
 
 배송 지연 상태인 주문만 보상 쿠폰을 받을 수 있습니다.
 """
-
-
-class Surface(SurfaceBase):
-    """A channel surface that keeps what a person would see."""
-
-    def __init__(self) -> None:
-        self.messages: dict[int, str] = {}
-
-    async def send(self, text: str) -> int:
-        self.messages[len(self.messages)] = text
-        return len(self.messages) - 1
-
-    async def edit(self, handle: Any, text: str) -> None:
-        self.messages[handle] = text
-
-    async def react(self, ref: Any, emoji: str) -> None:
-        return None
-
-    async def ephemeral(self, text: str) -> None:
-        self.messages[len(self.messages)] = text
 
 
 @pytest.fixture
@@ -246,7 +226,7 @@ async def test_metrics_endpoint_shows_a_scripted_run(
             metrics=metrics,
         )
         conv = app.conversations
-        surface = Surface()
+        surface = RecordingSurface()
         actor = await conv.resolve_actor("9001")
         outcome = await conv.handle(
             Incoming("discord:777", actor, "ORD001 배송이 늦어요. 5천원 쿠폰 주세요"), surface
@@ -371,12 +351,8 @@ def test_metrics_live_in_their_own_registry_and_error_logs_are_counted() -> None
 
 
 async def test_the_renderer_times_sends_and_edits_and_counts_failures() -> None:
-    class Flaky(Surface):
-        async def edit(self, handle: Any, text: str) -> None:
-            raise SurfaceError("discord 503")
-
     metrics = ArcaMetrics()
-    surface = Flaky()
+    surface = RecordingSurface(fail_all_edits=True)
     renderer = Renderer(surface, edit_interval=0.0, observer=metrics)
     await renderer.status("⏳ 주문 확인 중")
     # The edit to the answer fails, so the answer lands as a new message; blanking the status
@@ -391,6 +367,7 @@ async def test_the_renderer_times_sends_and_edits_and_counts_failures() -> None:
     assert value(samples, "arca_errors_total", where="edit", kind="edit") == 2
 
 
+@pytest.mark.slow
 def test_observability_and_the_tools_import_nothing_from_the_layers_above_them() -> None:
     import subprocess
     import sys

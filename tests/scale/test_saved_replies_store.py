@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from bot.store import AuditEntry, Store
 from bot.store.saved_replies import delete_reply, get_reply, list_replies, save_reply
-from tests.scale.conftest import NOW
+from tests.support.context import NOW
 
 
 async def test_saved_replies_are_created_edited_listed_by_prefix_and_deleted(store: Store) -> None:

@@ -28,9 +28,9 @@ from bot.store import (
     Store,
 )
 from bot.store.threads import message_row
+from tests.support.context import NOW
+from tests.support.scale import seed_ledger
 from tools.local_time import day_bounds
-
-from .conftest import NOW, seed_ledger
 
 SEOUL = "Asia/Seoul"
 DAY = day_bounds(NOW, SEOUL)

@@ -9,12 +9,12 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App, build_app
-from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.conversations import Incoming, TurnOutcome
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry, Coupon, Player, Store
 from tests.fakes.knowledge import EmptyPolicyIndex
+from tests.support.surface import RecordingSurface
 
 STAFF_ROLE = "Support Staff"
 

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from bot.cli import main
 from bot.store import Coupon, Order, Player, Store
 from bot.store.seed import DEFAULT_SEED, SeedError, apply_seed, load_seed_file
-from tests.conftest import sqlite_url
+from tests.support.store import sqlite_url
 from tools.order_views import normalize_order_id
 
 HUGE = "99999999999999999999999"

@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from bot.store import SCHEMA_VERSION, AuditEntry, Coupon, Order, Player, Store, StoreError
-from tests.conftest import sqlite_url
+from tests.support.store import sqlite_url
 
 
 async def _coupon(

@@ -10,7 +10,7 @@ import pytest
 
 from bot.cli import main
 from bot.store import Store, StoreError
-from tests.conftest import sqlite_url
+from tests.support.store import sqlite_url
 
 
 def _sha(path: Path) -> str:

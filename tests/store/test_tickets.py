@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
 from bot.store import Store
 from bot.store.tickets import (
     CLAIM_TIMEOUT,
@@ -18,16 +16,9 @@ from bot.store.tickets import (
     set_ticket_thread,
     ticket_by_thread,
 )
-from tests.scale.conftest import backend as backend  # the SQLite / PostgreSQL parameter
-from tests.scale.conftest import db_url as db_url
-from tests.scale.conftest import pytest_runtest_setup as _needs_services
 
 NOW = datetime(2026, 3, 2, 1, 0, tzinfo=UTC)
 CHANNEL, GUILD, PLAYER = 810, 800, 9001
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    _needs_services(item)
 
 
 async def _store(url: str) -> Store:

@@ -8,12 +8,11 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from bot.store import AuditEntry
+from tests.support.context import LUNA, NOW, STAFF
 from tools.base import Actor, ResultCode
 from tools.coupon_rules import CouponRules
 from tools.coupon_staff import active_coupon_for, approval_reason, approve, list_coupons, reject, revoke
 from tools.ledger import issue_for_player, staff_issue
-
-from .conftest import LUNA, NOW, STAFF
 
 
 async def test_staff_issue_skips_status_and_caps_but_keeps_the_staff_limit(store, rules):

@@ -8,11 +8,10 @@ from collections import Counter
 from sqlalchemy import func, select
 
 from bot.store import Coupon
+from tests.support.context import STAFF
 from tools.base import ResultCode
 from tools.coupon_rules import CouponRules
 from tools.ledger import staff_issue
-
-from .conftest import STAFF
 
 
 async def live_count(store, **where):
@@ -23,8 +22,8 @@ async def live_count(store, **where):
         return (await s.execute(q)).scalar_one()
 
 
-async def test_hundred_concurrent_issues_on_one_order_issue_exactly_one(registry, make_ctx, store):
-    ctxs = [make_ctx(call_id=f"race_{i}") for i in range(100)]
+async def test_hundred_concurrent_issues_on_one_order_issue_exactly_one(registry, ctx_for, store):
+    ctxs = [ctx_for(call_id=f"race_{i}") for i in range(100)]
     results = await asyncio.gather(
         *(registry.execute("issue_coupon", {"order_id": "ORD001", "amount": 5000}, c) for c in ctxs)
     )
@@ -37,11 +36,11 @@ async def test_hundred_concurrent_issues_on_one_order_issue_exactly_one(registry
     )
 
 
-async def test_concurrent_issues_on_different_orders_cannot_exceed_the_daily_count(registry, make_ctx, store):
+async def test_concurrent_issues_on_different_orders_cannot_exceed_the_daily_count(registry, ctx_for, store):
     orders = [f"ORD1{i:02d}" for i in range(8)]
     results = await asyncio.gather(
         *(
-            registry.execute("issue_coupon", {"order_id": o, "amount": 1000}, make_ctx(call_id=f"cap_{o}"))
+            registry.execute("issue_coupon", {"order_id": o, "amount": 1000}, ctx_for(call_id=f"cap_{o}"))
             for o in orders
         )
     )
@@ -50,13 +49,13 @@ async def test_concurrent_issues_on_different_orders_cannot_exceed_the_daily_cou
     assert await live_count(store, player_id="P100") == 3
 
 
-async def test_concurrent_issues_cannot_exceed_the_daily_amount(registry, make_ctx, store):
+async def test_concurrent_issues_cannot_exceed_the_daily_amount(registry, ctx_for, store):
     rules = CouponRules(daily_max_amount=25000, daily_max_count=10)
     orders = [f"ORD1{i:02d}" for i in range(6)]
     results = await asyncio.gather(
         *(
             registry.execute(
-                "issue_coupon", {"order_id": o, "amount": 10000}, make_ctx(call_id=o, rules_=rules)
+                "issue_coupon", {"order_id": o, "amount": 10000}, ctx_for(call_id=o, rules=rules)
             )
             for o in orders
         )
@@ -67,8 +66,8 @@ async def test_concurrent_issues_cannot_exceed_the_daily_amount(registry, make_c
     assert total == 20000
 
 
-async def test_the_same_call_retried_concurrently_issues_once(registry, make_ctx, store):
-    ctx = make_ctx(call_id="retried")
+async def test_the_same_call_retried_concurrently_issues_once(registry, ctx_for, store):
+    ctx = ctx_for(call_id="retried")
     results = await asyncio.gather(
         *(registry.execute("issue_coupon", {"order_id": "ORD001", "amount": 5000}, ctx) for _ in range(10))
     )
@@ -77,9 +76,9 @@ async def test_the_same_call_retried_concurrently_issues_once(registry, make_ctx
     assert await live_count(store) == 1
 
 
-async def test_staff_and_bot_racing_on_one_order_leave_one_live_coupon(registry, make_ctx, store, rules):
+async def test_staff_and_bot_racing_on_one_order_leave_one_live_coupon(registry, ctx_for, store, rules):
     bot_calls = [
-        registry.execute("issue_coupon", {"order_id": "ORD001", "amount": 5000}, make_ctx(call_id=f"b{i}"))
+        registry.execute("issue_coupon", {"order_id": "ORD001", "amount": 5000}, ctx_for(call_id=f"b{i}"))
         for i in range(20)
     ]
     staff_calls = [

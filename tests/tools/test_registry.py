@@ -5,11 +5,10 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from bot.conversations.renderer import status_text
+from tests.support.context import STAFF, UNLINKED
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.ops_readonly import order_stats
 from tools.registry import build_registry
-
-from .conftest import STAFF, UNLINKED
 
 
 class _QueryArgs(BaseModel):

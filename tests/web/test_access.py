@@ -12,7 +12,7 @@ import pytest
 
 from bot.channels.web.player.identity import ANON_COOKIE, IdentityService
 from tests.eventually import WITHIN
-from tests.web.conftest import SECRET, read_sse
+from tests.support.web import SECRET, read_sse
 
 
 async def test_expired_and_forged_tokens_are_refused_with_401(make_web):

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from tests.attachments.files import EXE, TWENTY_MB, png
-from tests.web.conftest import read_sse
-from tests.web.staff.conftest import sign_in
+from tests.support.staff_console import sign_in
+from tests.support.web import read_sse
 
 ANSWER = "보내주신 화면을 확인했습니다. 담당자가 함께 보고 있어요."
 

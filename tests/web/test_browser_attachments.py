@@ -10,8 +10,8 @@ from pathlib import Path
 from playwright.async_api import expect
 
 from tests.attachments.files import EXE, TWENTY_MB, png
-from tests.web.staff.conftest import link
-from tests.web.test_browser import DESKTOP, browser, open_widget, send, shot  # noqa: F401  (the fixture)
+from tests.support.browser import DESKTOP, open_widget, send, shot
+from tests.support.staff_console import link
 
 ANSWER = "보내주신 결제 오류 화면과 로그를 받았습니다. 담당자가 확인할게요."
 
@@ -21,7 +21,7 @@ def _screenshot_png() -> bytes:
 
 
 async def test_a_player_attaches_files_and_staff_see_the_screenshot(
-    browser,  # noqa: F811
+    browser,
     make_web,
     tmp_path: Path,
 ) -> None:

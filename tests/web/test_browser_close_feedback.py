@@ -12,11 +12,11 @@ from sqlalchemy import select
 from bot.analytics.record import record_run
 from bot.desk.auto_close import closing_notice
 from bot.store import Feedback
-from tests.web.conftest import FIXED_NOW
-from tests.web.test_browser import DESKTOP, browser, open_widget, shot  # noqa: F401 (fixture)
+from tests.support.browser import DESKTOP, open_widget, shot
+from tests.support.web import FIXED_NOW
 
 
-async def test_the_closing_notice_in_the_widget_has_the_feedback_control(browser, make_web):  # noqa: F811
+async def test_the_closing_notice_in_the_widget_has_the_feedback_control(browser, make_web):
     web = await make_web("native")
     thread = "web:P100:main"
     conv = web.conversations

@@ -9,10 +9,10 @@ from playwright.async_api import expect
 from sqlalchemy import select
 
 from bot.store import Feedback, Run
-from tests.web.test_browser import DESKTOP, browser, open_widget, send, shot  # noqa: F401 (fixture)
+from tests.support.browser import DESKTOP, open_widget, send, shot
 
 
-async def test_the_player_rates_an_earlier_answer_then_changes_the_vote_with_a_comment(browser, make_web):  # noqa: F811
+async def test_the_player_rates_an_earlier_answer_then_changes_the_vote_with_a_comment(browser, make_web):
     web = await make_web("native")
     web.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}},

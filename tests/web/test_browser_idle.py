@@ -12,8 +12,8 @@ from playwright.async_api import Route, expect
 from bot.channels.web.sse.stream import RunStream
 from bot.channels.web.sse.wire import answer_payload, done_payload
 from tests.eventually import eventually
-from tests.web.test_browser import CHROMIUM, DESKTOP, browser, open_widget, send, shot  # noqa: F401
-from tests.web.test_idle_waits import THREAD, reply_stream
+from tests.support.browser import CHROMIUM, DESKTOP, open_widget, send, shot
+from tests.support.web import THREAD, reply_stream
 
 FIRST = "ORD001 주문은 배송 지연 중입니다."
 STAFF = "담당자 미나입니다. ORD001 건은 제가 직접 확인해 드릴게요."
@@ -22,7 +22,7 @@ ANSWER = "ORD004 마법사 코스튬은 배송 중입니다."
 assert CHROMIUM
 
 
-async def answered_and_waiting(browser, web):  # noqa: F811
+async def answered_and_waiting(browser, web):
     """The widget after its first answer, with its idle wait open on the server: (page, bot turns, streams)."""
     web.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&lang=ko")
@@ -35,7 +35,7 @@ async def answered_and_waiting(browser, web):  # noqa: F811
     return page, bots, streams
 
 
-async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> None:  # noqa: F811
+async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> None:
     web = await make_web("native")
     page, bots, streams = await answered_and_waiting(browser, web)
 
@@ -68,7 +68,7 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
     await eventually(lambda: streams.waiting(THREAD) == 0, what="closing the page ends its wait")
 
 
-async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(browser, make_web) -> None:  # noqa: F811
+async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(browser, make_web) -> None:
     web = await make_web("native")
     page, bots, streams = await answered_and_waiting(browser, web)
 

@@ -13,15 +13,15 @@ from bot.config import load_settings
 from bot.desk.hours import SupportHours
 from bot.store import Escalation
 from tests.fakes.openai_server import FakeOpenAIServer, reply
-from tests.web.conftest import FIXED_NOW, SECRET
-from tests.web.test_browser import DESKTOP, browser, open_widget, send, shot  # noqa: F401 (fixture)
+from tests.support.browser import DESKTOP, open_widget, send, shot
+from tests.support.web import FIXED_NOW, SECRET
 
 HOURS = "sat 10:00-14:00"
 """Staff are away on Monday 2026-11-30 10:00 KST (the web tests' clock)."""
 
 
 async def test_the_person_button_escalates_with_the_hours_notice_and_no_model_call(
-    browser,  # noqa: F811
+    browser,
     make_web,
     tmp_path,
 ):

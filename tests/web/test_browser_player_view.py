@@ -9,8 +9,8 @@ import asyncio
 
 from playwright.async_api import expect
 
-from tests.web.staff.conftest import sign_in
-from tests.web.test_browser import DESKTOP, browser, open_widget, send, shot  # noqa: F401 (fixture)
+from tests.support.browser import DESKTOP, open_widget, send, shot
+from tests.support.staff_console import sign_in
 
 THREAD = "web:P100:main"
 FIRST = "ORD001 주문은 배송 지연 중입니다. 불편을 드려 죄송합니다."
@@ -27,7 +27,7 @@ FITS = """el => {
 """The placeholder's drawn width and the room the textarea's one line gives it."""
 
 
-async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name(browser, make_web):  # noqa: F811
+async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name(browser, make_web):
     web = await make_web("native")
     web.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     token = web.token("P100")
@@ -80,7 +80,7 @@ async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name
     await phone.context.close()  # no wait left open while the server stops
 
 
-async def test_the_step_detail_shows_only_in_the_debug_view_the_operator_allows(browser, make_web):  # noqa: F811
+async def test_the_step_detail_shows_only_in_the_debug_view_the_operator_allows(browser, make_web):
     script = ({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     player = await make_web("native")
     player.script(*script)
@@ -109,7 +109,7 @@ async def test_the_step_detail_shows_only_in_the_debug_view_the_operator_allows(
     await page.context.close()
 
 
-async def test_on_a_phone_the_guest_subtitle_and_the_composer_hint_are_whole(browser, make_web):  # noqa: F811
+async def test_on_a_phone_the_guest_subtitle_and_the_composer_hint_are_whole(browser, make_web):
     web = await make_web("native")
     for lang, subtitle in (
         ("ko", "비회원 상담 (주문·쿠폰은 게임에서 로그인 후 이용)"),
@@ -130,7 +130,7 @@ async def test_on_a_phone_the_guest_subtitle_and_the_composer_hint_are_whole(bro
             await page.context.close()
 
 
-async def test_a_staff_reply_during_a_run_gets_its_own_signed_bubble(browser, make_web):  # noqa: F811
+async def test_a_staff_reply_during_a_run_gets_its_own_signed_bubble(browser, make_web):
     web = await make_web("native")
     held = web.held_script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     page = await open_widget(browser, web, viewport=PHONE, fragment=f"token={web.token('P100')}&lang=ko")

@@ -8,8 +8,8 @@ import asyncio
 
 from playwright.async_api import Request, expect
 
-from tests.web.staff.conftest import sign_in
-from tests.web.test_browser import DESKTOP, browser, open_widget, send, shot  # noqa: F401 (fixture)
+from tests.support.browser import DESKTOP, open_widget, send, shot
+from tests.support.staff_console import sign_in
 
 THREAD = "web:P100:main"
 FIRST = "ORD001 주문은 배송 지연 중입니다. 불편을 드려 죄송합니다."
@@ -17,7 +17,7 @@ STAFF = "담당자 미나입니다. ORD001 건은 제가 직접 확인해 보상
 LAST = "쿠폰은 우편함에서 확인하실 수 있습니다."
 
 
-async def test_a_staff_reply_appears_in_the_open_widget_once_then_the_bot_answers_again(browser, make_web):  # noqa: F811
+async def test_a_staff_reply_appears_in_the_open_widget_once_then_the_bot_answers_again(browser, make_web):
     web = await make_web("native")
     web.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     page = await open_widget(browser, web, viewport=DESKTOP, fragment=f"token={web.token('P100')}&lang=ko")

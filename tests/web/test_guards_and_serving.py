@@ -23,10 +23,10 @@ from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.serve import serve
-from tests.channels.conftest import EmptyPolicyIndex, fake, harness  # noqa: F401 - fixtures
 from tests.eventually import eventually
+from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.fakes.openai_server import FakeOpenAIServer, reply
-from tests.web.conftest import SECRET, read_sse
+from tests.support.web import SECRET, read_sse
 from tools.base import Actor
 
 CARD = "4111 1111 1111 1111"
@@ -207,8 +207,9 @@ def test_arca_bot_web_answers_healthz_within_10s_without_an_llm(tmp_path: Path):
             proc.wait(10)
 
 
-async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):  # noqa: F811 - fixture
-    from tests.channels.conftest import FakeDiscord, make_settings
+async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):
+    from bench.fake_discord import FakeDiscord
+    from tests.support.discord import make_settings
 
     port = _free_port()
     async with FakeOpenAIServer(

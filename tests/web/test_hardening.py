@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from bot.channels.web.player.identity import ANON_COOKIE, IdentityService
 from bot.store import ThreadMessage
-from tests.web.conftest import SECRET
+from tests.support.web import SECRET
 
 JSON = {"Content-Type": "application/json"}
 
@@ -291,7 +291,7 @@ async def test_an_embedding_site_can_read_the_413(make_web):
 async def test_run_with_the_web_channel_refuses_a_weak_secret_before_it_starts(tmp_path):
     from bot.config import ConfigError
     from bot.serve import serve
-    from tests.channels.conftest import make_settings
+    from tests.support.discord import make_settings
 
     settings = make_settings(
         tmp_path / "var", web_port=0, web_secret="hunter2-weak", model="m", openai_api_key="sk-test-x"

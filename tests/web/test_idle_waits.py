@@ -11,34 +11,15 @@ import contextlib
 import httpx
 import pytest
 
-from bot.channels.web.sse.stream import RunStream
-from bot.channels.web.sse.wire import answer_payload, done_payload
 from tests.eventually import eventually
-from tests.web.conftest import read_sse
+from tests.support.web import THREAD, read_sse, reply_stream
 
-THREAD = "web:P100:main"
 STAFF = "담당자 미나입니다. 제가 확인해 드릴게요."
 
 
 @pytest.fixture
 async def web(make_web):
     return await make_web("native")
-
-
-def reply_stream(web, text: str) -> RunStream:
-    """A staff reply's stream as the web outbox opens it (`staff_outbox`): it starts and ends at once."""
-    streams = web.server.app.state.streams
-    stream = RunStream(web.deps.new_id(), THREAD, clock=web.deps.clock)
-
-    async def feed() -> None:
-        stream.publish("answer", answer_payload("start"))
-        stream.publish("answer", answer_payload("delta", text))
-        stream.publish("answer", answer_payload("done"))
-        stream.publish("done", done_payload(text, 0, {}, 0.0, None, by="staff", staff_name="Mina"))
-
-    streams.add(stream)
-    stream.feed(asyncio.create_task(feed()), lambda: streams.close(stream))
-    return stream
 
 
 async def test_a_stream_that_ended_between_two_waits_goes_to_the_next_wait(web) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.web.conftest import read_sse
-from tests.web.staff.conftest import sign_in
+from tests.support.staff_console import sign_in
+from tests.support.web import read_sse
 
 THREAD = "web:P100:main"
 

@@ -12,7 +12,7 @@ import pytest
 from bot.config import load_settings
 from bot.observability import ArcaMetrics
 from tests.fakes.openai_server import FakeOpenAIServer, reply
-from tests.web.conftest import SECRET, read_sse
+from tests.support.web import SECRET, read_sse
 
 SEED_KEYS = {
     ("step", "thinking", "start"): {"type", "status", "iteration"},

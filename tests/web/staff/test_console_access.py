@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from bot.staff.console import token_hash
 from bot.store import AuditEntry, utcnow
 from bot.store.models import StaffLink, StaffSession
-from tests.web.staff.conftest import LOGIN_CSRF, add_pending, link, post_login, sign_in, token_of
+from tests.support.staff_console import LOGIN_CSRF, add_pending, link, post_login, sign_in, token_of
 
 ROUTES = [
     "/staff",

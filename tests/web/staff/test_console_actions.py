@@ -19,8 +19,8 @@ from bot.config import load_settings
 from bot.staff.console import token_hash
 from bot.store import AuditEntry, Coupon, Run
 from bot.store.models import StaffOutbox, StaffSession
-from tests.web.conftest import SECRET
-from tests.web.staff.conftest import LOGIN_CSRF, add_pending, sign_in, token_of
+from tests.support.staff_console import LOGIN_CSRF, add_pending, sign_in, token_of
+from tests.support.web import SECRET
 from tools.base import Actor
 
 

@@ -9,40 +9,14 @@ import csv
 import io
 from pathlib import Path
 
-from playwright.async_api import Page, expect
+from playwright.async_api import expect
 from sqlalchemy import select
 
 from bot.store import Coupon
-from tests.web.staff.conftest import add_pending, link
-from tests.web.test_browser import DESKTOP, OUTPUT, browser  # noqa: F401  (the fixture)
-
-STAFF_OUTPUT = OUTPUT / "staff"
-TABLET = {"width": 820, "height": 1180}
+from tests.support.staff_console import TABLET, add_pending, open_console, shot
 
 
-async def shot(page: Page, name: str) -> Path:
-    STAFF_OUTPUT.mkdir(parents=True, exist_ok=True)
-    path = STAFF_OUTPUT / f"{name}.png"
-    await page.screenshot(path=str(path), full_page=True)
-    assert path.stat().st_size > 10_000
-    return path
-
-
-async def open_console(browser, web, viewport=DESKTOP, locale: str = "ko-KR") -> Page:  # noqa: F811
-    context = await browser.new_context(viewport=viewport, locale=locale, accept_downloads=True)
-    page = await context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.errors = errors  # type: ignore[attr-defined]
-    await page.goto(await link(web))
-    await shot(page, "login")
-    await page.get_by_role("button", name="로그인").press("Enter")  # autofocused: Enter signs in
-    await expect(page).to_have_url(f"{web.url}/staff/conversations")
-    return page
-
-
-async def test_sign_in_watch_take_over_approve_and_export(browser, web) -> None:  # noqa: F811
+async def test_sign_in_watch_take_over_approve_and_export(browser, web) -> None:
     await add_pending(web, "ORD001")
     await add_pending(web, "ORD003", 40_000)
     conv = web.conversations
@@ -124,7 +98,7 @@ async def test_sign_in_watch_take_over_approve_and_export(browser, web) -> None:
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-async def test_tablet_english_and_keyboard(browser, web) -> None:  # noqa: F811
+async def test_tablet_english_and_keyboard(browser, web) -> None:
     await add_pending(web, "ORD003", 40_000)
     page = await open_console(browser, web, viewport=TABLET)
     await page.goto(f"{web.url}/staff/approvals?lang=en")

@@ -11,9 +11,8 @@ from playwright.async_api import expect
 from bot.analytics.record import record_run
 from bot.channels.web.staff.charts import OVER_COLOR
 from bot.store import Coupon
-from tests.web.staff.conftest import sign_in
-from tests.web.staff.test_console_browser import TABLET, open_console, shot
-from tests.web.test_browser import DESKTOP, browser  # noqa: F401  (the fixture)
+from tests.support.browser import DESKTOP
+from tests.support.staff_console import TABLET, open_console, shot, sign_in
 
 KST = "+09:00"
 
@@ -84,7 +83,7 @@ async def test_coupons_per_day_against_the_daily_caps_in_a_chosen_window(web) ->
     assert '<option value="7" selected>' in odd and len(bar_values(chart(odd, "cap-amount"))) == 7
 
 
-async def test_the_dashboard_in_the_browser_korean_desktop_and_english_tablet(browser, web) -> None:  # noqa: F811
+async def test_the_dashboard_in_the_browser_korean_desktop_and_english_tablet(browser, web) -> None:
     await add_coupons(web)
     for viewport, lang, cap in (
         (DESKTOP, "ko", "1인 일일 한도 50,000원"),

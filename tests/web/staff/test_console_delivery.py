@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from bot.store.models import StaffOutbox
 from tests.eventually import eventually
-from tests.web.conftest import read_sse
-from tests.web.staff.conftest import sign_in
+from tests.support.staff_console import sign_in
+from tests.support.web import read_sse
 
 
 async def test_a_staff_reply_shows_in_the_players_web_history_and_the_bot_stays_silent(web) -> None:

@@ -17,10 +17,8 @@ from bot.channels.web.player.identity import IdentityService
 from bot.channels.web.startup import WebServer
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry
-from tests.channels.conftest import fake, harness  # noqa: F401  (the fixtures)
-from tests.web.conftest import SECRET
-from tests.web.staff.test_console_browser import open_console, shot
-from tests.web.test_browser import browser  # noqa: F401  (the fixture)
+from tests.support.staff_console import open_console, shot
+from tests.support.web import SECRET
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 THREAD = f"discord:{SUPPORT}"
@@ -31,9 +29,9 @@ REPLY = "상담원 미나입니다. 환불 건은 제가 바로 처리해 드릴
 
 
 async def test_take_over_a_discord_channel_reply_from_the_browser_and_hand_back(
-    browser,  # noqa: F811
-    harness,  # noqa: F811
-    fake,  # noqa: F811
+    browser,
+    harness,
+    fake,
 ) -> None:
     answers = iter([FIRST, AFTER])  # one scripted model per run
     running = await harness.start(

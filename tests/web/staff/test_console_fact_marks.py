@@ -6,11 +6,10 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 from bot.guards.fact_check import FACT_WITHHELD
-from tests.web.staff.test_console_browser import open_console, shot
-from tests.web.test_browser import browser  # noqa: F401  (the fixture)
+from tests.support.staff_console import open_console, shot
 
 
-async def test_conversation_page_marks_the_withheld_sentence_and_its_replacement(browser, web) -> None:  # noqa: F811
+async def test_conversation_page_marks_the_withheld_sentence_and_its_replacement(browser, web) -> None:
     conv = web.conversations
     thread = "web:p100:facts"
     await conv.memory.append(thread, {"role": "user", "content": "ORD101 주문 상태 알려주세요"}, kind="query")

@@ -13,8 +13,7 @@ import numpy as np
 from playwright.async_api import expect
 
 from bot.store.policy_gaps import GapRecord, add_policy_gaps
-from tests.web.staff.test_console_browser import open_console, shot
-from tests.web.test_browser import browser  # noqa: F401  (the fixture)
+from tests.support.staff_console import open_console, shot
 
 TOPICS = (("펫", "pet"), ("창고", "storage"))
 
@@ -33,7 +32,7 @@ class TopicEmbedder:
         return np.stack([self.embed_query(t) for t in texts])
 
 
-async def test_gaps_are_grouped_by_question_linked_to_conversations_and_exported(browser, web) -> None:  # noqa: F811
+async def test_gaps_are_grouped_by_question_linked_to_conversations_and_exported(browser, web) -> None:
     conv = web.conversations
     conv.services.policy_search.embedder = TopicEmbedder()
     now = conv.clock()

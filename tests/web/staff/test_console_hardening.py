@@ -12,7 +12,7 @@ import re
 from sqlalchemy import select
 
 from bot.store.models import StaffOutbox
-from tests.web.staff.conftest import link, post_login, sign_in, token_of
+from tests.support.staff_console import link, post_login, sign_in, token_of
 
 REPLY_KEY = re.compile(r'name="reply_key" value="([^"]+)"')
 

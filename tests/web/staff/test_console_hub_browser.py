@@ -9,18 +9,17 @@ import asyncio
 
 from playwright.async_api import expect
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.llm import ModelRequest, ScriptedLLM, around
 from tests.eventually import eventually
-from tests.web.staff.test_console_browser import open_console, shot
-from tests.web.test_browser import browser  # noqa: F401  (the fixture)
+from tests.support.staff_console import open_console, shot
+from tests.support.surface import RecordingSurface
 
 THREAD = "discord:4242"
 OTHER_PHONE = "010-2345-6789"  # P200's; the run answers P100 (Discord 9001)
 
 
-async def test_a_discord_run_shows_cleaned_steps_and_a_stopped_run_ends_the_panel(browser, web) -> None:  # noqa: F811
+async def test_a_discord_run_shows_cleaned_steps_and_a_stopped_run_ends_the_panel(browser, web) -> None:
     conv = web.conversations
     await conv.memory.append(THREAD, {"role": "user", "content": "주문 확인해 주세요"}, kind="query")
     script = ScriptedLLM(

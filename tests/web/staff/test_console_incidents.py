@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.store import AuditEntry, Coupon
-from tests.web.staff.conftest import sign_in
+from tests.support.staff_console import sign_in
 
 GETS = [
     "/staff/incidents",

@@ -19,15 +19,15 @@ from bot.channels.web.player import notices
 from bot.incidents import run_compensation
 from bot.store import Coupon
 from bot.store.incidents import IncidentScope, Plan
-from tests.web.staff.test_console_browser import open_console, shot
-from tests.web.test_browser import browser, open_widget  # noqa: F401  (the fixture)
-from tests.web.test_browser import shot as player_shot
+from tests.support.browser import open_widget
+from tests.support.browser import shot as player_shot
+from tests.support.staff_console import open_console, shot
 
 PHONE = {"width": 375, "height": 812}
 HOSTILE = '<img src=x onerror="window.pwned=1">'
 
 
-async def test_declare_preview_approve_progress_and_report_as_staff(browser, web) -> None:  # noqa: F811
+async def test_declare_preview_approve_progress_and_report_as_staff(browser, web) -> None:
     store = web.conversations.store
     page = await open_console(browser, web)
     await page.get_by_role("link", name="장애", exact=True).click()
@@ -112,7 +112,7 @@ async def test_declare_preview_approve_progress_and_report_as_staff(browser, web
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-async def test_the_progress_of_a_run_elsewhere_shows_live(browser, web) -> None:  # noqa: F811
+async def test_the_progress_of_a_run_elsewhere_shows_live(browser, web) -> None:
     store = web.conversations.store
     incident = await store.incidents.open(
         title="점검 연장",
@@ -146,7 +146,7 @@ async def test_the_progress_of_a_run_elsewhere_shows_live(browser, web) -> None:
 
 
 async def test_the_widget_banner_shows_the_notice_in_scope_updates_and_goes(
-    browser,  # noqa: F811
+    browser,
     web,
     monkeypatch,
 ) -> None:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from playwright.async_api import Page, expect
 
-from tests.web.staff.conftest import sign_in
-from tests.web.staff.test_console_browser import open_console, shot
-from tests.web.test_browser import DESKTOP, browser  # noqa: F401  (the fixture)
+from tests.support.browser import DESKTOP
+from tests.support.staff_console import open_console, shot, sign_in
 from tools.base import Actor
 from tools.coupon_rules import CouponRules
 from tools.ledger import issue_for_player
@@ -64,7 +63,7 @@ async def one_line(page: Page, selector: str) -> None:
     assert await target.evaluate(ONE_LINE), f"{selector} wraps: {await target.inner_text()!r}"
 
 
-async def test_pills_and_buttons_keep_korean_words_whole_at_phone_width(browser, web) -> None:  # noqa: F811
+async def test_pills_and_buttons_keep_korean_words_whole_at_phone_width(browser, web) -> None:
     conv = web.conversations
     for n in range(3):
         text = "배송이 너무 늦어요. 언제 받을 수 있는지 알려 주세요. 주문 번호는 ORD001입니다. " * 3
@@ -85,7 +84,7 @@ async def test_pills_and_buttons_keep_korean_words_whole_at_phone_width(browser,
         await page.context.close()
 
 
-async def test_approvals_say_why_and_a_lost_race_says_who_approved_and_when(browser, web) -> None:  # noqa: F811
+async def test_approvals_say_why_and_a_lost_race_says_who_approved_and_when(browser, web) -> None:
     await two_pending(web)
     page = await open_console(browser, web, viewport=PHONE)
     await page.goto(f"{web.url}/staff/approvals")
@@ -118,7 +117,7 @@ async def test_approvals_say_why_and_a_lost_race_says_who_approved_and_when(brow
     await page.context.close()
 
 
-async def test_approvals_in_english_on_a_desktop(browser, web) -> None:  # noqa: F811
+async def test_approvals_in_english_on_a_desktop(browser, web) -> None:
     await two_pending(web)
     page = await open_console(browser, web, viewport=DESKTOP)
     await page.goto(f"{web.url}/staff/approvals?lang=en")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from playwright.async_api import expect
 
-from tests.web.staff.test_console_browser import TABLET, open_console, shot
-from tests.web.test_browser import DESKTOP, browser  # noqa: F401  (the fixture)
+from tests.support.browser import DESKTOP
+from tests.support.staff_console import TABLET, open_console, shot
 
 
-async def test_the_list_pages_searches_and_stays_live(browser, web) -> None:  # noqa: F811
+async def test_the_list_pages_searches_and_stays_live(browser, web) -> None:
     memory = web.conversations.memory
     for i in range(205):
         await memory.append(f"web:P{i:03d}x:main", {"role": "user", "content": f"질문 {i}"}, kind="query")

@@ -6,49 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
-import httpx
 import pytest
 from sqlalchemy import select
 
 from bot.channels.web.staff import live
 from bot.store.models import StaffSession
 from tests.eventually import WITHIN, eventually
-from tests.web.staff.conftest import sign_in
-
-
-@dataclass
-class Event:
-    event: str
-    data: str
-
-
-async def events_of(response: httpx.Response) -> AsyncIterator[Event]:
-    """`text/event-stream` blocks (pings skipped); `data` kept as text (fragments are HTML)."""
-    name, data = "message", []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data:
-                yield Event(name, "\n".join(data))
-            name, data = "message", []
-        elif line.startswith("event:"):
-            name = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-
-
-async def next_event(
-    stream: AsyncIterator[Event], name: str, contains: str = "", within: float = 10
-) -> Event:
-    async def find() -> Event:
-        async for e in stream:
-            if e.event == name and contains in e.data:
-                return e
-        raise AssertionError(f"the stream ended before a {name!r} event with {contains!r}")
-
-    return await asyncio.wait_for(find(), within)
+from tests.support.staff_console import Event, events_of, next_event, sign_in
 
 
 async def test_the_live_streams_refuse_without_a_staff_session(web) -> None:

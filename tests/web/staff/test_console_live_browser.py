@@ -10,14 +10,13 @@ import asyncio
 
 from playwright.async_api import expect
 
-from tests.web.staff.test_console_browser import TABLET, open_console, shot
-from tests.web.test_browser import browser  # noqa: F401  (the fixture)
+from tests.support.staff_console import TABLET, open_console, shot
 
 QUESTION = "ORD001 배송이 어디쯤인가요?"
 ANSWER = "ORD001 주문은 물류 센터 사정으로 배송이 지연되고 있습니다. 오늘 안에 출고될 예정입니다."
 
 
-async def watch_a_run(browser, web, *, viewport=None, lang: str = "ko") -> None:  # noqa: F811
+async def watch_a_run(browser, web, *, viewport=None, lang: str = "ko") -> None:
     page = await (open_console(browser, web) if viewport is None else open_console(browser, web, viewport))
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
@@ -59,9 +58,9 @@ async def watch_a_run(browser, web, *, viewport=None, lang: str = "ko") -> None:
     await page.context.close()
 
 
-async def test_watch_a_conversation_and_its_run_live(browser, web) -> None:  # noqa: F811
+async def test_watch_a_conversation_and_its_run_live(browser, web) -> None:
     await watch_a_run(browser, web)
 
 
-async def test_watch_live_in_english_at_tablet_width(browser, web) -> None:  # noqa: F811
+async def test_watch_live_in_english_at_tablet_width(browser, web) -> None:
     await watch_a_run(browser, web, viewport=TABLET, lang="en")

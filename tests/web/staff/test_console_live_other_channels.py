@@ -7,12 +7,11 @@ import asyncio
 import json
 from typing import Any
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.llm import ModelRequest, ScriptedLLM, around
 from tests.eventually import eventually
-from tests.web.staff.conftest import sign_in
-from tests.web.staff.test_console_live import events_of, next_event
+from tests.support.staff_console import events_of, next_event, sign_in
+from tests.support.surface import RecordingSurface
 
 STEP_DELAY = 0.3
 """Seconds the model takes per call, and Discord per answer edit: the run is still going when the page

@@ -12,10 +12,8 @@ from sqlalchemy import select, update
 from bot.store import AuditEntry, utcnow
 from bot.store.models import StaffOutbox
 from bot.store.outbox import REPLY_TTL, claim_reply, enqueue_reply, expire_replies, reply_statuses
-from tests.web.staff.conftest import sign_in
-from tests.web.staff.test_console_browser import TABLET, open_console, shot
-from tests.web.staff.test_console_live import events_of, next_event
-from tests.web.test_browser import DESKTOP, browser  # noqa: F401  (the fixture)
+from tests.support.browser import DESKTOP
+from tests.support.staff_console import TABLET, events_of, next_event, open_console, shot, sign_in
 
 DM = "dm:9001"
 
@@ -84,7 +82,7 @@ async def test_a_fresh_reply_is_left_for_its_owner(web) -> None:
     assert await expire_replies(store, utcnow() + timedelta(days=1)) == [], "a claimed reply is not given up"
 
 
-async def test_not_delivered_in_the_browser_korean_desktop_and_english_tablet(browser, web) -> None:  # noqa: F811
+async def test_not_delivered_in_the_browser_korean_desktop_and_english_tablet(browser, web) -> None:
     store = web.conversations.store
     await web.server.app.state.outbox.stop()
     await web.conversations.memory.append(DM, {"role": "user", "content": "환불 문의드려요"}, kind="query")

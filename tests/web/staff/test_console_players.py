@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.channels.recording import RecordingSurface
 from bot.channels.web.staff.queries import conversation_rows
 from bot.conversations import Incoming
 from bot.llm import ScriptedLLM
 from tests.fakes.held import Held
+from tests.support.surface import RecordingSurface
 
 
 async def _player(conv, thread: str) -> str:

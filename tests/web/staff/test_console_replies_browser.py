@@ -7,13 +7,12 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 from bot.store import Escalation
-from tests.web.staff.test_console_browser import open_console, shot
-from tests.web.test_browser import browser  # noqa: F401  (the fixture)
+from tests.support.staff_console import open_console, shot
 
 THREAD = "web:p100:main"
 
 
-async def test_create_a_saved_reply_then_send_it_from_the_conversation(browser, web) -> None:  # noqa: F811
+async def test_create_a_saved_reply_then_send_it_from_the_conversation(browser, web) -> None:
     conv = web.conversations
     await conv.memory.append(THREAD, {"role": "user", "content": "쿠폰 언제 와요?"}, kind="query")
     async with conv.store.session() as s, s.begin():
@@ -49,7 +48,7 @@ async def test_create_a_saved_reply_then_send_it_from_the_conversation(browser, 
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-async def test_the_conversations_page_shows_an_sla_reminder(browser, web) -> None:  # noqa: F811
+async def test_the_conversations_page_shows_an_sla_reminder(browser, web) -> None:
     from datetime import timedelta
 
     from bot.analytics.staff_response import SlaTargets

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from bot.store import AuditEntry, Escalation
 from bot.store.models import StaffOutbox
 from bot.store.saved_replies import get_reply, save_reply
-from tests.web.staff.conftest import sign_in
+from tests.support.staff_console import sign_in
 
 THREAD = "web:p100:main"
 KEY = 'name="reply_key" value="'

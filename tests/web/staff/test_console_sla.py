@@ -8,7 +8,7 @@ from datetime import timedelta
 from bot.analytics.staff_response import SlaTargets
 from bot.desk.sla import send_reminders
 from bot.store import Escalation, utcnow
-from tests.web.staff.conftest import sign_in
+from tests.support.staff_console import sign_in
 
 TARGETS = SlaTargets(timedelta(hours=1), timedelta(hours=8), timedelta(minutes=10))
 

@@ -12,7 +12,8 @@ from bot.llm import ScriptedLLM, validate_history
 from bot.llm.base import api_message
 from bot.memory import INTERRUPTED_RESULT, ThreadMemory
 from bot.store import Store
-from tests.engine.conftest import MODES, make_ctx
+from tests.support.context import make_ctx
+from tests.support.engine import MODES
 
 T = "test:thread"
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}

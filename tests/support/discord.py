@@ -1,21 +1,12 @@
-"""Fixtures for the Discord end-to-end tests: the fake Discord on loopback, the real discord.py client
-(`ArcaDiscordBot`) started against it, a real app (SQLite store seeded with the demo data) and scripted
-models that stream slowly or hold a loop call so a test can speak mid-run.
-"""
+"""The fake Discord test harness: settings pointing at the fake, one started bot, slow scripted models."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import discord
-import discord.gateway
-import discord.http
-import pytest
-import yarl
 
 from bench.fake_discord import FakeDiscord
 from bot.app import App, build_app
@@ -23,14 +14,6 @@ from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import Settings, load_settings
 from bot.llm.scripted import ScriptedLLM
 from tests.fakes.knowledge import EmptyPolicyIndex
-from tests.scale.conftest import backend as backend  # the SQLite / PostgreSQL parameter, shared
-from tests.scale.conftest import db_url as db_url  # an empty database of `backend`, shared
-from tests.scale.conftest import pytest_runtest_setup as _needs_services
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    _needs_services(item)
-
 
 EDIT_INTERVAL = 0.2
 
@@ -117,21 +100,3 @@ class BotHarness:
         for r in reversed(self.running):
             if not r.task.done() or not r.bot.is_closed():
                 await r.stop()
-
-
-@pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
-    async with FakeDiscord() as server:
-        # The only two redirections: REST base and gateway URL. The client itself is unmodified.
-        monkeypatch.setattr(discord.http.Route, "BASE", server.api_base)
-        monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(server.gateway_url))
-        yield server
-
-
-@pytest.fixture
-async def harness(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[BotHarness]:
-    h = BotHarness(fake, tmp_path / "var")
-    try:
-        yield h
-    finally:
-        await h.aclose()

@@ -1,0 +1,41 @@
+"""The `arca-bot` command line: one subcommand per entry point of the product (`parser` wires them; the
+commands live in `serving`, `conversing` and `records`; `preflight` holds what they all check first).
+
+Configuration errors and unusable databases end with one clear line on stderr and exit 2;
+logs go to stderr so stdout stays machine-readable where a command promises that (`search --json`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from bot.cli.parser import build_parser
+from bot.cli.preflight import CommandError
+from bot.config import ConfigError
+from bot.redaction import redact_urls
+
+__all__ = ["build_parser", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "fn", None):
+        parser.print_help()
+        return 2
+    from bot.knowledge.documents import KnowledgeError
+    from bot.store import StoreError
+    from bot.store.seed import SeedError
+    from tools.coupon_rules import CouponRulesError
+
+    try:
+        return int(args.fn(args) or 0)
+    except ConfigError as exc:
+        print(f"arca-bot: configuration error: {redact_urls(str(exc))}", file=sys.stderr)
+        return 2
+    except (CommandError, StoreError, SeedError, CouponRulesError, KnowledgeError) as exc:
+        print(f"arca-bot: {redact_urls(str(exc))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

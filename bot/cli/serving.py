@@ -1,0 +1,78 @@
+"""Commands that start or prepare the product: `run` (Discord, and the web channel when its port is
+set), `web` (the web channel alone), `start` (whatever is configured), `web-token`, `doctor`, and the
+policy index (`index`, `search`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from bot.cli.conversing import cmd_chat, cmd_demo
+from bot.cli.preflight import checked_settings, require_policies
+from bot.config import load_settings
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from bot.serve import serve
+
+    settings = checked_settings()
+    require_policies(settings)
+    return asyncio.run(serve(settings, discord=True, web=settings.web_port is not None))
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    from bot.serve import serve
+
+    settings = checked_settings()
+    require_policies(settings)
+    return asyncio.run(serve(settings, discord=False, web=True, host=args.host, port=args.port))
+
+
+def cmd_web_token(args: argparse.Namespace) -> int:
+    from bot.channels.web.startup import web_token_command
+
+    return web_token_command(load_settings(), args.player_id, args.ttl, link=args.link)
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    """What `scripts/run` starts: Discord with a token, else the console with an LLM, else the demo."""
+    settings = checked_settings()
+    if settings.discord_token is not None and settings.discord_token.get_secret_value().strip():
+        if not settings.llm_configured:
+            print(
+                "arca-bot: DISCORD_TOKEN is set but no LLM is configured (ARCA_MODEL + key/base URL)",
+                file=sys.stderr,
+            )
+            return 2
+        return cmd_run(args)
+    if settings.llm_configured:
+        args.as_id, args.staff, args.channel = "9001", False, "main"
+        return cmd_chat(args)
+    status = cmd_demo(argparse.Namespace(path=None))
+    print(
+        "hint: set ARCA_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama/vLLM/llama.cpp) to chat for real, "
+        "and DISCORD_TOKEN to join Discord."
+    )
+    return status
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from bot.doctor import doctor_command
+
+    return doctor_command()
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from bot.knowledge.commands import index_command
+
+    settings = checked_settings()
+    return index_command(settings, Path(args.policies) if args.policies else None)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from bot.knowledge.commands import search_command
+
+    settings = checked_settings()
+    return search_command(settings, args.query, args.top_k, args.json)

@@ -1,0 +1,72 @@
+"""The model part of `Settings`: the OpenAI-compatible endpoint, the main and fast models and their
+declared abilities, extra named models from arca.toml, and how the bot calls them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings
+
+from bot.config.sources import blank_is_none, env
+from bot.model_config import ModelConfig
+
+
+class ModelSettings(BaseSettings):
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias=env("OPENAI_API_KEY"))
+    openai_base_url: str | None = Field(default=None, validation_alias=env("OPENAI_BASE_URL"))
+    model: str | None = Field(default=None, validation_alias=env("ARCA_MODEL"))
+    fast_model: str | None = Field(default=None, validation_alias=env("ARCA_FAST_MODEL"))
+    model_tool_call: bool = Field(default=True, validation_alias=env("ARCA_MODEL_TOOL_CALL"))
+    model_vision: bool = Field(default=False, validation_alias=env("ARCA_MODEL_VISION"))
+    """The configured model accepts images (`vision`): screenshots go to it as image parts."""
+    model_json_mode: bool = Field(default=True, validation_alias=env("ARCA_MODEL_JSON_MODE"))
+    model_streaming: bool = Field(default=True, validation_alias=env("ARCA_MODEL_STREAMING"))
+    model_context_window: int = Field(
+        default=32_000, ge=1_000, validation_alias=env("ARCA_MODEL_CONTEXT_WINDOW")
+    )
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    """Extra named models from arca.toml (`[models.NAME]` tables)."""
+    llm_concurrency: int = Field(default=8, ge=1, le=1000, validation_alias=env("ARCA_LLM_CONCURRENCY"))
+    llm_timeout: float = Field(
+        default=60.0, gt=0, le=3600, allow_inf_nan=False, validation_alias=env("ARCA_LLM_TIMEOUT")
+    )
+    llm_max_retries: int = Field(default=2, ge=0, le=10, validation_alias=env("ARCA_LLM_MAX_RETRIES"))
+
+    @field_validator("openai_base_url", "model", mode="before")
+    @classmethod
+    def _blank_model_value_is_none(cls, value: Any) -> Any:
+        return blank_is_none(value)
+
+    @property
+    def llm_configured(self) -> bool:
+        """A real model is configured (a model name and either a key or a custom endpoint)."""
+        return bool(self.model or self.models) and bool(
+            self.openai_api_key or self.openai_base_url or any(m.base_url for m in self.models.values())
+        )
+
+    def model_configs(self) -> dict[str, ModelConfig]:
+        """Named models: `main` (and `fast`) from the env vars, plus `[models.*]` from arca.toml."""
+        configs: dict[str, ModelConfig] = {}
+        if self.model:
+            configs["main"] = ModelConfig(
+                model=self.model,
+                roles=["main"] + ([] if self.fast_model else ["fast"]),
+                tool_call=self.model_tool_call,
+                vision=self.model_vision,
+                json_mode=self.model_json_mode,
+                streaming=self.model_streaming,
+                context_window=self.model_context_window,
+            )
+        if self.fast_model:
+            configs["fast"] = ModelConfig(
+                model=self.fast_model,
+                roles=["fast"],
+                tool_call=self.model_tool_call,
+                vision=self.model_vision,
+                json_mode=self.model_json_mode,
+                streaming=self.model_streaming,
+                context_window=self.model_context_window,
+            )
+        configs.update(self.models)
+        return configs
