@@ -190,10 +190,20 @@ async def _start_web(settings: Settings, app: App, host: str | None, port: int |
         return None
 
 
-def desk_watch(settings: Settings, app: App, *, bot: Any, web: bool, every: float = DESK_EVERY) -> Any:
+def desk_watch(
+    settings: Settings,
+    app: App,
+    *,
+    bot: Any,
+    web: bool,
+    every: float = DESK_EVERY,
+    wait: timedelta | None = None,
+) -> Any:
     """The one SLA-reminder and auto-close watch of this process, whatever channels it serves: reminders
     go to this process's staff sinks (Discord's staff channel, the console) and stay in the audit the
-    staff web console shows; each idle conversation this process can post into is closed (Discord
+    staff web console shows (`wait`: how long a due reminder is left to a Discord process first; by
+    default none when this process runs Discord, else `AWAY_FROM_DISCORD`); each idle conversation this
+    process can post into is closed (Discord
     through the bot, with 👍 / 👎; the widget through the staff outbox). Claims make each happen once
     across processes (`bot.store.desk_claims`)."""
     from bot.analytics.staff_response import SlaTargets
@@ -233,7 +243,7 @@ def desk_watch(settings: Settings, app: App, *, bot: Any, web: bool, every: floa
         tell=tell,
         close_after=timedelta(hours=settings.escalation_idle_close_hours),
         owns=owns,
-        wait=timedelta(0) if bot is not None else AWAY_FROM_DISCORD,
+        wait=wait if wait is not None else timedelta(0) if bot is not None else AWAY_FROM_DISCORD,
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from bot.cli.preflight import CommandError, checked_settings, quiet_logs_for_a_person, require_policies
@@ -14,6 +15,7 @@ from bot.cli.preflight import CommandError, checked_settings, quiet_logs_for_a_p
 def cmd_chat(args: argparse.Namespace) -> int:
     from bot.app import build_app
     from bot.channels.console import run_console
+    from bot.serve import desk_watch
 
     settings = checked_settings()
     require_policies(settings)
@@ -30,11 +32,17 @@ def cmd_chat(args: argparse.Namespace) -> int:
     async def go() -> int:
         # A terminal redraws cheaply: the console streams at least five edits a second.
         app = await build_app(settings.model_copy(update={"edit_interval": min(settings.edit_interval, 0.2)}))
+        # SLA reminders print here as staff notices too; with no Discord bot configured none is waited for.
+        # The console closes no conversation: it posts into none but its own.
+        away = None if settings.discord_token else timedelta(0)
+        desk = desk_watch(settings, app, bot=None, web=False, wait=away)
+        desk.start()
         try:
             return await run_console(
                 app.conversations, discord_id=args.as_id, roles=roles, channel=args.channel
             )
         finally:
+            await desk.stop()
             await app.conversations.wait_idle()
             await app.store.close()
 
