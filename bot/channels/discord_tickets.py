@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 
 from bot.analytics.staff_response import escalation_timings
 from bot.channels import ticket_texts as texts
+from bot.channels.discord_staff import role_names
 from bot.desk.auto_close import CLOSE_ACTION as ESCALATION_CLOSED
 from bot.store import AuditEntry, ThreadMessage
 from bot.store.tickets import (
@@ -155,8 +156,11 @@ class TicketDesk:
             await self.client.handle_message(message, text, ThreadId.discord(channel.id))
             return
         self.threads.add(thread.id)
+        who = await self.client.conversations.resolve_actor(
+            str(author.id), role_names(author), author.display_name
+        )
         await self.store.audit(
-            actor=f"discord:{author.id}",
+            actor=who.label,  # `player:P100` when linked, as every other audit row names a player
             action="ticket.opened",
             thread_id=ThreadId.discord(thread.id),
             target=f"ticket:{claim.ticket.id}",

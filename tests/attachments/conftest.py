@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.app import App, build_app
+from bot.app import build_app
 from bot.config import load_settings
-from bot.llm.scripted import ScriptedLLM
 from bot.store import Store
 from tests.fakes.knowledge import EmptyPolicyIndex
-
-
-@dataclass
-class AttachApp:
-    app: App
-    data_dir: Path
-    queue: list[Any] = field(default_factory=list)
-
-    @property
-    def conv(self) -> Any:
-        return self.app.conversations
-
-    def script(self, *steps: dict[str, Any]) -> None:
-        self.queue.append(ScriptedLLM(list(steps)))
+from tests.support.attachments import AttachApp
 
 
 @pytest.fixture

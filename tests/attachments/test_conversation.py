@@ -9,8 +9,8 @@ from bot.attachments import Upload
 from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
 from bot.store import AuditEntry, ThreadMessage
-from tests.attachments.conftest import AttachApp
 from tests.attachments.files import EXE, TWENTY_MB, png
+from tests.support.attachments import AttachApp
 
 THREAD = "console:attach"
 

@@ -15,14 +15,7 @@ from bot.serve import serve
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.discord import make_settings
-
-SECRET = "serve-test-secret-0123456789abcdef0123456789"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.serving import SECRET, _free_port
 
 
 async def test_the_web_channel_alone_serves_without_an_llm_and_sigterm_returns_0(tmp_path):

@@ -17,10 +17,10 @@ from bot.llm.scripted import ScriptedLLM
 from bot.serve import serve
 from bot.store import AuditEntry, Escalation
 from bot.store.models import StaffOutbox
-from tests.channels.test_serve import SECRET, _free_port
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.discord import make_settings
+from tests.support.serving import SECRET, _free_port
 
 NOW = datetime.fromisoformat("2026-03-03T15:00:00+09:00")
 

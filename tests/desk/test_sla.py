@@ -6,15 +6,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from bot.analytics.staff_response import SlaTargets
 from bot.analytics.stats import compute_stats, format_stats
 from bot.desk.sla import due_reminders, send_reminders
 from bot.store import AuditEntry, Escalation
+from tests.support.desk import TARGETS
 
 T0 = datetime.fromisoformat("2026-03-03T10:00:00+09:00")
-TARGETS = SlaTargets(
-    first_response=timedelta(hours=1), resolution=timedelta(hours=8), warn_before=timedelta(minutes=10)
-)
 
 
 async def escalate(store, thread: str, at: datetime) -> int:

@@ -273,7 +273,10 @@ def rig(tmp_path: Path) -> Iterator[FuzzRig]:
 
 
 def _assert_replied(outcome: Any, surface: RecordingSurface) -> None:
-    assert outcome.kind in ("answered", "refused", "command"), f"{outcome.kind}: {surface.all_text[:200]}"
+    # "escalated": the text asked for a person in words (e.g. "담당자에게 연결"), which escalates at once
+    assert outcome.kind in ("answered", "refused", "command", "escalated"), (
+        f"{outcome.kind}: {surface.all_text[:200]}"
+    )
     shown = [t for t in surface.messages.values() if t.strip()] + [t for t in surface.replies if t.strip()]
     assert shown, f"no reply and no refusal for a {outcome.kind} message"
     if outcome.kind == "answered":

@@ -13,8 +13,8 @@ from sqlalchemy import select
 from bot.desk.auto_close import close_idle
 from bot.desk.sla import send_reminders
 from bot.store import AuditEntry, Escalation, Store
-from tests.desk.test_sla import TARGETS
 from tests.support.context import NOW
+from tests.support.desk import TARGETS
 
 PROCESSES = 4
 

@@ -30,6 +30,13 @@ class RecordingSurface(_Recording):
     def _now(self) -> float:
         return self.clock() if self.clock is not None else 0.0
 
+    async def status(self, text: str, handle: Any | None) -> int:
+        """A status line is a message like any other on a channel: a new one is a send, else an edit."""
+        new = handle is None
+        handle = await super().status(text, handle)
+        (self.sends if new else self.edits).append((self._now(), handle, text))
+        return handle
+
     async def send(self, text: str) -> int:
         assert not self.check_length or len(text) <= self.max_chars
         handle = await super().send(text)
