@@ -37,11 +37,11 @@ def test_eval_set_is_large_varied_and_points_at_real_sections(eval_cases: list[E
 
 
 def test_tuning_set_recall_and_abstain_rates(shipped_index: PolicyIndex, eval_cases: list[EvalCase]) -> None:
-    # measured (bench/retrieval.py): R@1 0.68, R@3 0.89, answer-bearing R@3 0.94, off-topic abstained
+    # measured (bench/retrieval.py): R@1 0.68, R@3 0.89, answer-bearing R@3 0.95, off-topic abstained
     # 0.82 (0.65 before the domain classifier), wrongly abstained 0 (the thresholds per language pair keep every tuning on-topic question)
     report = evaluate(shipped_index, eval_cases, k=3)
     assert report.recall_at_k() >= 0.84, report.misses
-    assert report.answer_bearing_recall() >= 0.89, report.misses
+    assert report.answer_bearing_recall() >= 0.91, report.misses
     assert report.recall_at_1() >= 0.60, report.misses
     assert report.off_topic_abstain_rate >= 0.75, report.misses
     assert report.wrong_abstain_rate == 0.0, report.misses
