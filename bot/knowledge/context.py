@@ -1,6 +1,7 @@
-"""What the model is given for each hit: its section, plus the neighbouring section of the same
-document when that neighbour scored close (issue 24), so a ranking that puts the section before or
-after the answering one still hands the model the answering rule.
+"""What the model is given for each hit: its section, plus one more section of the same document when
+that one scored close (issue 24): by default the best other section of the document (`FusionParams.
+neighbour_scope`), else only the next or previous one, so a ranking that puts the section before or after
+the answering one, or a sibling section of the same document, still hands the model the answering rule.
 
 At most one neighbour per hit, and none that is already a hit: the excerpts stay within today's top 3
 plus one section each.
@@ -33,9 +34,18 @@ def _adjacent(a: str, b: str) -> bool:
     return abs(pa[1] - pb[1]) == 1
 
 
-def with_neighbours(ranked: Sequence[Ranked], top_k: int, margin: float) -> list[PolicyHit]:
+def _same_document(a: str, b: str) -> bool:
+    pa, pb = section_position(a), section_position(b)
+    return pa is not None and pb is not None and pa[0] == pb[0]
+
+
+def with_neighbours(
+    ranked: Sequence[Ranked], top_k: int, margin: float, *, scope: str = "adjacent"
+) -> list[PolicyHit]:
     """The `top_k` best hits, each with its best-scoring neighbour when that neighbour's fused score is
-    within `margin` of the hit's and it is not itself one of the hits."""
+    within `margin` of the hit's and it is not itself one of the hits. `scope` says what a neighbour is:
+    `adjacent` (the next or previous section) or `document` (any other section of the same document)."""
+    related = _same_document if scope == "document" else _adjacent
     top = list(ranked[: max(1, top_k)])
     shown = {r.candidate.chunk_id for r in top}
     hits = []
@@ -45,7 +55,7 @@ def with_neighbours(ranked: Sequence[Ranked], top_k: int, margin: float) -> list
             if other.score < r.score - margin:
                 break  # `ranked` is best first: no closer neighbour follows
             cid = other.candidate.chunk_id
-            if cid in shown or not _adjacent(r.candidate.chunk_id, cid):
+            if cid in shown or not related(r.candidate.chunk_id, cid):
                 continue
             shown.add(cid)
             neighbour = PolicyHit.from_metadata(other.candidate.metadata, other.candidate.text, other.score)

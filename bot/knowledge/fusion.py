@@ -76,10 +76,18 @@ class FusionParams:
     """The background similarity is the mean of the query's `background_k` best background sentences:
     steadier than the single best one (tuning set: off-topic abstained 0.80 vs 0.78 at the same
     wrong-abstain allowance)."""
-    neighbour_margin: float = 3.0
+    neighbour_margin: float = 5.0
     """A hit carries its neighbouring section when the neighbour's fused score is within this much of
     the hit's (bot/knowledge/context.py); `-inf` turns the neighbours off. Tuning sets, answer-bearing
-    R@3: 0.871 without neighbours, 0.876 / 0.892 / 0.918 / 0.938 / 0.943 at 0.5 / 1 / 2 / 3 / any."""
+    R@3 (adjacent sections): 0.871 without neighbours, 0.876 / 0.892 / 0.918 / 0.938 / 0.943 at 0.5 / 1
+    / 2 / 3 / any. With `neighbour_scope="document"`, shipped | Korean-only copy: 0.951 | 0.927 at 3,
+    0.951 | 0.939 at 5 and any."""
+    neighbour_scope: str = "document"
+    """What a hit's neighbour may be (`context.with_neighbours`): `adjacent` (the next or previous
+    section) or `document` (the best-scoring other section of the hit's document). Tuning sets,
+    answer-bearing R@3 at margin 3, shipped | Korean-only copy | farm: 0.939 | 0.890 | 1.00 adjacent,
+    0.951 | 0.927 | 1.00 document (a question on a ban appeal ranks the ban steps first and the appeal
+    section, two sections on, fourth); R@1 and abstain do not change."""
     second_weight: float = 1.5
     """Weight of the second dense model's z-score (bot/knowledge/second_dense.py) for a cross-lingual
     query (its language is not one its nearest passage is written in); 0 leaves it out. Tuning sets,
@@ -94,14 +102,20 @@ class FusionParams:
     mean: an on-topic question has one passage that answers it, small talk is about equally far from
     all) counts in the abstain evidence. Tuning sets, off-topic abstained with no on-topic question
     abstained: 0.61 without, 0.67 / 0.69 / 0.66 / 0.63 at 0.15 / 0.2 / 0.3 / 0.4."""
-    abstain_below: float = -0.0158
+    domain_weight: float = 0.02
+    """How much the domain classifier's log-odds (bot/knowledge/domain.py: is this a game-support
+    question at all) counts in the abstain evidence; 0 leaves the classifier out. Tuning sets, off-topic
+    abstained (shipped | Korean-only copy) with no on-topic question abstained: 0.65 | 0.65 without,
+    0.68 | 0.75 / 0.73 | 0.85 / 0.83 | 0.88 / 0.83 | 0.88 / 0.78 | 0.90 / 0.75 | 0.78 / 0.68 | 0.68 at
+    0.004 / 0.01 / 0.02 / 0.03 / 0.05 / 0.08 / 0.3 (the farm tuning set's 7 stay at 1.00)."""
+    abstain_below: float = -0.0309
     """Below this evidence the search returns nothing ("no matching policy"), for a language pair not
     in `abstain_by_pair`."""
     abstain_by_pair: tuple[tuple[str, float], ...] = (
-        ("ko→ko+en", 0.0006),
-        ("en→ko+en", -0.0158),
-        ("ko→ko", 0.003),
-        ("en→ko", -0.0021),
+        ("ko→ko+en", 0.0051),
+        ("en→ko+en", -0.0309),
+        ("ko→ko", 0.0075),
+        ("en→ko", -0.0142),
     )
     """The abstain threshold per (query language → languages of the nearest passage): each the highest
     that abstains on none of the tuning sets' on-topic questions of that pair (`bench/retrieval.py
@@ -155,6 +169,8 @@ class Evidence:
     """The second model's best passage similarity minus its background (0 without a second model)."""
     second_standout: float = 0.0
     """The second model's best passage similarity minus the mean of its 40 best (0 without one)."""
+    domain: float = 0.0
+    """The domain classifier's log-odds that the query is a game-support question (0 without one)."""
     pair: str = ""
     """`query language→passage languages`, e.g. `en→ko` for an English question whose nearest passage is
     Korean only (`background.text_languages`)."""
@@ -173,6 +189,7 @@ class Evidence:
             + params.coverage_weight * self.coverage
             + params.second_evidence_weight * self.second_margin
             + params.second_standout_weight * self.second_standout
+            + params.domain_weight * self.domain
         )
 
     def abstains(self, params: FusionParams) -> bool:

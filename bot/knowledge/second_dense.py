@@ -8,6 +8,7 @@ all of them. bench/retrieval.py --second measures it; the fusion gives it weight
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import threading
@@ -77,15 +78,24 @@ class SecondDense:
         self._ids: list[str] = []
         self._matrix = np.zeros((0, int(embedder.dim)), dtype=np.float32)
         self._background: np.ndarray | None = None
+        self._by_content: dict[bytes, np.ndarray] = {}
+        """The vector of each chunk's text by its SHA-256: a rebuild embeds only changed or new chunks."""
         self._lock = threading.Lock()
 
     def refresh(self, stamp: object, chunks: ChunkSnapshot) -> None:
-        """Embed the chunks again when the index was rebuilt or grew since (`stamp`, its size); called
-        under the index's lock."""
+        """Take the chunks again when the index was rebuilt or grew since (`stamp`, its size), embedding
+        only those whose text was not embedded before; called under the index's lock."""
         if stamp == self._stamp and len(chunks) == len(self._ids):
             return
         passages = [f"{m.get('title', '')} § {m.get('section', '')}\n{d}" for m, d in chunks.rows()]
-        self._matrix = np.asarray(self.embedder.embed_passages(passages), dtype=np.float32)
+        keys = [hashlib.sha256(p.encode("utf-8")).digest() for p in passages]
+        missing = {k: p for k, p in zip(keys, passages, strict=True) if k not in self._by_content}
+        if missing:  # only passages whose text is new since the last build are embedded
+            vectors = np.asarray(self.embedder.embed_passages(list(missing.values())), dtype=np.float32)
+            self._by_content.update(zip(missing, vectors, strict=True))
+        self._by_content = {k: self._by_content[k] for k in keys}  # forget the chunks that are gone
+        rows = [self._by_content[k] for k in keys]
+        self._matrix = np.stack(rows) if rows else np.zeros((0, int(self.embedder.dim)), dtype=np.float32)
         self._ids, self._stamp = list(chunks.ids), stamp
 
     def warm_up(self, query: str) -> None:

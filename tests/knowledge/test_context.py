@@ -49,6 +49,29 @@ def test_a_hit_carries_its_close_neighbour_and_never_another_hit() -> None:
     assert got[0].neighbour_citation == "[보상 정책 §3 조항]"
 
 
+def test_in_document_scope_a_hit_carries_the_best_other_section_of_its_document() -> None:
+    rows = (
+        ("sanctions.md#1.0", 4.2),  # ban steps ranked first; the appeal section, two sections on, fourth
+        ("sanctions.md#6.0", 2.4),
+        ("sanctions.md#2.0", 2.2),
+        ("sanctions.md#4.0", 2.0),
+        ("refunds.md#1.0", 1.9),
+    )
+    adjacent = with_neighbours(ranked(*rows), top_k=3, margin=5.0)
+    assert "4. 조항" not in [h.neighbour_section for h in adjacent]  # §2, its neighbour, is a hit already
+    got = with_neighbours(ranked(*rows), top_k=3, margin=5.0, scope="document")
+    assert [(h.section, h.neighbour_section) for h in got] == [
+        ("1. 조항", "4. 조항"),
+        ("6. 조항", ""),
+        ("2. 조항", ""),
+    ]
+    # never another document's section, and still within the margin
+    far = with_neighbours(
+        ranked(("a.md#1.0", 4.0), ("b.md#1.0", 3.9), ("a.md#7.0", -2.0)), 1, 5.0, scope="document"
+    )
+    assert [h.neighbour_section for h in far] == [""]
+
+
 def test_without_a_margin_no_neighbour_is_given() -> None:
     got = with_neighbours(ranked(("a.md#1.0", 2.0), ("a.md#2.0", 1.99)), top_k=1, margin=float("-inf"))
     assert [h.neighbour_section for h in got] == [""]
