@@ -46,23 +46,33 @@ def fit_logistic(
     return w, b
 
 
+_FITTED: dict[str, tuple[np.ndarray, float]] = {}
+"""The fitted model per embedder name: every index of a process (a reindex, a second corpus, a shard)
+that embeds with the same model shares one fit, paid once per process."""
+_FIT_LOCK = threading.Lock()
+
+
 class DomainClassifier:
-    """Log-odds that a query vector (of `embedder`) is a game-support question; trained on first use."""
+    """Log-odds that a query vector (of `embedder`) is a game-support question; trained on first use,
+    once per process and embedding model."""
 
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
         self._model: tuple[np.ndarray, float] | None = None
-        self._lock = threading.Lock()
 
     def _fit(self) -> tuple[np.ndarray, float]:
-        with self._lock:
-            if self._model is None:
+        if self._model is not None:
+            return self._model
+        key = self._embedder.name
+        with _FIT_LOCK:
+            if key not in _FITTED:
                 support, everyday = domain_bank()
                 texts = support + everyday + list(BACKGROUND)
                 x = np.asarray(embed_queries(self._embedder, texts), dtype=np.float64)
                 y = np.asarray([1.0] * len(support) + [0.0] * (len(texts) - len(support)))
-                self._model = fit_logistic(x, y)
-            return self._model
+                _FITTED[key] = fit_logistic(x, y)
+            self._model = _FITTED[key]
+        return self._model
 
     def logit(self, vector: np.ndarray) -> float:
         """The query's log-odds of being a support question, clipped to ±`LOGIT_CLIP`."""

@@ -42,3 +42,25 @@ def test_support_questions_score_above_small_talk_it_never_saw(e5: E5Embedder) -
         for e in everyday:
             assert classifier.logit(e5.embed_query(s)) > classifier.logit(e5.embed_query(e)), (s, e)
     assert -LOGIT_CLIP <= classifier.logit(e5.embed_query(everyday[0])) < 0
+
+
+class _CountingEmbedder:
+    """A tiny embedder that counts its batches (two letters' counts as a vector)."""
+
+    name = "counting-test-embedder"
+    dim = 2
+
+    def __init__(self) -> None:
+        self.batches = 0
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        self.batches += 1
+        return np.asarray([[t.count("a") + 1.0, t.count("e") + 1.0] for t in texts])
+
+
+def test_every_index_of_a_process_shares_one_fit_per_embedding_model() -> None:
+    embedder = _CountingEmbedder()
+    first, second = DomainClassifier(embedder), DomainClassifier(embedder)  # e.g. a reindex
+    first.logit(np.asarray([1.0, 1.0]))
+    second.logit(np.asarray([1.0, 1.0]))
+    assert embedder.batches == 1
