@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from bot.knowledge.batching import QueryVectors
+from bot.knowledge.domain import DomainClassifier
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import EmptyQueryError, PolicyIndex
 
@@ -59,6 +60,7 @@ async def test_searches_arriving_while_the_lanes_are_busy_are_embedded_in_one_ba
     embedder = BatchRecordingEmbedder(e5, held=2)
     index = PolicyIndex(embedder, chroma_dir=tmp_path / "chroma")
     index.build(small_corpus)
+    DomainClassifier(e5).logit(np.zeros(e5.dim))  # the process's one fit of the off-topic classifier
     try:
         busy = [asyncio.ensure_future(index.search(q)) for q in ("쿠폰 한도", "이름 변경 제한")]
         assert await asyncio.to_thread(embedder.all_held.wait, 30)  # both worker lanes are busy now
@@ -120,6 +122,7 @@ async def test_a_cancelled_search_does_not_break_the_others(
     embedder = BatchRecordingEmbedder(e5, held=2)
     index = PolicyIndex(embedder, chroma_dir=tmp_path / "chroma")
     index.build(small_corpus)
+    DomainClassifier(e5).logit(np.zeros(e5.dim))  # the process's one fit of the off-topic classifier
     try:
         busy = [asyncio.ensure_future(index.search(q)) for q in ("쿠폰 한도", "이름 변경 제한")]
         assert await asyncio.to_thread(embedder.all_held.wait, 30)
