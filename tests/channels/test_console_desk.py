@@ -5,10 +5,6 @@ process to leave it to."""
 from __future__ import annotations
 
 import asyncio
-import io
-import shutil
-import socket
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,30 +12,17 @@ import pytest
 from sqlalchemy import select
 
 import bot.channels.console as console
-from bot.app import PROJECT_ROOT, build_app
+from bot.app import build_app
 from bot.cli import main
 from bot.config import load_settings
 from bot.desk.sla import REMINDER_ACTION
 from bot.store import AuditEntry, Escalation
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.support.console import chat_env
 
 
 def test_the_console_sends_a_due_sla_reminder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    policies = tmp_path / "policies"
-    policies.mkdir()
-    for name in ("coupon_rules.yaml", "delivery.md"):
-        shutil.copy(PROJECT_ROOT / "policies" / name, policies / name)
-    monkeypatch.setenv("ARCA_POLICIES_DIR", str(policies))
-    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("ARCA_MODEL", "m")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
+    chat_env(tmp_path, monkeypatch)
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
     async def seed() -> None:  # an escalation 55 minutes old: its 60-minute first-response target is near
         app = await build_app(load_settings())

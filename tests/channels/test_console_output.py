@@ -4,16 +4,13 @@ conversation."""
 from __future__ import annotations
 
 import io
-import shutil
-import socket
-import sys
 from pathlib import Path
 
 import pytest
 
-from bot.app import PROJECT_ROOT
 from bot.channels.console import ConsoleSurface, terminal_safe
 from bot.cli import main
+from tests.support.console import chat_env
 
 HOSTILE = "안녕\x1b[2J\x1b[H하세요\x1b]0;owned title\x07 ok\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ \x9b31m\r\x07\x08end"
 
@@ -39,25 +36,11 @@ async def test_the_surface_prints_no_escape_sequence_even_when_one_is_split_acro
     assert "[bold]생각 중" in text  # model text is not rich markup either
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_chat_keeps_info_log_lines_out_of_the_conversation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    policies = tmp_path / "policies"
-    policies.mkdir()
-    for name in ("coupon_rules.yaml", "delivery.md"):
-        shutil.copy(PROJECT_ROOT / "policies" / name, policies / name)
-    monkeypatch.setenv("ARCA_POLICIES_DIR", str(policies))
-    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("ARCA_MODEL", "m")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # the person quits at once (Ctrl-D)
+    chat_env(tmp_path, monkeypatch)
     assert main(["chat"]) == 0  # seeds the empty database and builds the index: INFO lines before
     err = capsys.readouterr().err
     assert " INFO " not in err and "seeded" not in err, err
@@ -67,15 +50,7 @@ def test_chat_keeps_info_log_lines_out_of_the_conversation(
 def test_chat_shows_info_logs_when_the_operator_asks_for_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    policies = tmp_path / "policies"
-    policies.mkdir()
-    for name in ("coupon_rules.yaml", "delivery.md"):
-        shutil.copy(PROJECT_ROOT / "policies" / name, policies / name)
-    monkeypatch.setenv("ARCA_POLICIES_DIR", str(policies))
-    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("ARCA_MODEL", "m")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{_closed_port()}/v1")
+    chat_env(tmp_path, monkeypatch)
     monkeypatch.setenv("ARCA_LOG_LEVEL", "INFO")
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert main(["chat"]) == 0
     assert "seeded" in capsys.readouterr().err
