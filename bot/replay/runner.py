@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
 from bot.conversations.surface import Surface
-from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
+from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD, OBSERVE
 from bot.llm.scripted import ScriptedLLM
 from bot.replay.expectations import TurnRecord, active_coupons, check_expectations, sent_text
 from bot.replay.format import (
@@ -62,6 +62,10 @@ class CaseResult:
     """Delivered answer sentences that carried an unbacked fact (`ARCA_FACT_CHECK=observe` lets them through)."""
     facts_withheld: int = 0
     """Answer sentences the fact check withheld (replaced or dropped)."""
+    checked_passed: bool | None = None
+    """Observing (`ARCA_FACT_CHECK=observe`): whether the case passes on the text the fact check would have
+    delivered from this same run (its unbacked sentences replaced). None when the check enforced."""
+    checked_failures: list[str] = field(default_factory=list)
 
 
 def _slug(name: str) -> str:
@@ -110,6 +114,7 @@ class Replayer:
 
         started = time.perf_counter()
         failures: list[str] = []
+        checked_failures: list[str] = []
         with tempfile.TemporaryDirectory(prefix="arca-replay-") as tmp:
             store = Store(f"sqlite+aiosqlite:///{Path(tmp) / 'case.db'}")
             await store.open()
@@ -142,12 +147,13 @@ class Replayer:
                 )
                 for index, turn in enumerate(case.turns):
                     try:
-                        problems = await self._run_turn(
+                        problems, checked = await self._run_turn(
                             conv, store, thread, turn, mode, first_player, current
                         )
                     except Exception as exc:  # a crash is a failed case with its reason, never an aborted run
-                        problems = [f"crashed: {type(exc).__name__}: {exc}"]
+                        problems = checked = [f"crashed: {type(exc).__name__}: {exc}"]
                     failures.extend(f"turn {index}: {p}" for p in problems)
+                    checked_failures.extend(f"turn {index}: {p}" for p in checked)
                 unbacked, withheld = await fact_counts(store)
             finally:
                 await store.close()
@@ -161,6 +167,8 @@ class Replayer:
             elapsed=time.perf_counter() - started,
             facts_unbacked=unbacked,
             facts_withheld=withheld,
+            checked_passed=not checked_failures if self.settings.fact_check == OBSERVE else None,
+            checked_failures=checked_failures if self.settings.fact_check == OBSERVE else [],
         )
 
     async def _run_turn(
@@ -172,7 +180,8 @@ class Replayer:
         mode: str,
         first_player: str | None,
         current: dict[str, Any],
-    ) -> list[str]:
+    ) -> tuple[list[str], list[str]]:
+        """The turn's problems as delivered, and (observing) as the fact check would have delivered it."""
         staff_role = self.settings.staff_role
         roles = {staff_role if r == "staff" else r for r in turn.roles}
         actor = await conv.resolve_actor(turn.as_ or first_player, roles)
@@ -234,6 +243,7 @@ class Replayer:
                 await deliver(step)
 
         current["hook"] = hook
+        audit_mark = await last_audit_id(store)
         text = turn.user if turn.user is not None else turn.staff
         outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
         await conv.wait_idle(thread)
@@ -259,13 +269,51 @@ class Replayer:
                 problems.append(f"script: steps {unused} were never used (the run ended earlier)")
             if turn.script == [] and sum(scripted.calls.values()):
                 problems.append(f"script: [] but the model was called {dict(scripted.calls)}")
-        problems += check_expectations(turn, rec, await active_coupons(store))
-        return problems
+        coupons = await active_coupons(store)
+        checked = list(problems)
+        problems += check_expectations(turn, rec, coupons)
+        if self.settings.fact_check != OBSERVE:
+            return problems, problems
+        would = would_deliver(rec.answer, await unbacked_details(store, after_id=audit_mark))
+        checked += check_expectations(turn, replace(rec, answer=would), coupons)
+        return problems, checked
 
 
 def shown_text(surface: Surface) -> str | None:
     """What the turn's channel showed, where the surface keeps it (the demo's console only prints it)."""
     return surface.text if isinstance(surface, RecordingSurface) else None
+
+
+async def last_audit_id(store: Store) -> int:
+    async with store.session() as s:
+        return (await s.execute(select(func.max(AuditEntry.id)))).scalar() or 0
+
+
+async def unbacked_details(store: Store, *, after_id: int) -> list[dict[str, Any]]:
+    """What the observing fact check found since audit row `after_id`: each sentence let through and
+    what enforcing would have put in its place."""
+    async with store.session() as s:
+        rows = (
+            await s.execute(
+                select(AuditEntry.detail)
+                .where(AuditEntry.id > after_id, AuditEntry.action == FACT_UNBACKED)
+                .order_by(AuditEntry.id)
+            )
+        ).scalars()
+        return [json.loads(d) for d in rows if d]
+
+
+def would_deliver(answer: str | None, details: list[dict[str, Any]]) -> str | None:
+    """`answer` as the enforcing fact check would have delivered it: each unbacked sentence replaced (or
+    dropped, where enforcing writes nothing in its place). The run is the same either way: the check
+    reads the finished answer and never talks back to the model, so one run grades both settings."""
+    if answer is None:
+        return None
+    for d in details:
+        removed = d.get("removed") or ""
+        if removed and removed in answer:
+            answer = answer.replace(removed, (d.get("replacement") or "").strip(), 1)
+    return answer
 
 
 async def fact_counts(store: Store) -> tuple[int, int]:
@@ -331,11 +379,17 @@ async def replay(
                     if live
                     else ""
                 )
+                if res.checked_passed is not None:
+                    facts += f"  (fact check enforcing: {'PASS' if res.checked_passed else 'FAIL'})"
                 out(f"{'PASS' if res.passed else 'FAIL'}  {case.name} {label}  ({res.elapsed:.2f}s){facts}")
                 for f in res.failures:
                     out(f"      {f}")
+                for f in res.checked_failures:
+                    if f not in res.failures:
+                        out(f"      enforcing: {f}")
     passed = sum(r.passed for r in results)
     failed = len(results) - passed
+    observing = settings.fact_check == OBSERVE
     summary: dict[str, Any] = {"passed": passed, "failed": failed, "cases": [asdict(r) for r in results]}
     if trials > 1:
         by_case: dict[tuple[str, str], list[bool]] = {}
@@ -345,6 +399,24 @@ async def replay(
         summary["pass_k"] = {"k": trials, "cases": len(by_case), "passed_all_trials": all_ok}
         out(
             f"pass^{trials}: {all_ok}/{len(by_case)} cases passed every trial ({all_ok / max(len(by_case), 1):.2f})"
+            + (" — as delivered, the fact check observing" if observing else "")
+        )
+    if observing and results:
+        checked_by_case: dict[tuple[str, str], list[bool]] = {}
+        for r in results:
+            checked_by_case.setdefault((r.path, r.mode), []).append(bool(r.checked_passed))
+        checked_runs = sum(bool(r.checked_passed) for r in results)
+        checked_all = sum(all(v) for v in checked_by_case.values())
+        summary["with_fact_check"] = {
+            "runs_passed": checked_runs,
+            "runs": len(results),
+            "k": trials,
+            "cases": len(checked_by_case),
+            "passed_all_trials": checked_all,
+        }
+        out(
+            f"with the fact check enforcing on the same runs: {checked_runs}/{len(results)} runs passed, "
+            f"pass^{trials} {checked_all}/{len(checked_by_case)}"
         )
     if live and results:
         times = sorted(r.elapsed for r in results)

@@ -53,10 +53,58 @@ async def test_live_replay_reports_unbacked_and_withheld_facts(
         ),
     )
     assert code == status, lines
-    assert lines[0].endswith(f"facts: {unbacked} unbacked delivered, {withheld} withheld")
+    assert f"facts: {unbacked} unbacked delivered, {withheld} withheld" in lines[0]
     summary = f"facts: {unbacked} delivered sentences carried an unbacked fact, {withheld} withheld (1 runs)"
     assert summary in lines and lines.index(summary) < len(lines) - 1
     assert lines[-1] == f"{1 - status} passed, {status} failed"
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["facts"] == {"unbacked_delivered": unbacked, "withheld": withheld, "runs": 1}
     assert data["cases"][0]["facts_withheld"] == withheld
+
+
+async def test_observing_grades_the_same_run_as_the_fact_check_would_have_delivered_it(
+    tmp_path: Path, policy_index
+) -> None:
+    """One sitting gives both figures: the check reads the finished answer and never talks back to the
+    model, so each observed run is graded as delivered and with its unbacked sentences replaced."""
+    case = tmp_path / "case.yaml"
+    case.write_text(CASE, encoding="utf-8")
+    report = tmp_path / "report.json"
+    lines: list[str] = []
+    settings = load_settings(data_dir=tmp_path / "data").model_copy(update={"fact_check": "observe"})
+    code = await replay(
+        settings,
+        [case],
+        live=True,
+        trials=2,
+        report=report,
+        out=lines.append,
+        policy_index=policy_index,
+        live_llm_factory=lambda: ScriptedLLM(
+            [
+                {"tool": "search_policy", "args": {"query": "환불 신청 기간"}},
+                {"final": "환불은 구매 후 45일 이내에 신청하시면 됩니다. 더 궁금한 점이 있으면 말씀해 주세요."},
+            ],
+            mode="json",
+        ),
+    )
+    assert code == 1, lines
+    assert lines[0].startswith("FAIL") and lines[0].endswith("(fact check enforcing: PASS)")
+    assert "with the fact check enforcing on the same runs: 2/2 runs passed, pass^2 1/1" in lines
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["pass_k"]["passed_all_trials"] == 0
+    assert data["with_fact_check"] == {"runs_passed": 2, "runs": 2, "k": 2, "cases": 1, "passed_all_trials": 1}
+    assert [c["checked_passed"] for c in data["cases"]] == [True, True]
+
+
+def test_would_deliver_replaces_each_unbacked_sentence_once_and_drops_model_notes() -> None:
+    from bot.replay.runner import would_deliver
+
+    answer = "환불은 45일 이내입니다. 플레이어에게 안내하세요. 감사합니다."
+    details = [
+        {"removed": "환불은 45일 이내입니다.", "replacement": "환불은 7일 이내에 신청할 수 있습니다. [환불 정책]"},
+        {"removed": "플레이어에게 안내하세요.", "replacement": None},
+        {"removed": "없는 문장.", "replacement": "x"},
+    ]
+    assert would_deliver(answer, details) == "환불은 7일 이내에 신청할 수 있습니다. [환불 정책]  감사합니다."
+    assert would_deliver(None, details) is None
