@@ -61,10 +61,20 @@ class Evidence:
     """The open incidents' notices as sentences: they back what they state, and one about the same
     thing stands in for a sentence that contradicts it (a time, a date, a duration)."""
 
+    seen: list[str] = field(default_factory=list)
+    """Every observation and player text, squashed (`squash`): a name the answer quotes is backed when
+    one of them wrote it."""
+
+    def wrote(self, phrase: str) -> bool:
+        """Whether any observation or player text wrote `phrase` (spacing and case aside)."""
+        needle = squash(phrase)
+        return bool(needle) and any(needle in text for text in self.seen)
+
     def backs(self, fact: Fact) -> bool:
         return fact.key in self.trusted or fact.key in self.player or is_one_unit(fact)
 
     def add_trusted_text(self, text: str) -> None:
+        self.seen.append(squash(text))
         for m in _ORDER_ITEM.finditer(text):
             order, item = m.group("id") or m.group("lid"), m.group("item") or m.group("litem")
             self.order_items[order.upper()] = item.strip()
@@ -74,7 +84,13 @@ class Evidence:
             self.order_statuses.setdefault(order, set()).update(codes)
 
     def add_player_text(self, text: str) -> None:
+        self.seen.append(squash(text))
         self.player.update(keys(extract_facts(text)))
+
+
+def squash(text: str) -> str:
+    """`text` lower-cased without spaces or punctuation, for comparing names however they are spaced."""
+    return re.sub(r"[\W_]+", "", text.lower())
 
 
 _ORDER_ITEM = re.compile(

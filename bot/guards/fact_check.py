@@ -10,11 +10,12 @@ mode the check only records what it would have withheld and delivers the sentenc
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence
+from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
 from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import is_model_note
@@ -39,6 +40,31 @@ FACT_UNBACKED = "guard.fact_unbacked"
 MODEL_NOTE = "model_note"
 """The `kind` of a dropped sentence that was written for the model."""
 ITEM = "item"
+
+_OPEN, _CLOSE = "'‘\"“「『《", "'’\"”」』》"
+_QUOTE = rf"[{_OPEN}](?P<q>[^{_OPEN}{_CLOSE}\n]{{2,40}})[{_CLOSE}]"
+_BOUGHT = r"(?:주문하신|구매하신|주문한|구매한|주문\s*상품(?:은|인)?|상품(?:은|인)?|ordered|purchased|bought|order\s+(?:for|of))"
+_CODE = re.compile(r"[A-Z0-9][A-Z0-9-]{3,}")
+
+
+def named_things(order: str, body: str) -> list[str]:
+    """What a sentence says `order` is: a bracket or quote right after its id ("ORD101(전설의 검)",
+    "ORD101 '전설의 검'"), a quote right before it ("'전설의 검'(ORD101)"), or a quote after words of
+    buying ("주문하신 '전설의 검'", "you ordered 'Dragon Sword'")."""
+    oid = re.escape(order)
+    patterns = (
+        rf"{oid}\s*(?:번\s*)?(?:주문|order)?\s*[(\[](?P<n>[^)\]\n]{{2,40}})[)\]]",
+        rf"{oid}\s*(?:번\s*)?(?:주문|order)?\s*(?:의\s*)?{_QUOTE}",
+        rf"{_QUOTE}\s*[(\[]?\s*{oid}",
+        rf"{_BOUGHT}\s*{_QUOTE}",
+    )
+    found: list[str] = []
+    for pattern in patterns:
+        for m in re.finditer(pattern, body, re.IGNORECASE):
+            found.append((m.groupdict().get("n") or m.group("q")).strip())
+    return found
+
+
 """The `kind` of a sentence that gives an order another order's item."""
 
 PASSAGE_MATCH = 0.25
@@ -139,10 +165,24 @@ class FactChecker:
             if not mine or mine in body:
                 continue
             other = next((i for o, i in items.items() if o != order and i and i in body), None)
+            if other is None:
+                other = self._invented_item(order, mine, body)
             if other is not None:
                 known = self.evidence.order_statuses.get(order)
                 replacement = self._order_sentence(order, known) if known else None
                 return Finding(ITEM, f"{order} {other}", f"{order} is {mine}, not {other}", replacement)
+        return None
+
+    def _invented_item(self, order: str, mine: str, body: str) -> str | None:
+        """A name the sentence gives `order` (quoted, or in brackets beside its id) that is not its item
+        and that no observation or player message wrote: an item the model made up."""
+        for name in named_things(order, body):
+            squashed = squash(name)
+            if not squashed or squashed in squash(mine) or squash(mine) in squashed:
+                continue
+            if extract_facts(name) or _CODE.fullmatch(name) or self.evidence.wrote(name):
+                continue  # a status, amount or date in brackets, a coupon code, or a name someone wrote
+            return name
         return None
 
     def _status(self, facts: list[Fact]) -> Finding | None:

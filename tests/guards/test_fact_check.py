@@ -232,3 +232,27 @@ async def test_an_invented_coupon_cap_without_a_search_becomes_the_rules_sentenc
         g = OutputGuard(store=store, actor=LUNA, thread_id="test:facts", locale=locale, facts=facts)
         v = await g.check(wrong, outcomes=[])
         assert right in v.text and "5장" not in v.text and "5 comp" not in v.text, v.text
+
+
+async def test_an_item_the_model_invents_for_a_looked_up_order_is_replaced(store) -> None:
+    for locale, invented, name in [
+        ("ko", "ORD101(전설의 검) 주문은 배송 중입니다.", "전설의 검"),
+        ("ko", "주문하신 '전설의 검'은 배송 중입니다 (ORD101).", "전설의 검"),
+        ("en", "Your order ORD101 (Dragon Sword) is shipping.", "Dragon Sword"),
+    ]:
+        v = await guard(store, locale=locale).check(invented, outcomes=[LOOKUP])
+        assert name not in v.text and "전설 탈것 상자" in v.text, v.text
+        assert v.facts[0]["kind"] == "item" and name in v.facts[0]["fact"]
+
+
+async def test_names_that_are_not_an_invented_item_pass(store) -> None:
+    fine = [
+        ("ORD101 (배송 중) 주문을 확인했습니다.", ""),  # a status in brackets
+        ("ORD101 주문의 쿠폰 코드는 'ARCA-AAAA-BBBB'입니다.", ""),  # a code, not an item
+        ("ORD101 주문 관련 문의는 '운영진 연결'이라고 말씀해 주세요.", ""),  # a quote not naming the order
+        ("ORD101(전설 탈것 상자)은 배송 중입니다.", ""),  # its own item
+        ("ORD101 '전설 상자'는 배송 중입니다.", "ORD101 '전설 상자' 언제 와요?"),  # the player's own name for it
+    ]
+    for answer, player in fine:
+        v = await guard(store, player=player).check(answer, outcomes=[LOOKUP, ISSUED])
+        assert v.text == answer and not v.facts, (answer, v.facts)
