@@ -251,7 +251,10 @@ async def test_names_that_are_not_an_invented_item_pass(store) -> None:
         ("ORD101 주문의 쿠폰 코드는 'ARCA-AAAA-BBBB'입니다.", ""),  # a code, not an item
         ("ORD101 주문 관련 문의는 '운영진 연결'이라고 말씀해 주세요.", ""),  # a quote not naming the order
         ("ORD101(전설 탈것 상자)은 배송 중입니다.", ""),  # its own item
-        ("ORD101 '전설 상자'는 배송 중입니다.", "ORD101 '전설 상자' 언제 와요?"),  # the player's own name for it
+        (
+            "ORD101 '전설 상자'는 배송 중입니다.",
+            "ORD101 '전설 상자' 언제 와요?",
+        ),  # the player's own name for it
     ]
     for answer, player in fine:
         v = await guard(store, player=player).check(answer, outcomes=[LOOKUP, ISSUED])

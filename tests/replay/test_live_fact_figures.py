@@ -83,7 +83,9 @@ async def test_observing_grades_the_same_run_as_the_fact_check_would_have_delive
         live_llm_factory=lambda: ScriptedLLM(
             [
                 {"tool": "search_policy", "args": {"query": "환불 신청 기간"}},
-                {"final": "환불은 구매 후 45일 이내에 신청하시면 됩니다. 더 궁금한 점이 있으면 말씀해 주세요."},
+                {
+                    "final": "환불은 구매 후 45일 이내에 신청하시면 됩니다. 더 궁금한 점이 있으면 말씀해 주세요."
+                },
             ],
             mode="json",
         ),
@@ -93,7 +95,13 @@ async def test_observing_grades_the_same_run_as_the_fact_check_would_have_delive
     assert "with the fact check enforcing on the same runs: 2/2 runs passed, pass^2 1/1" in lines
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["pass_k"]["passed_all_trials"] == 0
-    assert data["with_fact_check"] == {"runs_passed": 2, "runs": 2, "k": 2, "cases": 1, "passed_all_trials": 1}
+    assert data["with_fact_check"] == {
+        "runs_passed": 2,
+        "runs": 2,
+        "k": 2,
+        "cases": 1,
+        "passed_all_trials": 1,
+    }
     assert [c["checked_passed"] for c in data["cases"]] == [True, True]
 
 
@@ -102,7 +110,10 @@ def test_would_deliver_replaces_each_unbacked_sentence_once_and_drops_model_note
 
     answer = "환불은 45일 이내입니다. 플레이어에게 안내하세요. 감사합니다."
     details = [
-        {"removed": "환불은 45일 이내입니다.", "replacement": "환불은 7일 이내에 신청할 수 있습니다. [환불 정책]"},
+        {
+            "removed": "환불은 45일 이내입니다.",
+            "replacement": "환불은 7일 이내에 신청할 수 있습니다. [환불 정책]",
+        },
         {"removed": "플레이어에게 안내하세요.", "replacement": None},
         {"removed": "없는 문장.", "replacement": "x"},
     ]
