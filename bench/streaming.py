@@ -36,6 +36,7 @@ from bot.app import build_app
 from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import load_settings
 from bot.conversations.renderer import split_message
+from bot.engine.synthesis import LanguageGate
 from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
 
@@ -82,6 +83,17 @@ def long_answer(chars: int) -> str:
             "출고되면 알림으로 알려 드립니다."
         )
     return "\n".join(lines)
+
+
+def language_hold_deltas(answer: str, chunk: int, want: str = "ko") -> int:
+    """How many streamed deltas the engine's language gate holds before the first is shown (the
+    answer's language must be clear first): the hold's share of the first byte is this many token
+    intervals (at the small local model's ~11 tokens/s, each ~90 ms)."""
+    gate = LanguageGate(want)
+    for n, start in enumerate(range(0, len(answer), chunk), 1):
+        if gate.feed(answer[start : start + chunk]):
+            return n
+    return len(range(0, len(answer), chunk))
 
 
 def max_per_window(times: list[float], window: float = 1.0) -> int:
@@ -158,7 +170,9 @@ async def run(chars: int, edit_interval: float, tokens_per_s: float, data_dir: P
         "stream_edits": edits,
         "stream_edits_per_second_max": max(per_message, default=0),
         "stream_edits_per_message_per_s_mean": round(edits / len(messages) / max(stream_s, 1e-9), 2),
+        "stream_first_token_ms": round((times.first - asked) * 1000),
         "stream_first_text_ms": round((first_text - asked) * 1000),
+        "stream_language_hold_deltas": language_hold_deltas(answer, chunk),
         "stream_final_delay_ms": round((final_visible - times.last) * 1000),
         "stream_buttons_delay_ms": round((max(c.at for c in writes) - times.last) * 1000),
         "surface": "fake Discord (discord.py client over loopback)",
@@ -176,11 +190,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
         figures = asyncio.run(run(args.chars, args.edit_interval, args.tokens_per_s, Path(tmp)))
     print(
-        f"{'answer chars':<14}{'messages':>10}{'edits':>7}{'max edits/s/msg':>17}{'first text ms':>15}{'final delay ms':>16}"
+        f"{'answer chars':<14}{'messages':>10}{'edits':>7}{'max edits/s/msg':>17}{'first token ms':>16}{'first text ms':>15}{'final delay ms':>16}{'held deltas':>13}"
     )
     print(
         f"{figures['answer_chars']:<14}{figures['stream_messages']:>10}{figures['stream_edits']:>7}"
-        f"{figures['stream_edits_per_second_max']:>17}{figures['stream_first_text_ms']:>15}{figures['stream_final_delay_ms']:>16}"
+        f"{figures['stream_edits_per_second_max']:>17}{figures['stream_first_token_ms']:>16}{figures['stream_first_text_ms']:>15}{figures['stream_final_delay_ms']:>16}{figures['stream_language_hold_deltas']:>13}"
     )
     for key in ("stream_edits_per_second_max", "stream_final_delay_ms", "stream_messages"):
         print(f"{key}={figures[key]}")
