@@ -185,7 +185,7 @@ async def build_app(
     each `/ops draft` step, by default the configured ones when no `llm_factory` is given."""
     from bot.attachments import AttachmentBox
     from bot.conversations import Conversations
-    from bot.conversations.hooks import EventHook
+    from bot.conversations.hooks import MetricsHooks
     from bot.conversations.notifications import StaffNotifications
     from bot.conversations.run_events import RunEvents
     from bot.desk.hours import SupportHours
@@ -228,7 +228,7 @@ async def build_app(
         clock=clock,
         event_hook=event_hook,
         notifications=notifications,
-        hooks=() if metrics is None else (EventHook(metrics.observe_event),),
+        hooks=() if metrics is None else (MetricsHooks(metrics),),
         run_events=RunEvents(),
         metrics=metrics,
         models=models,

@@ -1,7 +1,11 @@
 """`RunHooks`: one protocol for whatever watches a conversation run (as openai-agents' `RunHooks`): the
-run starts, each engine event, each model call, each piece of guarded answer text, the run ends. The staff live feed
-(`bot.conversations.run_events`), the metrics, the web stream's step events, tests and replay are hooks;
-the run calls them all through one `FanOut`, in order."""
+run starts, each engine event, each model call, each channel send or edit, each piece of guarded answer
+text, the run ends. The staff live feed (`bot.conversations.run_events`), the metrics (`MetricsHooks`),
+the web stream's step events, tests and replay are hooks; the run calls them all through one `FanOut`,
+in order.
+
+Below the run, a model reports its own calls through `bot.llm.hooks` (the model layer knows no run):
+`FanOut.model_for` turns those reports into `on_llm_call`."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from bot.llm.function import FunctionLLM, forward, forward_stream
 from tools.base import Actor
@@ -42,6 +46,16 @@ class LLMCall:
     error_kind: str | None = None
 
 
+@dataclass(frozen=True)
+class SurfaceCall:
+    """One call of a run's `Renderer` on its channel: a message sent, edited or reacted to."""
+
+    op: str
+    """`send`, `edit`, `react`, …"""
+    seconds: float
+    ok: bool = True
+
+
 class RunHooks:
     """Override the moments you watch; the others cost nothing (`FanOut` skips them)."""
 
@@ -54,6 +68,10 @@ class RunHooks:
     def on_llm_call(self, run: RunInfo, call: LLMCall) -> None:
         """A model call of the run ended. Told at once and never awaited: the run does not wait for it.
         The run's model is wrapped to report its calls only when some hook overrides this."""
+
+    def on_surface_call(self, run: RunInfo, call: SurfaceCall) -> None:
+        """A send or edit of the run's reply on its channel ended (ok or failed). Told at once, never
+        awaited."""
 
     async def on_answer_text(self, run: RunInfo, text: str) -> None:
         """A piece of the answer the output guard released (never the model's raw delta)."""
@@ -89,6 +107,19 @@ class FanOut:
         self._text = _overriding(self.hooks, "on_answer_text")
         self._end = _overriding(self.hooks, "on_run_end")
         self._llm = _overriding(self.hooks, "on_llm_call")
+        self._surface = _overriding(self.hooks, "on_surface_call")
+
+    def surface_calls(self, run: RunInfo) -> Callable[[SurfaceCall], None] | None:
+        """What the run's `Renderer` reports each channel call to (None when no hook watches them)."""
+        if not self._surface:
+            return None
+        hooks = self._surface
+
+        def report(call: SurfaceCall) -> None:
+            for hook in hooks:
+                hook(run, call)
+
+        return report
 
     def model_for(self, run: RunInfo, llm: Any) -> Any:
         """`llm`, reporting each call to the hooks that watch model calls (`llm` itself if none does)."""
@@ -129,3 +160,25 @@ class _CallReport:
         call = LLMCall(purpose, seconds, **details)
         for hook in self.hooks:
             hook(self.run, call)
+
+
+class RunMetrics(Protocol):
+    """What `MetricsHooks` feeds (`bot.observability.ArcaMetrics` is one)."""
+
+    def observe_event(self, event: Any) -> None: ...
+
+    def record_edit_latency(self, seconds: float, *, op: str = "edit", ok: bool = True) -> None: ...
+
+
+class MetricsHooks(RunHooks):
+    """The metrics as a run hook: engine events counted, each channel send and edit timed. (Model calls
+    are metered where the model is built, so calls outside a run are counted too.)"""
+
+    def __init__(self, metrics: RunMetrics) -> None:
+        self.metrics = metrics
+
+    async def on_event(self, run: RunInfo, event: Any) -> None:
+        self.metrics.observe_event(event)
+
+    def on_surface_call(self, run: RunInfo, call: SurfaceCall) -> None:
+        self.metrics.record_edit_latency(call.seconds, op=call.op, ok=call.ok)

@@ -15,7 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.conversations.surface import Surface, SurfaceError, SurfaceObserver
+from bot.conversations.hooks import SurfaceCall
+from bot.conversations.surface import Surface, SurfaceError
 from bot.vocabulary.catalogue import WORKING
 from tools.base import ToolRegistry
 
@@ -111,8 +112,8 @@ class Renderer:
     """Where the status line of each tool comes from."""
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    observer: SurfaceObserver | None = None
-    """Told the latency of every send and edit (metrics)."""
+    on_call: Callable[[SurfaceCall], None] | None = None
+    """Told how long every send and edit took and whether it failed (the run's hooks: metrics)."""
     _messages: list[_Message] = field(default_factory=list)
     _frozen_at: int = 0
     _frozen_count: int = 0
@@ -249,16 +250,16 @@ class Renderer:
             await self._edit_throttled(index, text)
 
     async def _timed(self, op: str, call: Awaitable[Any]) -> Any:
-        """Await one surface call, telling the observer how long it took and whether it failed."""
-        if self.observer is None:
+        """Await one surface call, telling `on_call` how long it took and whether it failed."""
+        if self.on_call is None:
             return await call
         start = time.perf_counter()
         try:
             result = await call
         except Exception:
-            self.observer.record_edit_latency(time.perf_counter() - start, op=op, ok=False)
+            self.on_call(SurfaceCall(op, time.perf_counter() - start, ok=False))
             raise
-        self.observer.record_edit_latency(time.perf_counter() - start, op=op)
+        self.on_call(SurfaceCall(op, time.perf_counter() - start))
         return result
 
     async def _send_new(self, text: str, *, status: bool = False) -> None:

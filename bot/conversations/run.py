@@ -87,9 +87,7 @@ async def _answer(
     declared = surface.traits.edit_interval
     edit_interval = deps.edit_interval if declared is None else declared
     locale = detect_locale(query)
-    renderer = Renderer(
-        surface, edit_interval=edit_interval, locale=locale, tools=deps.tools, observer=deps.metrics
-    )
+    renderer = Renderer(surface, edit_interval=edit_interval, locale=locale, tools=deps.tools)
 
     run_id = state.run_id
     info = RunInfo(run_id, thread_id, actor, locale, started_at)
@@ -97,6 +95,7 @@ async def _answer(
     # The live feed first, then what this run's surface shows, then the process's watchers.
     own = [EventHook(renderer.on_event), EventHook(surface.on_event)]
     hooks = FanOut([LiveFeed(deps.run_events), *own, *deps.hooks])
+    renderer.on_call = hooks.surface_calls(info)
 
     async def on_event(event: Any) -> None:
         await hooks.on_event(info, event)

@@ -17,12 +17,6 @@ class SurfaceError(Exception):
     """A send or edit failed in a way worth retrying (HTTP 5xx, timeout)."""
 
 
-class SurfaceObserver(Protocol):
-    """Told how long every send and edit of a reply took, and whether it failed (the `Renderer` calls it)."""
-
-    def record_edit_latency(self, seconds: float, *, op: str = "edit", ok: bool = True) -> None: ...
-
-
 @dataclass(frozen=True)
 class ChannelTraits:
     """What a channel declares about itself; the run and the `Renderer` read it, never guess it."""

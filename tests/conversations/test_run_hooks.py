@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.channels.recording import RecordingSurface
-from bot.conversations.hooks import EventHook, FanOut, LLMCall, RunHooks, RunInfo
+from bot.conversations.hooks import EventHook, FanOut, LLMCall, RunHooks, RunInfo, SurfaceCall
 from bot.conversations.messages import failure_text
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_deps import RunDeps
@@ -18,6 +18,7 @@ from bot.engine.interrupts import InterruptQueue
 from bot.llm.scripted import ScriptedLLM
 from bot.memory import ThreadMemory
 from bot.store import Store
+from tests.support.surface import RecordingSurface as FailingEdits
 from tools.base import Actor, ToolServices
 from tools.registry import build_registry
 
@@ -140,3 +141,26 @@ def test_the_model_is_wrapped_only_when_a_hook_watches_model_calls():
     model = ScriptedLLM([], mode="native")
     assert FanOut([Journal()]).model_for(info, model) is model
     assert FanOut([CallLog()]).model_for(info, model) is not model
+
+
+class ChannelLog(RunHooks):
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, SurfaceCall]] = []
+
+    def on_surface_call(self, run: RunInfo, call: SurfaceCall) -> None:
+        self.calls.append((run.run_id, call))
+
+
+async def test_a_hook_is_told_each_send_and_edit_of_the_runs_reply_and_each_failure(seeded_store: Store):
+    llm = ScriptedLLM(
+        [{"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}],
+        mode="native",
+    )
+    log = ChannelLog()
+    state = RunState(actor=ACTOR, queue=InterruptQueue(), run_id="run-4")
+    surface = FailingEdits(fail_all_edits=True)
+    await answer(_deps(seeded_store, lambda: llm, log), state, THREAD, "ORD001 어디?", surface, False)
+    ops = [(call.op, call.ok) for _, call in log.calls]
+    assert {run for run, _ in log.calls} == {"run-4"}
+    assert ("send", True) in ops and ("edit", False) in ops  # every edit fails on this surface
+    assert FanOut([Journal()]).surface_calls(RunInfo("r", THREAD, ACTOR, "ko")) is None

@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.app import build_app
 from bot.config import load_settings
 from bot.conversations import Incoming
+from bot.conversations.hooks import FanOut, MetricsHooks, RunInfo
 from bot.conversations.renderer import Renderer
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import PolicyIndex
@@ -38,6 +39,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
 from tests.support.context import NOW
 from tests.support.scale import seed_ledger
 from tests.support.surface import RecordingSurface
+from tools.base import Actor
 
 POLICY = """---
 id: coupons
@@ -353,7 +355,10 @@ def test_metrics_live_in_their_own_registry_and_error_logs_are_counted() -> None
 async def test_the_renderer_times_sends_and_edits_and_counts_failures() -> None:
     metrics = ArcaMetrics()
     surface = RecordingSurface(fail_all_edits=True)
-    renderer = Renderer(surface, edit_interval=0.0, observer=metrics)
+    run = RunInfo("run-1", "test:edits", Actor(discord_id="9001"), "ko")
+    renderer = Renderer(
+        surface, edit_interval=0.0, on_call=FanOut([MetricsHooks(metrics)]).surface_calls(run)
+    )
     await renderer.status("⏳ 주문 확인 중")
     # The edit to the answer fails, so the answer lands as a new message; blanking the status
     # message (this surface cannot delete) fails too.
