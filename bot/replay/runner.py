@@ -66,6 +66,10 @@ class CaseResult:
     """Observing (`ARCA_FACT_CHECK=observe`): whether the case passes on the text the fact check would have
     delivered from this same run (its unbacked sentences replaced). None when the check enforced."""
     checked_failures: list[str] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    """What each turn showed (answer or reply), the tools it called with their codes, and (observing) the
+    sentences the fact check let through with what enforcing would have put in their place: the report's
+    record of what a live model actually said."""
 
 
 def _slug(name: str) -> str:
@@ -122,7 +126,7 @@ class Replayer:
                 fixed = case.clock
                 if case.seed is not None:
                     await apply_seed(store, case.seed, now=fixed or datetime.now(UTC))
-                current: dict[str, Any] = {"llm": None, "hook": None}
+                current: dict[str, Any] = {"llm": None, "hook": None, "turns": []}
 
                 async def hook(event: Any) -> None:
                     if current["hook"] is not None:
@@ -169,6 +173,7 @@ class Replayer:
             facts_withheld=withheld,
             checked_passed=not checked_failures if self.settings.fact_check == OBSERVE else None,
             checked_failures=checked_failures if self.settings.fact_check == OBSERVE else [],
+            turns=current["turns"],
         )
 
     async def _run_turn(
@@ -272,9 +277,19 @@ class Replayer:
         coupons = await active_coupons(store)
         checked = list(problems)
         problems += check_expectations(turn, rec, coupons)
+        shown = {
+            "answer": rec.answer,
+            "reply": rec.reply,
+            "tools": list(zip(rec.tools, rec.codes, strict=False)),
+        }
+        current["turns"].append(shown)
         if self.settings.fact_check != OBSERVE:
             return problems, problems
-        would = would_deliver(rec.answer, await unbacked_details(store, after_id=audit_mark))
+        details = await unbacked_details(store, after_id=audit_mark)
+        shown["unbacked"] = [
+            {k: d.get(k) for k in ("kind", "fact", "removed", "replacement")} for d in details
+        ]
+        would = would_deliver(rec.answer, details)
         checked += check_expectations(turn, replace(rec, answer=would), coupons)
         return problems, checked
 

@@ -103,6 +103,10 @@ async def test_observing_grades_the_same_run_as_the_fact_check_would_have_delive
         "passed_all_trials": 1,
     }
     assert [c["checked_passed"] for c in data["cases"]] == [True, True]
+    turn = data["cases"][0]["turns"][0]
+    assert "45일" in turn["answer"] and turn["tools"] == [["search_policy", "OK"]]
+    assert turn["unbacked"][0]["removed"] == "환불은 구매 후 45일 이내에 신청하시면 됩니다."
+    assert "45일" not in (turn["unbacked"][0]["replacement"] or "")
 
 
 def test_would_deliver_replaces_each_unbacked_sentence_once_and_drops_model_notes() -> None:
