@@ -32,7 +32,11 @@ in any pair, but small talk is turned away less often (held-out 55–78 % by pai
 corpus against 77 % before, when 4 % of the tuning on-topic questions could be abstained). Tried for the
 abstain on the tuning sets and not better: the USE background margin alone or added at weight 0.05–3,
 e5's own stand-out margin, one threshold for every pair, the background in every language, the best
-one or three background sentences.
+one or three background sentences. For English answer-bearing R@3 (tuning: 34 of 37 on the shipped
+corpus, 33 of 37 on its Korean-only copy), not adopted: USE in the ranking of English questions on
+documents with an English line (weight 0.2–1.5: 33–35 of 37, R@1 26 → 24–26); a top 3 of distinct
+documents, a shown document's later section becoming its hit's neighbour (32 of 37, and Korean 44 → 38
+of 45). The misses are vocabulary ("duping items" for the exploit rules ranks them 5th–17th).
 """
 
 from __future__ import annotations
