@@ -32,8 +32,16 @@ class Yardstick:
         self._embedder = embedder
         self._second = second
         self._domain = DomainClassifier(embedder)
+        self._second_domain = DomainClassifier(second.embedder) if second is not None else None
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        """Fit the domain classifiers now (an embedding batch of the bank each), not on a player's first
+        question."""
+        for classifier in (self._domain, self._second_domain):
+            if classifier is not None:
+                classifier.fit()
 
     def background(self, languages: frozenset[str]) -> np.ndarray:
         """The main model's vectors of the background sentences in `languages`."""
@@ -64,6 +72,9 @@ class Yardstick:
             nearest = np.sort(np.asarray(found.second_pool))[-CANDIDATES:]
             second_standout = best.second - float(nearest.mean())
         domain = self._domain.logit(vector) if params.domain_weight else 0.0
+        second_domain = 0.0
+        if self._second_domain is not None and params.second_domain_weight(query_language(query)):
+            second_domain = self._second_domain.logit(self._second.query_vector(query))
         return Evidence(
             top,
             margin,
@@ -72,5 +83,6 @@ class Yardstick:
             second_margin=second_margin,
             second_standout=second_standout,
             domain=domain,
+            second_domain=second_domain,
             pair=language_pair(query, languages),
         )

@@ -60,7 +60,7 @@ class DomainClassifier:
         self._embedder = embedder
         self._model: tuple[np.ndarray, float] | None = None
 
-    def _fit(self) -> tuple[np.ndarray, float]:
+    def fit(self) -> tuple[np.ndarray, float]:
         if self._model is not None:
             return self._model
         key = self._embedder.name
@@ -76,5 +76,5 @@ class DomainClassifier:
 
     def logit(self, vector: np.ndarray) -> float:
         """The query's log-odds of being a support question, clipped to ±`LOGIT_CLIP`."""
-        w, b = self._fit()
+        w, b = self.fit()
         return float(np.clip(np.asarray(vector, dtype=np.float64) @ w + b, -LOGIT_CLIP, LOGIT_CLIP))

@@ -214,13 +214,17 @@ def calibrate_abstain_by_pair(
     params: FusionParams,
     max_wrong_abstain: float,
 ) -> tuple[tuple[str, float], ...]:
-    """`calibrate_abstain` for each language pair (`Evidence.pair`) of the on-topic cases apart."""
+    """`calibrate_abstain` for each language pair (`Evidence.pair`) of the on-topic cases apart, less
+    the query language's `FusionParams.abstain_margin_by_language`."""
     pairs = sorted({ev.pair for part in explained for c, _, ev in part if not c.off_topic})
     thresholds = []
+    margins = dict(params.abstain_margin_by_language)
     for pair in pairs:
         rows = [[row for row in part if row[2].pair == pair] for part in explained]
+        margin = margins.get(pair.partition("→")[0], 0.0)
         # rounded down to 4 places, so the rounding never lifts it above a case it must keep
-        thresholds.append((pair, math.floor(calibrate_abstain(rows, params, max_wrong_abstain) * 1e4) / 1e4))
+        lowest = calibrate_abstain(rows, params, max_wrong_abstain) - margin
+        thresholds.append((pair, math.floor(lowest * 1e4) / 1e4))
     return tuple(thresholds)
 
 

@@ -271,10 +271,11 @@ class PolicyIndex:
         return collection
 
     def warm_up(self) -> None:
-        """Load the Korean analyzer and embed the background sentences now, not on a player's first
-        question (together ~2 s)."""
+        """Load the Korean analyzer, embed the background sentences and fit the domain classifiers
+        now, not on a player's first question."""
         analyze_query("쿠폰")
         self._yardstick.background(frozenset(LANGUAGES))
+        self._yardstick.warm_up()
         if self.second is not None:
             self.second.warm_up("쿠폰 한도")
 

@@ -103,6 +103,10 @@ class SecondDense:
         embedded before the index's lock is taken does not hold up the other searches."""
         self._query(query)
 
+    def query_vector(self, query: str) -> np.ndarray:
+        """The second model's vector of `query` (cached)."""
+        return self._query(query)
+
     def background(self, query: str, languages: frozenset[str], k: int) -> float:
         """The mean of the query's `k` best similarities to the background sentences in `languages`."""
         with self._lock:

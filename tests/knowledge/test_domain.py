@@ -9,6 +9,7 @@ import numpy as np
 from bot.knowledge.domain import LOGIT_CLIP, DomainClassifier, domain_bank, fit_logistic
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import load_eval_cases
+from bot.knowledge.second_dense import USEEmbedder
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -64,3 +65,16 @@ def test_every_index_of_a_process_shares_one_fit_per_embedding_model() -> None:
     first.logit(np.asarray([1.0, 1.0]))
     second.logit(np.asarray([1.0, 1.0]))
     assert embedder.batches == 1
+
+
+def test_the_second_models_classifier_tells_english_support_from_everyday_questions(use: USEEmbedder) -> None:
+    classifier = DomainClassifier(use)
+    support = [
+        "my pet dragon egg disappeared from my inventory",
+        "I paid for the season pass but it is locked",
+    ]
+    everyday = ["how do I stop my glasses from fogging up", "what temperature should I bake cookies at"]
+    for s in support:
+        for e in everyday:
+            assert classifier.logit(use.embed_query(s)) > classifier.logit(use.embed_query(e)), (s, e)
+    assert classifier.logit(use.embed_query(everyday[0])) < 0 < classifier.logit(use.embed_query(support[1]))

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from bot.knowledge.evaluation import EvalCase, calibrate_abstain, evaluate_explained
+import pytest
+
+from bot.knowledge.evaluation import (
+    EvalCase,
+    calibrate_abstain,
+    calibrate_abstain_by_pair,
+    evaluate_explained,
+)
 from bot.knowledge.fusion import DEFAULT_FUSION, Candidate, Evidence, fuse
 
 
@@ -62,3 +69,24 @@ def _hit():  # type: ignore[no-untyped-def]
     from bot.knowledge.hits import PolicyHit
 
     return PolicyHit("a.md", "a", "t", "1. s", 1.0, "text", "ko")
+
+
+def test_an_english_pair_keeps_its_margin_below_its_lowest_on_topic_question() -> None:
+    hit = [_hit()]
+    explained = [
+        (EvalCase("쿠폰 한도", "ko", "a.md", "1. s"), hit, Evidence(0.9, 0.0, 0.0, 0.8, pair="ko→ko")),
+        (EvalCase("coupon cap", "en", "a.md", "1. s"), hit, Evidence(0.9, 0.0, 0.0, 0.8, pair="en→ko")),
+    ]
+    params = DEFAULT_FUSION.with_(domain_weight=0.0, abstain_margin_by_language=(("en", 0.04),))
+    thresholds = dict(calibrate_abstain_by_pair([explained], params, 0.0))
+    assert thresholds["ko→ko"] == pytest.approx(0.1, abs=2e-4)
+    assert thresholds["en→ko"] == pytest.approx(0.06, abs=2e-4)
+
+
+def test_the_second_models_domain_log_odds_count_only_for_the_languages_given_a_weight() -> None:
+    params = DEFAULT_FUSION.with_(second_domain_by_language=(("en", 0.05),))
+    english = Evidence(0.9, 0.0, 0.0, 0.8, second_domain=-4.0, pair="en→ko")
+    korean = Evidence(0.9, 0.0, 0.0, 0.8, second_domain=-4.0, pair="ko→ko")
+    without = Evidence(0.9, 0.0, 0.0, 0.8, pair="en→ko")
+    assert english.score(params) == pytest.approx(without.score(params) - 0.2)
+    assert korean.score(params) == pytest.approx(without.score(params))

@@ -4,7 +4,7 @@ corpus (tests/knowledge/other_game/, tests/retrieval_other_game.yaml), neither u
 Measured with the default embedders and fusion (`python bench/retrieval.py`):
 
     set                                R@1   R@3   AB@3  off-topic abstained   on-topic wrongly abstained
-    held-out, shipped corpus           0.81  0.91  0.95  0.73                  0.00
+    held-out, shipped corpus           0.81  0.91  0.95  0.91                  0.00
     second corpus (other game)         0.83  0.97  1.00  1.00                  0.00
     farm corpus, held-out part         0.90  1.00  1.00  0.86                  0.00
 
@@ -75,7 +75,10 @@ def test_heldout_recall_and_abstain_rates(shipped_index: PolicyIndex, heldout_ca
     assert report.recall_at_k() >= 0.85, report.misses
     assert report.answer_bearing_recall() >= 0.90, report.misses
     assert report.recall_at_1() >= 0.76, report.misses
-    assert report.off_topic_abstain_rate >= 0.66, report.misses
+    # measured once (bench/retrieval.py): off-topic abstained 0.91, English 10 of 11 (6 of 11 before the
+    # USE domain classifier); one case is 0.09
+    assert report.off_topic_abstain_rate >= 0.85, report.misses
+    assert report.off_topic_abstain_rate_of("en") >= 0.80, report.misses
     assert report.wrong_abstain_rate_of("ko") == report.wrong_abstain_rate_of("en") == 0.0, report.misses
 
 

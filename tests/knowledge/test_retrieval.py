@@ -38,12 +38,14 @@ def test_eval_set_is_large_varied_and_points_at_real_sections(eval_cases: list[E
 
 def test_tuning_set_recall_and_abstain_rates(shipped_index: PolicyIndex, eval_cases: list[EvalCase]) -> None:
     # measured (bench/retrieval.py): R@1 0.68, R@3 0.89, answer-bearing R@3 0.95, off-topic abstained
-    # 0.82 (0.65 before the domain classifier), wrongly abstained 0 (the thresholds per language pair keep every tuning on-topic question)
+    # 0.90 (0.65 before the domain classifier, 0.82 before its English additions and the USE classifier;
+    # English small talk 16 of 19, from 13), wrongly abstained 0 (the thresholds per language pair keep every tuning on-topic question)
     report = evaluate(shipped_index, eval_cases, k=3)
     assert report.recall_at_k() >= 0.84, report.misses
     assert report.answer_bearing_recall() >= 0.91, report.misses
     assert report.recall_at_1() >= 0.60, report.misses
-    assert report.off_topic_abstain_rate >= 0.75, report.misses
+    assert report.off_topic_abstain_rate >= 0.85, report.misses
+    assert report.off_topic_abstain_rate_of("en") >= 0.78, report.misses
     assert report.wrong_abstain_rate == 0.0, report.misses
 
 
@@ -51,12 +53,13 @@ def test_korean_only_policies_still_retrieve(
     korean_only_index: PolicyIndex, eval_cases: list[EvalCase]
 ) -> None:
     # an operator's Korean-only set has no English lines to lean on; measured R@3 0.85 (English 0.78, with
-    # the second dense model for cross-lingual queries; 0.59 without), off-topic abstained 0.88
+    # the second dense model for cross-lingual queries; 0.59 without), off-topic abstained 0.93 (English 17 of 19, from 15)
     report = evaluate(korean_only_index, eval_cases, k=3)
     assert report.recall_at_k() >= 0.78, report.misses
     assert report.recall_at_k("en") >= 0.70, report.misses
     assert report.wrong_abstain_rate == 0.0, report.misses
-    assert report.off_topic_abstain_rate >= 0.80, report.misses
+    assert report.off_topic_abstain_rate >= 0.88, report.misses
+    assert report.off_topic_abstain_rate_of("en") >= 0.80, report.misses
 
 
 def test_fused_ranking_is_not_worse_than_dense_alone(
