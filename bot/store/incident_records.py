@@ -221,6 +221,19 @@ class Incidents:
         async with self._store.session() as s:
             return int((await s.execute(query)).scalar_one())
 
+    async def revision(self) -> tuple[int, int, str]:
+        """A fingerprint of every incident's state (how many, their notice versions, the latest change): it
+        changes when one is declared, its notice updated or it is closed. One cheap read: what a process
+        watching for notice changes compares (`bot.channels.web.player.notice_watch`)."""
+        query = select(
+            func.count(Incident.id),
+            func.coalesce(func.sum(Incident.notice_version), 0),
+            func.max(Incident.updated_at),
+        )
+        async with self._store.session() as s:
+            count, versions, latest = (await s.execute(query)).one()
+        return int(count), int(versions), str(latest)
+
     async def open_for(self, player_id: str | None) -> list[IncidentRecord]:
         """The open incidents whose scope covers this player (unlinked: only those for all players)."""
         out: list[IncidentRecord] = []

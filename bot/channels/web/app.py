@@ -24,6 +24,7 @@ from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
 from bot.channels.web.player.feedback import feedback_router
 from bot.channels.web.player.limits import SlidingWindowLimiter
+from bot.channels.web.player.notice_watch import NoticeWatch
 from bot.channels.web.player.notices import notices_router
 from bot.channels.web.sse.outbox import web_outbox
 from bot.channels.web.sse.registry import StreamRegistry
@@ -39,6 +40,9 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.state.streams = StreamRegistry(deps.clock)
     app.state.staff_forms_sent = OrderedDict()  # staff reply forms already sent (staff/pages.claim_form)
     app.state.outbox = web_outbox(app)  # started and stopped with the server (`WebServer`)
+    app.state.notice_watch = NoticeWatch(
+        deps.conversations.store
+    )  # the banner's pushes; stopped with the server
     app.state.limits = (
         SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
         SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),

@@ -87,6 +87,9 @@ class WebServer:
         outbox = getattr(getattr(self.app, "state", None), "outbox", None)
         if outbox is not None:
             await outbox.stop()
+        watch = getattr(getattr(self.app, "state", None), "notice_watch", None)
+        if watch is not None:
+            await watch.stop()  # open notice streams end now, not at the graceful-shutdown timeout
         streams = getattr(getattr(self.app, "state", None), "streams", None)
         if streams is not None:
             streams.release_waiters(
