@@ -4,7 +4,7 @@ the targets their scope covers, who they concern, and the facts of their report.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import distinct, func, select
@@ -220,6 +220,18 @@ class Incidents:
             query = query.where(cond)
         async with self._store.session() as s:
             return int((await s.execute(query)).scalar_one())
+
+    async def last_activity(self, incident_id: int) -> datetime | None:
+        """When the incident's latest audit row was written (a change, an approval, a grant batch, a
+        resume): a run still going anywhere writes one at every batch."""
+        query = select(func.max(AuditEntry.at)).where(AuditEntry.target == f"incident:{incident_id}")
+        async with self._store.session() as s:
+            latest = (await s.execute(query)).scalar_one()
+        if isinstance(latest, str):  # SQLite's max() loses the column type
+            latest = datetime.fromisoformat(latest)
+        if latest is not None and latest.tzinfo is None:
+            latest = latest.replace(tzinfo=UTC)
+        return latest
 
     async def revision(self) -> tuple[int, int, str]:
         """A fingerprint of every incident's state (how many, their notice versions, the latest change): it
