@@ -139,11 +139,18 @@ class DirectPostgres:
                 else:
                     raise TypeError(f"not a store statement: {op!r}")
 
-    def _args(self, held: list[tuple[Insert, dict[str, Any]]]) -> list[Any]:
+    def _statement(self, held: list[tuple[Insert, dict[str, Any]]]) -> tuple[str, list[Any]]:
+        """The held rows as one statement (built once per shape of rows) and its arguments."""
+        key = tuple((op.table.name, op.columns) for op, _row in held)
+        combined = self._combined.get(key)
+        if combined is None:
+            combined = self._combined[key] = _combine(
+                [self.statements(insert_statement(op.table, op.columns)).sql for op, _row in held]
+            )
         args: list[Any] = []
         for op, row in held:
             args.extend(self.statements(insert_statement(op.table, op.columns)).args(row))
-        return args
+        return combined, args
 
     async def _insert(
         self, conn: Any, held: list[tuple[Insert, dict[str, Any]]], unit: Unit[Any], off_loop: bool = False
@@ -153,13 +160,8 @@ class DirectPostgres:
 
         if not held:
             return
-        key = tuple((op.table.name, op.columns) for op, _row in held)
-        combined = self._combined.get(key)
-        if combined is None:
-            combined = self._combined[key] = _combine(
-                [self.statements(insert_statement(op.table, op.columns)).sql for op, _row in held]
-            )
-        args = await asyncio.to_thread(self._args, held) if off_loop else self._args(held)
+        # A batch's first statement of its shape is built by hundreds of regex substitutions: off the loop too.
+        combined, args = await asyncio.to_thread(self._statement, held) if off_loop else self._statement(held)
         held.clear()
         try:
             await conn.execute(combined, *args)
