@@ -16,6 +16,9 @@ from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Pl
 from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
 from bot.store.units import UnitRunner
 
+RUN_ACTIONS = ("incident.compensation_approved", "incident.grant_batch", "incident.compensation_resumed")
+"""The audit actions of a compensation run's life (`last_activity`)."""
+
 
 @dataclass(frozen=True)
 class IncidentRecord:
@@ -222,9 +225,11 @@ class Incidents:
             return int((await s.execute(query)).scalar_one())
 
     async def last_activity(self, incident_id: int) -> datetime | None:
-        """When the incident's latest audit row was written (a change, an approval, a grant batch, a
-        resume): a run still going anywhere writes one at every batch."""
-        query = select(func.max(AuditEntry.at)).where(AuditEntry.target == f"incident:{incident_id}")
+        """When the incident's run last showed life in the audit (its approval, a grant batch, a resume):
+        a run still going anywhere writes a row at every batch. By action first (indexed)."""
+        query = select(func.max(AuditEntry.at)).where(
+            AuditEntry.action.in_(RUN_ACTIONS), AuditEntry.target == f"incident:{incident_id}"
+        )
         async with self._store.session() as s:
             latest = (await s.execute(query)).scalar_one()
         if isinstance(latest, str):  # SQLite's max() loses the column type

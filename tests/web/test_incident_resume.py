@@ -5,6 +5,7 @@ once — no Resume button pressed."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,6 +15,7 @@ from bot.incidents import run_compensation
 from bot.incidents.resume import interrupted_runs
 from bot.store import AuditEntry, Coupon, Store
 from bot.store.incidents import IncidentScope, Plan
+from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.eventually import eventually
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -69,13 +71,25 @@ async def _coupons(store: Store, incident_id: int) -> list[str]:
         return list(rows.scalars())
 
 
-async def test_only_a_run_quiet_for_a_while_counts_as_cut(seeded_store: Store) -> None:
-    incident_id = await _cut_run(seeded_store)
-    assert [i.id for i in await interrupted_runs(seeded_store)] == []  # a batch just now: maybe going on
-    await _age(seeded_store, incident_id, timedelta(minutes=5))
-    assert [i.id for i in await interrupted_runs(seeded_store)] == [incident_id]
-    await seeded_store.incidents.set_plan(incident_id, None, state="done", actor=APPROVER)
-    assert await interrupted_runs(seeded_store) == []
+@pytest.fixture
+async def any_store(db_url: str) -> AsyncIterator[Store]:
+    """The demo data on SQLite and on PostgreSQL."""
+    st = Store(db_url)
+    await st.open()
+    await apply_seed(st, load_seed_file(DEFAULT_SEED))
+    try:
+        yield st
+    finally:
+        await st.close()
+
+
+async def test_only_a_run_quiet_for_a_while_counts_as_cut(any_store: Store) -> None:
+    incident_id = await _cut_run(any_store)
+    assert [i.id for i in await interrupted_runs(any_store)] == []  # a batch just now: maybe going on
+    await _age(any_store, incident_id, timedelta(minutes=5))
+    assert [i.id for i in await interrupted_runs(any_store)] == [incident_id]
+    await any_store.incidents.set_plan(incident_id, None, state="done", actor=APPROVER)
+    assert await interrupted_runs(any_store) == []
 
 
 async def test_the_web_process_resumes_a_cut_run_at_its_next_start(seeded_store: Store, make_web) -> None:
