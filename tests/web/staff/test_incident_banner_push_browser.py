@@ -1,6 +1,7 @@
 """The widget's incident banner is pushed, in real headless Chromium: staff declare an incident in the
 staff web console, update its notice and close it, and a player's open widget shows each change within a
-few seconds, without a reload and without its fallback poll (set to ten minutes here). Screenshots in
+few seconds, without a reload and without its fallback poll (set to ten minutes here); with the stream
+dropped (a proxy that does not pass it), the fallback poll still follows. Screenshots in
 tests/web/output/incident-banner-pushed-*.png."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 from bot.channels.web.player import notices
+from bot.store.incidents import IncidentScope
 from tests.support.browser import open_widget
 from tests.support.browser import shot as player_shot
 from tests.support.staff_console import open_console
@@ -51,3 +53,26 @@ async def test_a_declaration_update_and_close_reach_the_open_widget_without_poll
     await expect(widget.locator("#incidents")).to_be_hidden(timeout=WITHIN_MS)
     assert await widget.evaluate("window.stayed") is True
     assert widget.errors == [] and console.errors == []  # type: ignore[attr-defined]
+
+
+async def test_without_the_stream_the_banner_still_follows_by_polling(browser, web, monkeypatch) -> None:
+    monkeypatch.setattr(notices, "POLL_SECONDS", 0.5)
+    context = await browser.new_context(viewport=PHONE, locale="ko-KR")
+    await context.route("**/api/notices/stream*", lambda route: route.abort())  # a proxy that drops it
+    page = await context.new_page()
+    await page.goto(f"{web.url}/#token={web.token('P100')}&lang=ko")
+    await expect(page.locator("#input")).to_be_visible()
+    store, now = web.conversations.store, web.conversations.clock()
+    incident = await store.incidents.open(
+        title="점검",
+        notice_ko="서버 점검이 14:00까지 연장됩니다.",
+        notice_en="",
+        scope=IncidentScope("all"),
+        actor="cli",
+        now=now,
+    )
+    banner = page.locator("#incidents .incident")
+    await expect(banner).to_contain_text("서버 점검이 14:00까지 연장됩니다.", timeout=WITHIN_MS)
+    await store.incidents.close(incident.id, actor="cli", now=now)
+    await expect(page.locator("#incidents")).to_be_hidden(timeout=WITHIN_MS)
+    await context.close()

@@ -9,7 +9,7 @@ window.ArcaWidgetIncidents = (function () {
     const box = document.getElementById("incidents");
     let timer = null;
     let poll = 20;
-    let stream = null; // { lang, controller } of the open push stream
+    let stream = null; // { lang, controller, live } of the push stream (`live`: it has sent its list)
     let retry = null;
     let backoff = 2000;
 
@@ -35,7 +35,7 @@ window.ArcaWidgetIncidents = (function () {
       const want = lang();
       if (stream && stream.lang === want) return;
       if (stream) stream.controller.abort();
-      const mine = { lang: want, controller: new AbortController() };
+      const mine = { lang: want, controller: new AbortController(), live: false };
       stream = mine;
       try {
         const response = await fetch("api/notices/stream?lang=" + encodeURIComponent(want), {
@@ -49,6 +49,7 @@ window.ArcaWidgetIncidents = (function () {
             onEvent: (event, data) => {
               if (event !== "notices" || !Array.isArray(data.notices)) return;
               backoff = 2000;
+              mine.live = true;
               draw(data.notices);
             },
           });
@@ -65,6 +66,10 @@ window.ArcaWidgetIncidents = (function () {
     async function refresh() {
       clearTimeout(timer);
       listen();
+      if (stream && stream.live) {
+        timer = setTimeout(refresh, poll * 1000); // the stream keeps the banner current: no need to ask
+        return;
+      }
       try {
         const response = await fetch("api/notices?lang=" + encodeURIComponent(lang()), {
           headers: headers(),
@@ -72,7 +77,8 @@ window.ArcaWidgetIncidents = (function () {
         });
         if (response.ok) {
           const data = await response.json();
-          draw(Array.isArray(data.notices) ? data.notices : []);
+          // A stream that went live meanwhile drew a list at least as new: never put an older one back.
+          if (!(stream && stream.live)) draw(Array.isArray(data.notices) ? data.notices : []);
           if (data.poll > 0) poll = data.poll;
         }
       } catch (e) {
