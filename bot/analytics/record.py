@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.store import PolicyGap, Run, RunCitation, RunToolCall, Store
+from bot.store.incident_tables import IncidentNoticeAnswer
 from bot.store.policy_gaps import GapRecord
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,10 @@ async def record_run(
     answered_at: datetime,
     locale: str,
     outcomes: Iterable[Any],
+    relayed_incidents: Iterable[int] = (),
 ) -> bool:
     """Store one delivered run and its tool calls; False (logged) when the write failed.
+    `relayed_incidents`: the open incidents whose notice the delivered answer relayed (`bot.incidents.tell`).
 
     One transaction of Core inserts (`Store.insert_rows`): on file SQLite a single loop-thread unit,
     so a burst of finishing runs neither queues for pooled driver connections nor holds the write
@@ -107,6 +110,10 @@ async def record_run(
                 (RunToolCall.__table__, calls),
                 (RunCitation.__table__, citations),
                 (PolicyGap.__table__, [g.row() for g in gaps]),
+                (
+                    IncidentNoticeAnswer.__table__,
+                    [{"incident_id": i, "run_id": run_id, "at": answered_at} for i in relayed_incidents],
+                ),
             ]
         )
     except Exception:

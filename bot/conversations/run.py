@@ -20,6 +20,7 @@ from bot.conversations.surface import Surface
 from bot.engine.agent import ReActAgent
 from bot.engine.interrupts import InterruptQueue
 from bot.engine.results import AgentResult
+from bot.guards.notice_use import relays_notice
 from bot.guards.output import OutputGuard
 from bot.incidents.notice import open_incidents, pinned_notice
 from bot.observability import log_context
@@ -180,5 +181,7 @@ async def _answer(
         answered_at=deps.clock(),
         locale=locale,
         outcomes=result.tool_outcomes,
+        # An answer that relayed a pinned notice counts as asking about its incident (told its compensation).
+        relayed_incidents=[i.id for i in incidents if relays_notice(final, (i.notice("ko"), i.notice("en")))],
     )
     return result

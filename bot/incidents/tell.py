@@ -1,7 +1,7 @@
-"""Telling each conversation that asked about an incident what its compensation gave it: amount, coupon
-code and expiry, in the player's language, through the staff outbox (posted by whichever channel
-process owns the thread), once per conversation across restarts and processes (a unique delivery row
-committed with the outbox row)."""
+"""Telling each conversation that asked about an incident (it called `incident_status`, or its answer
+relayed the pinned notice) what its compensation gave it: amount, coupon code and expiry, in the player's
+language, through the staff outbox (posted by whichever channel process owns the thread), once per
+conversation across restarts and processes (a unique delivery row committed with the outbox row)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from bot.store import Store
 from bot.store.incident_posts import Granted
 
 STATUS_TOOL = "incident_status"
-"""A run that called this tool during the incident asked about it."""
+"""A run that called this tool during the incident asked about it; so did one whose answer relayed the
+incident's pinned notice (recorded with the run, `bot.guards.notice_use`)."""
 
 
 def _when(granted: Granted, zone: ZoneInfo) -> str:
@@ -42,7 +43,7 @@ async def tell_compensated(store: Store, incident_id: int, *, timezone: str = "A
     told = await deliveries.told(incident_id)
     zone = ZoneInfo(timezone)
     queued = 0
-    for asker in await deliveries.askers(STATUS_TOOL, incident.started_at, incident.ended_at):
+    for asker in await deliveries.askers(incident_id, STATUS_TOOL, incident.started_at, incident.ended_at):
         if asker.thread_id in told:
             continue
         coupons = await deliveries.granted(incident_id, asker.player_id)

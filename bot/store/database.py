@@ -203,7 +203,9 @@ class Store:
         file SQLite on the loop thread (a read without a BEGIN when `snapshot` is False: one statement
         is consistent by itself); PostgreSQL on a plain asyncpg connection when `plain` (the unit
         touches no JSON column); else the SQLAlchemy engine. A long write (`off_loop`, an incident's
-        grant batch) runs on file SQLite in a worker thread instead. For the store's own modules."""
+        grant batch) runs on file SQLite in a worker thread instead; on plain asyncpg its Python work
+        (decisions, row decoding and binding) runs on a worker thread between the driver's round trips.
+        For the store's own modules."""
         direct = self.direct
         if direct is not None and write and off_loop:
             thread_statements = direct.thread_statements
@@ -220,7 +222,7 @@ class Store:
 
             return await (direct.write(body) if write else direct.read(body, snapshot=snapshot))
         if plain and self.direct_pg is not None:
-            return await self.direct_pg.run_unit(unit())
+            return await self.direct_pg.run_unit(unit(), off_loop=write and off_loop)
         return await engine_path.run_unit(self.engine, unit(), write=write)
 
     async def fetch(self, query: Select[Any], **params: Any) -> list[Any]:

@@ -11,7 +11,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from bot.store.coupons import LIVE_STATUSES
-from bot.store.incident_tables import IncidentDelivery, IncidentPost
+from bot.store.incident_tables import IncidentDelivery, IncidentNoticeAnswer, IncidentPost
 from bot.store.models import Coupon, Run, RunToolCall, StaffOutbox, utcnow
 from bot.store.units import UnitRunner
 
@@ -138,19 +138,28 @@ class IncidentDeliveries:
         async with self._store.session() as s:
             return set((await s.execute(query)).scalars())
 
-    async def askers(self, tool: str, since: datetime, until: datetime | None) -> list[Asker]:
-        """Linked players' conversations with a run between `since` and `until` that called `tool` (the
-        incident's status), each once, in the language of its latest such run."""
-        query = (
-            select(Run.thread_id, Run.player, Run.locale)
+    async def askers(
+        self, incident_id: int, tool: str, since: datetime, until: datetime | None
+    ) -> list[Asker]:
+        """Linked players' conversations that asked about the incident, each once, in the language of its
+        latest such run: a run between `since` and `until` that called `tool` (the incident's status), or
+        one whose answer relayed the incident's notice (`incident_notice_answers`)."""
+        linked = Run.player.startswith("player:")
+        called = (
+            select(Run.thread_id, Run.player, Run.locale, Run.started_at)
             .join(RunToolCall, RunToolCall.run_id == Run.run_id)
-            .where(RunToolCall.tool == tool, Run.started_at >= since, Run.player.startswith("player:"))
-            .order_by(Run.started_at)
+            .where(RunToolCall.tool == tool, Run.started_at >= since, linked)
         )
         if until is not None:
-            query = query.where(Run.started_at <= until)
+            called = called.where(Run.started_at <= until)
+        relayed = (
+            select(Run.thread_id, Run.player, Run.locale, Run.started_at)
+            .join(IncidentNoticeAnswer, IncidentNoticeAnswer.run_id == Run.run_id)
+            .where(IncidentNoticeAnswer.incident_id == incident_id, linked)
+        )
         async with self._store.session() as s:
-            rows = (await s.execute(query)).all()
+            rows = [*(await s.execute(called)).all(), *(await s.execute(relayed)).all()]
+        rows.sort(key=lambda r: r.started_at)
         latest = {(r.thread_id, r.player): r.locale for r in rows}
         return [Asker(t, p.removeprefix("player:"), loc or "ko") for (t, p), loc in latest.items()]
 

@@ -4,7 +4,7 @@ the targets their scope covers, who they concern, and the facts of their report.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import distinct, func, select
@@ -15,6 +15,9 @@ from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Plan, Target
 from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
 from bot.store.units import UnitRunner
+
+RUN_ACTIONS = ("incident.compensation_approved", "incident.grant_batch", "incident.compensation_resumed")
+"""The audit actions of a compensation run's life (`last_activity`)."""
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,33 @@ class Incidents:
             query = query.where(cond)
         async with self._store.session() as s:
             return int((await s.execute(query)).scalar_one())
+
+    async def last_activity(self, incident_id: int) -> datetime | None:
+        """When the incident's run last showed life in the audit (its approval, a grant batch, a resume):
+        a run still going anywhere writes a row at every batch. By action first (indexed)."""
+        query = select(func.max(AuditEntry.at)).where(
+            AuditEntry.action.in_(RUN_ACTIONS), AuditEntry.target == f"incident:{incident_id}"
+        )
+        async with self._store.session() as s:
+            latest = (await s.execute(query)).scalar_one()
+        if isinstance(latest, str):  # SQLite's max() loses the column type
+            latest = datetime.fromisoformat(latest)
+        if latest is not None and latest.tzinfo is None:
+            latest = latest.replace(tzinfo=UTC)
+        return latest
+
+    async def revision(self) -> tuple[int, int, str]:
+        """A fingerprint of every incident's state (how many, their notice versions, the latest change): it
+        changes when one is declared, its notice updated or it is closed. One cheap read: what a process
+        watching for notice changes compares (`bot.channels.web.player.notice_watch`)."""
+        query = select(
+            func.count(Incident.id),
+            func.coalesce(func.sum(Incident.notice_version), 0),
+            func.max(Incident.updated_at),
+        )
+        async with self._store.session() as s:
+            count, versions, latest = (await s.execute(query)).one()
+        return int(count), int(versions), str(latest)
 
     async def open_for(self, player_id: str | None) -> list[IncidentRecord]:
         """The open incidents whose scope covers this player (unlinked: only those for all players)."""

@@ -96,4 +96,19 @@ class IncidentDelivery(Base):
     __table_args__ = (UniqueConstraint("incident_id", "thread_id", name="uq_incident_delivery_thread"),)
 
 
+class IncidentNoticeAnswer(Base):
+    """A delivered answer that relayed an open incident's notice (pinned in its run) without calling
+    `incident_status`: its conversation asked about the incident, so it is told its compensation."""
+
+    __tablename__ = "incident_notice_answers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    incident_id: Mapped[int] = mapped_column(Integer, index=True)
+    run_id: Mapped[str] = mapped_column(String(64))
+    """The run (`runs.run_id`, written in the same transaction) whose answer relayed the notice."""
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("incident_id", "run_id", name="uq_incident_notice_answer_run"),)
+
+
 INCIDENT_TABLES = ("incidents", "incident_exclusions")

@@ -293,5 +293,6 @@ class IncidentBatches:
             yield Insert(AuditEntry.__table__, AUDIT_COLUMNS, [audit])
             return out
 
-        # Hundreds of rows: off the loop thread on file SQLite, so live conversations keep their latency.
+        # Hundreds of rows: decided off the loop thread (file SQLite: the whole unit; PostgreSQL: its Python
+        # work between round trips), so live conversations keep their latency.
         return await self._store.run(unit, write=True, plain=True, off_loop=True)

@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
 Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
@@ -32,7 +32,8 @@ only adds the staff console's `staff_links` and `staff_sessions`; version 4 only
 version 5 only adds the incident tables (`bot.store.incident_tables`); version 6 only adds `policy_gaps`
 (bot/store/policy_gaps.py); version 7 only adds the tables of `_V7_TABLES`: incident notice posts and
 deliveries, saved replies and the desk's claims (bot/store/saved_replies.py, bot/store/desk_claims.py),
-attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py)."""
+attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py); version 8 only adds
+`incident_notice_answers` (answers that relayed an incident's notice)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
@@ -45,6 +46,7 @@ _V7_TABLES = (
     "attachments",
     "tickets",
 )
+_V8_TABLES = ("incident_notice_answers",)
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",
@@ -55,12 +57,14 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_INCIDENT_TABLES,
         *_POLICY_GAPS,
         *_V7_TABLES,
+        *_V8_TABLES,
     ),
-    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES),
-    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES),
-    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES),
-    5: (*_POLICY_GAPS, *_V7_TABLES),
-    6: _V7_TABLES,
+    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES),
+    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES),
+    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES),
+    5: (*_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES),
+    6: (*_V7_TABLES, *_V8_TABLES),
+    7: _V8_TABLES,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 

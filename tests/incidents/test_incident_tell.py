@@ -1,4 +1,5 @@
-"""Each conversation that asked about an incident (a run that called `incident_status` during it) is told
+"""Each conversation that asked about an incident (a run that called `incident_status` during it, or whose
+answer relayed the pinned notice) is told
 what the compensation gave it — amount, coupon code, expiry, in its language — through the staff outbox,
 exactly once: a second approval, a second run of the telling at the same time, or a restart add nothing."""
 
@@ -18,6 +19,7 @@ from bot.incidents.tell import tell_compensated
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Coupon, Store
 from bot.store.models import StaffOutbox
+from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.fakes.knowledge import EmptyPolicyIndex
 
 STAFF_ROLE = "Support Staff"
@@ -83,3 +85,57 @@ async def test_askers_are_told_their_coupons_once_in_their_language(app: App) ->
         "discord:9001": 1,
         "discord:9002": 1,
     }
+
+
+@pytest.fixture
+async def any_store(db_url: str) -> Any:
+    """The demo data on SQLite and on PostgreSQL."""
+    st = Store(db_url)
+    await st.open()
+    await apply_seed(st, load_seed_file(DEFAULT_SEED))
+    try:
+        yield st
+    finally:
+        await st.close()
+
+
+async def test_a_conversation_answered_from_the_pinned_notice_is_told_once_and_one_that_never_mentioned_it_is_not(
+    any_store: Store, tmp_path: Any
+) -> None:
+    script: dict[str, list[dict[str, Any]]] = {"steps": []}
+    settings = load_settings(data_dir=tmp_path / "var", edit_interval=0.0)
+    app = await build_app(
+        settings,
+        llm_factory=lambda: ScriptedLLM(script["steps"]),
+        store=any_store,
+        policy_index=EmptyPolicyIndex(),
+    )
+    staff = {"roles": {STAFF_ROLE}}
+    opened = await _say(
+        app,
+        "42",
+        '/incident open "택배 지연" players=P100,P200 택배사 사정으로 배송이 3일 늦어집니다. || '
+        "Deliveries are 3 days late.",
+        "console:staff",
+        **staff,
+    )
+    incident_id = opened.reply.data["id"]
+    # No incident_status call: the model answers from the notice pinned in its system prompt.
+    script["steps"] = [{"final": "공지에 따르면 택배사 사정으로 배송이 3일 늦어집니다. 양해 부탁드립니다."}]
+    relayed = await _say(app, "9001", "제 택배 언제 와요?", "discord:9001")
+    assert "3일 늦어집니다" in (relayed.answer or "")
+    # P200 is in scope too, but talks about something else.
+    script["steps"] = [{"final": "비밀번호는 게임 설정 메뉴에서 바꿀 수 있습니다."}]
+    await _say(app, "9002", "비밀번호 어떻게 바꿔요?", "discord:9002")
+
+    await _say(app, "42", f"/incident compensate {incident_id} 3000 per=order", "console:staff", **staff)
+    done = await _say(app, "42", f"/incident compensate {incident_id} approve", "console:staff", **staff)
+    assert done.reply.data["issued"] >= 2  # both players were compensated
+    told = await _outbox(any_store)
+    assert list(told) == ["discord:9001"]
+    [ko] = told["discord:9001"]
+    assert "3,000원 쿠폰" in ko and "쿠폰 코드 ARCA-" in ko
+
+    await _say(app, "42", f"/incident compensate {incident_id} approve", "console:staff", **staff)
+    assert await tell_compensated(any_store, incident_id) == 0
+    assert {k: len(v) for k, v in (await _outbox(any_store)).items()} == {"discord:9001": 1}

@@ -24,10 +24,12 @@ from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
 from bot.channels.web.player.feedback import feedback_router
 from bot.channels.web.player.limits import SlidingWindowLimiter
+from bot.channels.web.player.notice_watch import NoticeWatch
 from bot.channels.web.player.notices import notices_router
 from bot.channels.web.sse.outbox import web_outbox
 from bot.channels.web.sse.registry import StreamRegistry
 from bot.channels.web.staff import install as install_staff_console
+from bot.channels.web.staff.incident_runs import CompensationResumer
 
 __all__ = ["Caller", "WebDeps", "WebError", "create_app", "deps_of", "resolve_caller"]
 
@@ -39,6 +41,10 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.state.streams = StreamRegistry(deps.clock)
     app.state.staff_forms_sent = OrderedDict()  # staff reply forms already sent (staff/pages.claim_form)
     app.state.outbox = web_outbox(app)  # started and stopped with the server (`WebServer`)
+    app.state.incident_resumer = CompensationResumer(app)  # started and stopped with the server
+    app.state.notice_watch = NoticeWatch(
+        deps.conversations.store
+    )  # the banner's pushes; stopped with the server
     app.state.limits = (
         SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
         SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),

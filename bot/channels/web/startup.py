@@ -79,6 +79,9 @@ class WebServer:
         outbox = getattr(getattr(self.app, "state", None), "outbox", None)
         if outbox is not None:
             outbox.start()  # posts the staff console's replies to web threads
+        resumer = getattr(getattr(self.app, "state", None), "incident_resumer", None)
+        if resumer is not None:
+            resumer.start()  # compensation runs cut by a stop go on by themselves
         return self
 
     async def stop(self) -> None:
@@ -87,6 +90,12 @@ class WebServer:
         outbox = getattr(getattr(self.app, "state", None), "outbox", None)
         if outbox is not None:
             await outbox.stop()
+        resumer = getattr(getattr(self.app, "state", None), "incident_resumer", None)
+        if resumer is not None:
+            await resumer.stop()
+        watch = getattr(getattr(self.app, "state", None), "notice_watch", None)
+        if watch is not None:
+            await watch.stop()  # open notice streams end now, not at the graceful-shutdown timeout
         streams = getattr(getattr(self.app, "state", None), "streams", None)
         if streams is not None:
             streams.release_waiters(

@@ -46,6 +46,19 @@ def _combine(inserts: list[str]) -> str:
     return "WITH " + ", ".join(f"w{i} AS ({p})" for i, p in enumerate(parts[:-1])) + " " + parts[-1]
 
 
+def _advance(unit: Unit[Any], value: Any) -> tuple[bool, Any]:
+    """(False, the unit's next statement) or (True, its result): a step that can run on a worker thread
+    (a `StopIteration` cannot cross a future)."""
+    try:
+        return False, unit.send(value)
+    except StopIteration as stop:
+        return True, stop.value
+
+
+def _decoded(prepared: Any, raw: list[Any]) -> list[Any]:
+    return [prepared.decode(r) for r in raw]
+
+
 async def _no_reset(_conn: Any) -> None:
     """Release without the default reset query: this path sets no session state to undo."""
 
@@ -82,22 +95,27 @@ class DirectPostgres:
         async with self._pool.acquire() as conn, conn.transaction():
             yield conn
 
-    async def run_unit(self, unit: Unit[T]) -> T:
+    async def run_unit(self, unit: Unit[T], *, off_loop: bool = False) -> T:
         """Drive `unit` on a pooled connection inside `BEGIN … COMMIT` (rolled back when it raises).
 
         Inserts are held back until the unit reads again or ends, then sent as ONE statement (data-
         modifying CTEs: all rows or none): an issuance's coupon and audit row cost one round trip.
+        With `off_loop` (an incident's grant batch) the unit's own Python work — its decisions between
+        statements, decoding the rows it read, binding the rows it writes — runs on a worker thread, one
+        step at a time; only the driver's I/O stays on the event loop, so live conversations keep their
+        latency while hundreds of coupons are decided.
         """
         statements = self.statements
         async with self.transaction() as conn:
             held: list[tuple[Insert, dict[str, Any]]] = []
             result: Any = None
             while True:
-                try:
-                    op = unit.send(result)
-                except StopIteration as stop:
-                    await self._insert(conn, held, unit)
-                    return stop.value  # type: ignore[no-any-return]
+                done, op = (
+                    await asyncio.to_thread(_advance, unit, result) if off_loop else _advance(unit, result)
+                )
+                if done:
+                    await self._insert(conn, held, unit, off_loop)
+                    return op  # type: ignore[no-any-return]
                 result = None
                 if isinstance(op, Insert):
                     if op.ids:
@@ -106,23 +124,23 @@ class DirectPostgres:
                         )
                     held.extend((op, dict(row)) for row in op.rows)
                     continue
-                await self._insert(conn, held, unit)
+                await self._insert(conn, held, unit, off_loop)
                 prepared = statements(op.query)
                 if isinstance(op, Fetch):
                     raw = await conn.fetch(prepared.sql, *prepared.args(op.params))
-                    rows = [prepared.decode(r) for r in raw]
+                    rows = (
+                        await asyncio.to_thread(_decoded, prepared, raw)
+                        if off_loop
+                        else _decoded(prepared, raw)
+                    )
                     result = (rows[0] if rows else None) if op.one else rows
                 elif isinstance(op, Lock):
                     await conn.execute(prepared.sql, *prepared.args(op.params))
                 else:
                     raise TypeError(f"not a store statement: {op!r}")
 
-    async def _insert(self, conn: Any, held: list[tuple[Insert, dict[str, Any]]], unit: Unit[Any]) -> None:
-        """The held rows in one statement; a unique constraint that refuses one raises `RaceLost`."""
-        import asyncpg
-
-        if not held:
-            return
+    def _statement(self, held: list[tuple[Insert, dict[str, Any]]]) -> tuple[str, list[Any]]:
+        """The held rows as one statement (built once per shape of rows) and its arguments."""
         key = tuple((op.table.name, op.columns) for op, _row in held)
         combined = self._combined.get(key)
         if combined is None:
@@ -132,6 +150,18 @@ class DirectPostgres:
         args: list[Any] = []
         for op, row in held:
             args.extend(self.statements(insert_statement(op.table, op.columns)).args(row))
+        return combined, args
+
+    async def _insert(
+        self, conn: Any, held: list[tuple[Insert, dict[str, Any]]], unit: Unit[Any], off_loop: bool = False
+    ) -> None:
+        """The held rows in one statement; a unique constraint that refuses one raises `RaceLost`."""
+        import asyncpg
+
+        if not held:
+            return
+        # A batch's first statement of its shape is built by hundreds of regex substitutions: off the loop too.
+        combined, args = await asyncio.to_thread(self._statement, held) if off_loop else self._statement(held)
         held.clear()
         try:
             await conn.execute(combined, *args)

@@ -26,6 +26,7 @@ from bot.channels.web.sse.response import sse_response
 from bot.channels.web.staff import auth, queries
 from bot.channels.web.staff.auth import SESSION_COOKIE, StaffUser
 from bot.channels.web.staff.incident_forms import limits_of, plan_text, read_declaration, scope_words
+from bot.channels.web.staff.incident_runs import run_name, running_here, track
 from bot.channels.web.staff.pages import (
     CONSOLE_CHANNEL,
     asset_response,
@@ -60,19 +61,6 @@ APPROVE_WAIT = 5.0
 """Seconds an approval waits for the run to take the plan before the page is shown again."""
 EXCLUDED_SHOWN = 200
 ACTIONS = ("update", "close", "compensate", "approve", "cancel")
-
-
-def _runs(request: Request) -> set[asyncio.Task[Any]]:
-    """The issuing runs this process started (kept so they are not collected mid-run)."""
-    state = request.app.state
-    runs = getattr(state, "incident_runs", None)
-    if runs is None:
-        runs = state.incident_runs = set()
-    return runs
-
-
-def _run_name(incident_id: int) -> str:
-    return f"incident-{incident_id}-compensation"
 
 
 async def _command(request: Request, user: StaffUser, name: str, values: dict[str, Any]) -> StaffReply:
@@ -113,17 +101,9 @@ async def _approve(request: Request, user: StaffUser, incident_id: int) -> Staff
     conv = conversations_of(request)
     task = asyncio.create_task(
         _command(request, user, "incident compensate", {"id": incident_id, "plan": "approve"}),
-        name=_run_name(incident_id),
+        name=run_name(incident_id),
     )
-    runs = _runs(request)
-    runs.add(task)
-
-    def finished(t: asyncio.Task[Any]) -> None:
-        runs.discard(t)
-        if not t.cancelled() and t.exception() is not None:
-            log.error("incident %s: the compensation run failed", incident_id, exc_info=t.exception())
-
-    task.add_done_callback(finished)
+    track(request.app, task, incident_id)
     deadline = asyncio.get_running_loop().time() + APPROVE_WAIT
     while not task.done() and asyncio.get_running_loop().time() < deadline:
         incident = await conv.store.incidents.get(incident_id)
@@ -209,7 +189,7 @@ def add_incident_routes(router: APIRouter) -> None:
             reasons=EXCLUSION_REASONS,
             progress=shown_progress,
             seal=plan_seal(incident),
-            running=any(not t.done() and t.get_name() == _run_name(incident.id) for t in _runs(request)),
+            running=running_here(request.app, incident.id),
             **flash_of(request),
         )
 

@@ -1,0 +1,97 @@
+"""The compensation runs the web process drives in the background: those the console's Approve starts,
+and those it resumes by itself (`bot.incidents.resume`) — at start and every `CHECK_SECONDS` after, an
+approved run nobody has advanced for a while (its process stopped) is started again here, so staff need
+not press "이어서 발급 / Resume"."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import timedelta
+from typing import Any
+
+from bot.incidents.resume import QUIET, interrupted_runs, resume_run
+
+log = logging.getLogger(__name__)
+
+CHECK_SECONDS = 10.0
+"""How often the web process looks for cut runs."""
+
+
+def runs_of(app: Any) -> set[asyncio.Task[Any]]:
+    """The issuing runs this process started (kept so they are not collected mid-run)."""
+    state = app.state
+    runs = getattr(state, "incident_runs", None)
+    if runs is None:
+        runs = state.incident_runs = set()
+    return runs  # type: ignore[no-any-return]
+
+
+def run_name(incident_id: int) -> str:
+    return f"incident-{incident_id}-compensation"
+
+
+def running_here(app: Any, incident_id: int) -> bool:
+    return any(not t.done() and t.get_name() == run_name(incident_id) for t in runs_of(app))
+
+
+def track(app: Any, task: asyncio.Task[Any], incident_id: int) -> None:
+    """Keep `task` in this process's runs until it ends; log its failure."""
+    runs = runs_of(app)
+    runs.add(task)
+
+    def finished(t: asyncio.Task[Any]) -> None:
+        runs.discard(t)
+        if not t.cancelled() and t.exception() is not None:
+            log.error("incident %s: the compensation run failed", incident_id, exc_info=t.exception())
+
+    task.add_done_callback(finished)
+
+
+class CompensationResumer:
+    """Started and stopped with the web server (`WebServer`)."""
+
+    def __init__(self, app: Any, *, interval: float = CHECK_SECONDS, quiet: timedelta = QUIET) -> None:
+        self._app = app
+        self._interval = interval
+        self._quiet = quiet
+        self._task: asyncio.Task[None] | None = None
+
+    async def check(self) -> list[int]:
+        """Start every cut run not already running here; returns their incident ids."""
+        conv = self._app.state.web.conversations
+        started = []
+        for incident in await interrupted_runs(conv.store, quiet=self._quiet):
+            if running_here(self._app, incident.id):
+                continue
+            log.info("incident %s: resuming its cut compensation run", incident.id)
+            run = resume_run(
+                conv.store,
+                incident,
+                clock=conv.clock,
+                valid_days=conv.services.coupon_rules.valid_days,
+                timezone=conv.services.timezone,
+            )
+            track(self._app, asyncio.create_task(run, name=run_name(incident.id)), incident.id)
+            started.append(incident.id)
+        return started
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.check()
+            except Exception:  # the database is away: look again next time
+                log.warning("could not look for cut compensation runs", exc_info=True)
+            await asyncio.sleep(self._interval)
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._loop(), name="incident-compensation-resumer")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
