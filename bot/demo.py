@@ -13,8 +13,9 @@ from rich.console import Console
 from bot.app import PROJECT_ROOT
 from bot.channels.console import ConsoleSurface
 from bot.config import Settings
+from bot.replay.command import load_cases
 from bot.replay.format import Turn
-from bot.replay.runner import Replayer, load_cases
+from bot.replay.runner import Replayer
 
 DEMO_DIR = PROJECT_ROOT / "data" / "demo"
 BANNER = (

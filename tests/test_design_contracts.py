@@ -731,7 +731,7 @@ def test_design_example_replays_green_in_both_modes(tmp_path: Path, monkeypatch:
     import asyncio
 
     from bot.config import load_settings
-    from bot.replay.runner import replay
+    from bot.replay.command import replay
 
     class NoPolicies:
         async def search(self, query: str, top_k: int = 3) -> list[Any]:

@@ -63,9 +63,9 @@ def _modes(value: str) -> tuple[str, ...]:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from bot.replay.command import replay
     from bot.replay.format import TranscriptError
     from bot.replay.preflight import NothingToRun, check_cases, report_problem
-    from bot.replay.runner import replay
 
     settings = checked_settings()
     require_policies(settings)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bot.replay.command import load_cases
 from bot.replay.format import collect_transcripts, require_scripts
-from bot.replay.runner import load_cases
 
 
 class NothingToRun(Exception):

@@ -11,36 +11,29 @@ inside the engine's `iteration`-done callback of scripted step N (for a step wit
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import re
-import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-from sqlalchemy import func, select
 
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
 from bot.conversations.surface import Surface
-from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD, OBSERVE
+from bot.guards.fact_check import OBSERVE
 from bot.llm.scripted import ScriptedLLM
 from bot.replay.expectations import TurnRecord, active_coupons, check_expectations, sent_text
+from bot.replay.fact_records import fact_counts, last_audit_id, unbacked_details, would_deliver
 from bot.replay.format import (
     Transcript,
-    TranscriptError,
     Turn,
-    collect_transcripts,
-    load_transcript,
 )
 from bot.replay.recorders import LoopInputs, recording
-from bot.store import AuditEntry, Store
+from bot.store import Store
 from bot.store.seed import apply_seed
 from bot.vocabulary import ThreadId
 from bot.vocabulary.language import HANGUL_RANGE
@@ -297,156 +290,3 @@ class Replayer:
 def shown_text(surface: Surface) -> str | None:
     """What the turn's channel showed, where the surface keeps it (the demo's console only prints it)."""
     return surface.text if isinstance(surface, RecordingSurface) else None
-
-
-async def last_audit_id(store: Store) -> int:
-    async with store.session() as s:
-        return (await s.execute(select(func.max(AuditEntry.id)))).scalar() or 0
-
-
-async def unbacked_details(store: Store, *, after_id: int) -> list[dict[str, Any]]:
-    """What the observing fact check found since audit row `after_id`: each sentence let through and
-    what enforcing would have put in its place."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(AuditEntry.detail)
-                .where(AuditEntry.id > after_id, AuditEntry.action == FACT_UNBACKED)
-                .order_by(AuditEntry.id)
-            )
-        ).scalars()
-        return [json.loads(d) for d in rows if d]
-
-
-def would_deliver(answer: str | None, details: list[dict[str, Any]]) -> str | None:
-    """`answer` as the enforcing fact check would have delivered it: each unbacked sentence replaced (or
-    dropped, where enforcing writes nothing in its place). The run is the same either way: the check
-    reads the finished answer and never talks back to the model, so one run grades both settings."""
-    if answer is None:
-        return None
-    for d in details:
-        removed = d.get("removed") or ""
-        if removed and removed in answer:
-            answer = answer.replace(removed, (d.get("replacement") or "").strip(), 1)
-    return answer
-
-
-async def fact_counts(store: Store) -> tuple[int, int]:
-    """(sentences delivered with an unbacked fact, sentences withheld) in this case's audit log."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(AuditEntry.action, func.count())
-                .where(AuditEntry.action.in_((FACT_UNBACKED, FACT_WITHHELD)))
-                .group_by(AuditEntry.action)
-            )
-        ).all()
-    counts = dict(rows)
-    return counts.get(FACT_UNBACKED, 0), counts.get(FACT_WITHHELD, 0)
-
-
-def load_cases(paths: list[Path], name_filter: str | None = None) -> list[Transcript]:
-    """Every case, validated up front: an invalid one raises `TranscriptError` (file and line)."""
-    cases = [load_transcript(p) for p in collect_transcripts(paths)]
-    if name_filter:
-        needle = name_filter.lower()
-        cases = [c for c in cases if needle in c.name.lower() or needle in Path(c.path).stem.lower()]
-    return cases
-
-
-async def replay(
-    settings: Settings,
-    paths: list[Path],
-    *,
-    modes: tuple[str, ...] = MODES,
-    live: bool = False,
-    trials: int = 1,
-    report: Path | None = None,
-    name_filter: str | None = None,
-    out: Callable[[str], None] = print,
-    policy_index: Any = None,
-    live_llm_factory: Callable[[], Any] | None = None,
-) -> int:
-    """Run and print; 0 all passed, 1 a case failed, 2 an invalid transcript."""
-    try:
-        cases = load_cases(paths, name_filter)
-    except TranscriptError as exc:
-        print(f"invalid transcript: {exc}", file=sys.stderr)
-        return 2
-    if live and live_llm_factory is None:
-        from bot.app import make_llm_factory
-
-        live_llm_factory = make_llm_factory(settings)
-    replayer = Replayer(
-        settings, policy_index=policy_index, live_llm_factory=live_llm_factory if live else None
-    )
-    results: list[CaseResult] = []
-    run_modes = ("live",) if live else modes
-    for case in cases:
-        for mode in run_modes:
-            for trial in range(1, max(1, trials) + 1):
-                res = await replayer.run_case(case, "native" if mode == "live" else mode, trial)
-                res.mode = mode
-                results.append(res)
-                label = f"[{mode}]" + (f" trial {trial}/{trials}" if trials > 1 else "")
-                facts = (
-                    f"  facts: {res.facts_unbacked} unbacked delivered, {res.facts_withheld} withheld"
-                    if live
-                    else ""
-                )
-                if res.checked_passed is not None:
-                    facts += f"  (fact check enforcing: {'PASS' if res.checked_passed else 'FAIL'})"
-                out(f"{'PASS' if res.passed else 'FAIL'}  {case.name} {label}  ({res.elapsed:.2f}s){facts}")
-                for f in res.failures:
-                    out(f"      {f}")
-                for f in res.checked_failures:
-                    if f not in res.failures:
-                        out(f"      enforcing: {f}")
-    passed = sum(r.passed for r in results)
-    failed = len(results) - passed
-    observing = settings.fact_check == OBSERVE
-    summary: dict[str, Any] = {"passed": passed, "failed": failed, "cases": [asdict(r) for r in results]}
-    if trials > 1:
-        by_case: dict[tuple[str, str], list[bool]] = {}
-        for r in results:
-            by_case.setdefault((r.path, r.mode), []).append(r.passed)
-        all_ok = sum(all(v) for v in by_case.values())
-        summary["pass_k"] = {"k": trials, "cases": len(by_case), "passed_all_trials": all_ok}
-        out(
-            f"pass^{trials}: {all_ok}/{len(by_case)} cases passed every trial ({all_ok / max(len(by_case), 1):.2f})"
-            + (" — as delivered, the fact check observing" if observing else "")
-        )
-    if observing and results:
-        checked_by_case: dict[tuple[str, str], list[bool]] = {}
-        for r in results:
-            checked_by_case.setdefault((r.path, r.mode), []).append(bool(r.checked_passed))
-        checked_runs = sum(bool(r.checked_passed) for r in results)
-        checked_all = sum(all(v) for v in checked_by_case.values())
-        summary["with_fact_check"] = {
-            "runs_passed": checked_runs,
-            "runs": len(results),
-            "k": trials,
-            "cases": len(checked_by_case),
-            "passed_all_trials": checked_all,
-        }
-        out(
-            f"with the fact check enforcing on the same runs: {checked_runs}/{len(results)} runs passed, "
-            f"pass^{trials} {checked_all}/{len(checked_by_case)}"
-        )
-    if live and results:
-        times = sorted(r.elapsed for r in results)
-        p50, p90 = (times[max(0, math.ceil(q * len(times)) - 1)] for q in (0.5, 0.9))
-        summary["seconds_per_run"] = {"p50": p50, "p90": p90}
-        out(f"seconds per run: p50 {p50:.1f}, p90 {p90:.1f} ({len(times)} runs)")
-    if live and results:
-        unbacked = sum(r.facts_unbacked for r in results)
-        withheld = sum(r.facts_withheld for r in results)
-        summary["facts"] = {"unbacked_delivered": unbacked, "withheld": withheld, "runs": len(results)}
-        out(
-            f"facts: {unbacked} delivered sentences carried an unbacked fact, {withheld} withheld "
-            f"({len(results)} runs)"
-        )
-    if report is not None:
-        report.write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
-    out(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0

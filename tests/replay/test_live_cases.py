@@ -9,7 +9,7 @@ from pathlib import Path
 from bot.app import PROJECT_ROOT
 from bot.config import load_settings
 from bot.llm import ScriptedLLM
-from bot.replay.runner import load_cases, replay
+from bot.replay.command import load_cases, replay
 
 LIVE = PROJECT_ROOT / "tests" / "live"
 ALLOWED = {"codes", "coupons", "answer_contains", "answer_not_contains"}

@@ -11,7 +11,7 @@ import pytest
 
 from bot.config import load_settings
 from bot.llm import ScriptedLLM
-from bot.replay.runner import replay
+from bot.replay.command import replay
 
 CASE = """\
 name: refund window invented after a search
@@ -110,7 +110,7 @@ async def test_observing_grades_the_same_run_as_the_fact_check_would_have_delive
 
 
 def test_would_deliver_replaces_each_unbacked_sentence_once_and_drops_model_notes() -> None:
-    from bot.replay.runner import would_deliver
+    from bot.replay.fact_records import would_deliver
 
     answer = "환불은 45일 이내입니다. 플레이어에게 안내하세요. 감사합니다."
     details = [
