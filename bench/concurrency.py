@@ -5,6 +5,12 @@ Each conversation searches the policies, looks up its own order, issues a coupon
 calls + 1 streamed synthesis = 250 ms of model latency). A watchdog task measures event-loop lag every
 10 ms: a stall over 50 ms means something (embedding, SQLite, the engine) blocked the loop.
 
+Every run is a correct grounded run, as the engine requires since issue 28: it looks the order up before
+it states anything about it, and the order id and the amount it uses are the ones the player wrote (a
+call with the tool's example amount is refused before it runs). Each run's script is chosen by the order
+id in its player's message, not by the order runs ask for a model (under a burst that order is not the
+arrival order). `tests/bench/test_concurrency_bench.py` runs this routine on a few conversations.
+
     python -m bench.concurrency [--conversations 200] [--latency-ms 50]
 
 Prints a table and `concurrency_wall_ratio=N`; `main(argv)` returns the figures as a dict.
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import statistics
 import sys
 import tempfile
@@ -28,7 +35,7 @@ from bot.app import build_app, make_policy_index
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
 from bot.conversations.surface import ChannelTraits, SurfaceBase
-from bot.llm.function import FunctionLLM, around
+from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Order, Player, Store
 
@@ -46,9 +53,47 @@ QUERIES = [
 ]
 
 
-def latency_llm(steps: list[dict[str, Any]], *, latency: float) -> FunctionLLM:
-    """The scripted model with a network-like latency before every call (loop; synthesis: first token)."""
-    return around(ScriptedLLM(steps), lambda _request: asyncio.sleep(latency))
+COUPON_AMOUNT = 5000
+"""What every bench player asks for, in writing (the engine refuses an amount the player did not write)."""
+_ORDER_ID = re.compile(r"ORD(\d{5})")
+
+
+def player_message(i: int) -> str:
+    """Conversation `i`'s message: its own order id and the amount it asks for."""
+    return f"ORD{i:05d} 배송이 늦어요. {COUPON_AMOUNT}원 보상 쿠폰 부탁드려요"
+
+
+def conversation_of(messages: list[dict[str, Any]]) -> int:
+    """Which conversation a request belongs to: the order id in its player's latest message."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            found = _ORDER_ID.search(str(message.get("content") or ""))
+            if found:
+                return int(found.group(1))
+    raise LookupError("no bench order id in the player's message")
+
+
+def latency_llm(*, latency: float) -> FunctionLLM:
+    """One run's model: the script of the conversation whose player wrote the request's order id, with a
+    network-like latency before every call (loop; synthesis: first token)."""
+    scripted: ScriptedLLM | None = None
+
+    def model_for(request: ModelRequest) -> ScriptedLLM:
+        nonlocal scripted
+        if scripted is None:
+            scripted = ScriptedLLM(_script(conversation_of(request.messages)))
+        return scripted
+
+    async def answer(request: ModelRequest) -> Any:
+        await asyncio.sleep(latency)
+        return await forward(model_for(request), request)
+
+    async def stream(request: ModelRequest) -> Any:
+        await asyncio.sleep(latency)
+        async for piece in forward_stream(model_for(request), request):
+            yield piece
+
+    return FunctionLLM(answer, stream_function=stream, abilities=ScriptedLLM().abilities)
 
 
 class NullSurface(SurfaceBase):
@@ -101,8 +146,8 @@ def _script(i: int) -> list[dict[str, Any]]:
     return [
         {"tool": "search_policy", "args": {"query": QUERIES[i % len(QUERIES)] + f" ({i % 64})"}},
         {"tool": "lookup_order", "args": {"order_id": order}},
-        {"tool": "issue_coupon", "args": {"order_id": order, "amount": 5000, "reason": "배송 지연"}},
-        {"final": f"{order} 주문에 5,000원 쿠폰을 발급했습니다."},
+        {"tool": "issue_coupon", "args": {"order_id": order, "amount": COUPON_AMOUNT, "reason": "배송 지연"}},
+        {"final": f"{order} 주문에 {COUPON_AMOUNT:,}원 쿠폰을 발급했습니다."},
     ]
 
 
@@ -117,18 +162,29 @@ async def _seed(store: Store, n: int) -> None:
         await s.commit()
 
 
-async def _round(app: Any, ids: range, latency: float) -> tuple[float, list[float]]:
+def expected_answer(i: int) -> str:
+    return f"ORD{i:05d} 주문에 {COUPON_AMOUNT:,}원 쿠폰을 발급했습니다."
+
+
+def check_outcome(i: int, outcome: Any) -> None:
+    """A conversation that did not end as scripted stops the bench (its figures would time something else)."""
+    runs = outcome.runs
+    stop = runs[-1].stopped_reason if runs else None
+    if outcome.kind != "answered" or outcome.answer != expected_answer(i):
+        raise RuntimeError(
+            f"conversation {i} ended as {outcome.kind} (stop reason {stop}): {outcome.answer!r}"
+        )
+
+
+async def _round(app: Any, ids: range) -> tuple[float, list[float]]:
     conv = app.conversations
     actors = [await conv.resolve_actor(str(500_000 + i)) for i in ids]
     latencies: list[float] = []
 
     async def one(i: int, actor: Any) -> None:
         start = time.perf_counter()
-        outcome = await conv.handle(
-            Incoming(f"console:bench-{i}", actor, f"ORD{i:05d} 배송이 늦어요"), NullSurface()
-        )
-        if outcome.kind != "answered":
-            raise RuntimeError(f"conversation {i} ended as {outcome.kind}")
+        outcome = await conv.handle(Incoming(f"console:bench-{i}", actor, player_message(i)), NullSurface())
+        check_outcome(i, outcome)
         latencies.append(time.perf_counter() - start)
 
     start = time.perf_counter()
@@ -136,33 +192,27 @@ async def _round(app: Any, ids: range, latency: float) -> tuple[float, list[floa
     return time.perf_counter() - start, latencies
 
 
-async def run(n: int, latency: float, data_dir: Path) -> dict[str, Any]:
+async def run(n: int, latency: float, data_dir: Path, *, policy_index: Any = None) -> dict[str, Any]:
+    """The burst's figures. `policy_index`: an index already built (a test's); None builds the settings'
+    index into `data_dir` and closes it after."""
     settings: Settings = load_settings(data_dir=data_dir, llm_concurrency=max(n, 1), edit_interval=0.0)
-    scripts: dict[str, list[dict[str, Any]]] = {}
     store = Store(f"sqlite+aiosqlite:///{data_dir / 'concurrency.db'}")
     await store.open()
     await _seed(store, n + 1)
-    index = await asyncio.to_thread(make_policy_index, settings)
-    pending: list[int] = []
-
-    def factory() -> FunctionLLM:
-        return latency_llm(scripts[f"{pending.pop(0)}"], latency=latency)
-
-    app = await build_app(settings, llm_factory=factory, store=store, policy_index=index)
+    index = policy_index or await asyncio.to_thread(make_policy_index, settings)
+    app = await build_app(
+        settings, llm_factory=lambda: latency_llm(latency=latency), store=store, policy_index=index
+    )
     try:
         await index.search("warm-up", 3)  # loads the model and the lexical index outside the timing
-        for i in range(n + 1):
-            scripts[str(i)] = _script(i)
-        # Conversations start their run in arrival order, so a FIFO of ids hands each run its script.
-        pending.append(n)
         with LoopWatchdog() as solo_dog:
-            solo_wall, _ = await _round(app, range(n, n + 1), latency)
-        pending.extend(range(n))
+            solo_wall, _ = await _round(app, range(n, n + 1))
         with LoopWatchdog() as dog:
-            wall, latencies = await _round(app, range(n), latency)
+            wall, latencies = await _round(app, range(n))
     finally:
         await store.close()
-        index.close()
+        if policy_index is None:
+            index.close()
     latencies.sort()
     return {
         "conversations": n,
