@@ -1,8 +1,9 @@
-"""`Conversations`: channel → thread_id, one run per thread, interrupt routing, handoff, guards.
+"""`Conversations`: channel → thread_id, one run per thread, interrupt routing, guards.
 
 Every channel (Discord, console, transcript replay) hands its messages to `Conversations.handle`;
 no behaviour lives only in a channel adapter. A message that arrives while its thread is running
-becomes an interrupt (acknowledged with 👀); one the run did not drain starts the next run.
+becomes an interrupt (acknowledged with 👀); one the run did not drain starts the next run. Staff
+command lines are `staff_lines`' and a thread held by (or asked of) a person is `handoff`'s.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from bot.attachments import AttachmentBox
 from bot.attachments.intake import admit
+from bot.conversations import handoff
 from bot.conversations.hooks import EventHook, RunHooks
 from bot.conversations.messages import (
     ACK_EMOJI,
@@ -31,8 +33,9 @@ from bot.conversations.notifications import StaffNotifications
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_deps import EventHookFn, LLMFactory, RunDeps
 from bot.conversations.run_events import RunEvents
+from bot.conversations.staff_lines import StaffCommands, audit_refused, run_command
 from bot.conversations.surface import Surface, SurfaceError
-from bot.desk.person_request import PersonRequest, connect_to_person, wants_person
+from bot.desk.person_request import PersonRequest
 from bot.engine.interrupts import InterruptQueue
 from bot.engine.results import AgentResult
 from bot.guards.input import check_input
@@ -41,22 +44,12 @@ from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Store
 from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
 
+__all__ = ["Conversations", "LLMFactory", "StaffCommands"]
+
 log = logging.getLogger(__name__)
 
 ASKERS_KEPT = 10_000
 """Threads whose latest asker `Conversations.asker_of` remembers (the oldest are forgotten first)."""
-
-
-class StaffCommands(Protocol):
-    """The staff command registry as conversations use it (`bot.staff.StaffRegistry`)."""
-
-    def matches(self, text: str) -> bool: ...
-
-    async def dispatch(self, text: str, *, actor: Actor, channel: str, conversations: Any) -> Any: ...
-
-    async def audit_refused_line(
-        self, text: str, *, actor: Actor, channel: str, conversations: Any
-    ) -> bool: ...
 
 
 class _FromDeps:
@@ -211,10 +204,10 @@ class Conversations:
             self._askers.popitem(last=False)
 
     async def is_paused(self, thread_id: str) -> bool:
-        return await self.store.threads.is_paused(thread_id)
+        return await handoff.is_paused(self.deps, thread_id)
 
     async def set_handoff(self, thread_id: str, paused: bool, *, by: str) -> None:
-        await self.store.threads.set_paused(thread_id, paused, by=by)
+        await handoff.set_paused(self.deps, thread_id, paused, by=by)
 
     async def stop(self, thread_id: str) -> bool:
         """Cancel the thread's run (if any). Its history stays valid (see ThreadMemory.load)."""
@@ -252,10 +245,7 @@ class Conversations:
                 code=verdict.reason_code,
                 detail={"length": len(incoming.text)},
             )
-            if self.staff is not None:
-                await self.staff.audit_refused_line(
-                    incoming.text, actor=incoming.actor, channel=incoming.thread_id, conversations=self
-                )
+            await audit_refused(self.staff, incoming, self)
             await self._send_safely(surface, verdict.reply)
             return TurnOutcome(kind="refused", refusal_code=verdict.reason_code)
         text = verdict.cleaned_text
@@ -266,12 +256,10 @@ class Conversations:
                 thread_id=incoming.thread_id,
                 detail={"flags": sorted(verdict.flags), "untrusted": verdict.untrusted},
             )
-        if self.staff is not None and self.staff.matches(text):
-            reply = await self.staff.dispatch(
-                text, actor=incoming.actor, channel=incoming.thread_id, conversations=self
-            )
-            await self._send_safely(surface, reply.text, ephemeral=True)
-            return TurnOutcome(kind="command", reply=reply)
+        command = await run_command(self.staff, incoming, text, self)
+        if command is not None:
+            await self._send_safely(surface, command.reply.text, ephemeral=True)
+            return command
         images: list[Any] = []
         if incoming.attachments:  # each file kept, or refused with a reply: the text is answered either way
             admitted = await admit(
@@ -290,16 +278,11 @@ class Conversations:
             incoming.thread_id, incoming.actor, text, incoming.ref, verdict.untrusted, images=images
         )
         self._remember_asker(incoming.thread_id, incoming.actor)
-        if await self.is_paused(incoming.thread_id):
-            await self.memory.append(
-                incoming.thread_id, {"role": "user", "content": text}, run_id=None, pinned=False
-            )
-            return TurnOutcome(kind="paused")
-        if wants_person(text):
-            # A plain request for a person reaches staff without the model deciding it.
-            asked = await self.request_person(incoming.thread_id, incoming.actor, text)
-            await self._send_safely(surface, asked.reply)
-            return TurnOutcome(kind="escalated", answer=asked.reply)
+        to_person = await handoff.to_person(self.deps, incoming, self.new_id)
+        if to_person is not None:
+            if to_person.answer is not None:
+                await self._send_safely(surface, to_person.answer)
+            return to_person
         state = self._runs.get(incoming.thread_id)
         if state is not None:
             if incoming.actor == state.actor:
@@ -316,19 +299,7 @@ class Conversations:
     async def request_person(self, thread_id: str, actor: Actor, text: str) -> PersonRequest:
         """Escalate `thread_id` for `actor` at once (the words "상담원 연결" or the person button) and keep
         the request and the notice in the thread's memory."""
-        asked = await connect_to_person(
-            tools=self.tools,
-            store=self.store,
-            services=self.services,
-            actor=actor,
-            thread_id=thread_id,
-            text=text,
-            run_id=self.new_id(),
-            clock=self.clock,
-        )
-        await self.memory.append(thread_id, {"role": "user", "content": text}, kind="query")
-        await self.memory.append_assistant(thread_id, asked.reply)
-        return asked
+        return await handoff.request_person(self.deps, thread_id, actor, text, run_id=self.new_id())
 
     async def _serve(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Run the thread until nothing is left: leftovers start the next run, never dropped."""
