@@ -13,6 +13,7 @@ import logging
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -97,8 +98,6 @@ class Conversations:
         hooks: Sequence[RunHooks] = (),
     ) -> None:
         self.staff = staff
-        self.event_hook = event_hook
-        """Also handed to `/ops draft`'s agent (its runs are not conversation runs)."""
         self.staff_role = staff_role
         self.max_message_chars = max_message_chars
         self.new_id = new_id or (lambda: uuid.uuid4().hex[:12])
@@ -186,6 +185,13 @@ class Conversations:
     def notifications(self) -> deque[tuple[str, dict[str, Any]]]:
         """The recent staff notifications, oldest first."""
         return self.staff_notifications.recent
+
+    # ---- watchers ------------------------------------------------------------------------
+
+    def watch(self, thread_id: str, hooks: RunHooks) -> AbstractContextManager[None]:
+        """`hooks` watch `thread_id`'s runs that start inside the block, and `/ops draft` typed in the
+        thread gives them its agent's events (replay's turn). The process's `hooks` never see those."""
+        return self.deps.watchers.watch(thread_id, hooks)
 
     # ---- state ---------------------------------------------------------------------------
 

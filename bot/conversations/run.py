@@ -11,7 +11,7 @@ from typing import Any
 from bot.analytics.record import record_run
 from bot.attachments.vision import with_vision
 from bot.conversations.grounding import fact_context
-from bot.conversations.hooks import EventHook, FanOut, RunInfo
+from bot.conversations.hooks import EventHook, FanOut, RunHooks, RunInfo
 from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
 from bot.conversations.renderer import Renderer
 from bot.conversations.run_deps import RunDeps
@@ -61,26 +61,33 @@ async def answer(
 ) -> AgentResult:
     """One run: the engine's tool loop, then the answer streamed through the output guard onto `surface`.
 
-    Its hooks (the live feed on `deps.run_events`, the surface's, `deps.hooks`) always see it end with one
+    Its hooks (the live feed on `deps.run_events`, the surface's, `deps.hooks_for(thread_id)`) always see it end with one
     `on_run_end`: the delivered answer, or, when the run raised or was stopped, the apology or stop notice
     the channel shows instead. `untrusted` is the
     input guard's verdict on the message(s) in `query`, judged once when they arrived (`Conversations.handle`)."""
+    watching = deps.hooks_for(thread_id)  # who watches the thread as the run starts watches it to its end
     with log_context(thread_id=thread_id, run_id=state.run_id):
         try:
             await deps.run_starts.wait_turn()
-            return await _answer(deps, state, thread_id, query, surface, untrusted)
+            return await _answer(deps, state, thread_id, query, surface, untrusted, watching)
         except BaseException as exc:
             if state.ended != state.run_id:
                 state.ended = state.run_id
                 locale = detect_locale(query)
                 text = STOPPED_TEXT if isinstance(exc, asyncio.CancelledError) else failure_text(locale)
                 info = RunInfo(state.run_id, thread_id, state.actor, locale)
-                await FanOut([LiveFeed(deps.run_events), *deps.hooks]).on_run_end(info, text)
+                await FanOut([LiveFeed(deps.run_events), *watching]).on_run_end(info, text)
             raise
 
 
 async def _answer(
-    deps: RunDeps, state: RunState, thread_id: str, query: str, surface: Surface, untrusted: bool
+    deps: RunDeps,
+    state: RunState,
+    thread_id: str,
+    query: str,
+    surface: Surface,
+    untrusted: bool,
+    watching: tuple[RunHooks, ...],
 ) -> AgentResult:
     actor = state.actor
     started_at = deps.clock()
@@ -95,7 +102,7 @@ async def _answer(
     await surface.start_run(run_id)  # what the channel shows from here on is this run's reply
     # The live feed first, then what this run's surface shows, then the process's watchers.
     own = [EventHook(renderer.on_event), EventHook(surface.on_event)]
-    hooks = FanOut([LiveFeed(deps.run_events), *own, *deps.hooks])
+    hooks = FanOut([LiveFeed(deps.run_events), *own, *watching])
     renderer.on_call = hooks.surface_calls(info)
 
     async def on_event(event: Any) -> None:

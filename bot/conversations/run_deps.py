@@ -14,6 +14,7 @@ from bot.attachments import AttachmentBox
 from bot.conversations.hooks import RunHooks
 from bot.conversations.pacing import TurnBudget
 from bot.conversations.run_events import RunEvents
+from bot.conversations.watchers import ThreadWatchers
 from bot.llm.base import LLM
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
@@ -63,7 +64,13 @@ class RunDeps:
     metrics: Any = None
     """`bot.observability.ArcaMetrics` when metrics are on: surfaces are timed through it."""
     hooks: tuple[RunHooks, ...] = ()
-    """Who watches every run besides the live feed and the run's own surface: metrics, tests, replay."""
+    """Who watches every run besides the live feed and the run's own surface: metrics, tests."""
+    watchers: ThreadWatchers = field(default_factory=ThreadWatchers)
+    """Who watches one thread for a while (replay's turn, through `Conversations.watch`)."""
+
+    def hooks_for(self, thread_id: str) -> tuple[RunHooks, ...]:
+        """The process's hooks, then the thread's watchers at this moment (a run takes them when it starts)."""
+        return (*self.hooks, *self.watchers.of(thread_id))
 
     def tools_for(self, actor: Actor) -> ToolRegistry:
         """Player tools stay visible to an unlinked user, so a call gets DENIED with how to link

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from bot.conversations.hooks import RunInfo
 from bot.ops.drafts import load_draft, save_draft
 from bot.ops.graph import STEP_LABELS, OpsGraph, Progress
 from bot.ops.state import OpsState
@@ -91,7 +92,8 @@ async def run_ops_draft(
         tools=ops_worker_registry(conversations.tools),
         ctx=ctx,
         config=config,
-        on_event=conversations.event_hook,
+        # The ops agent is not a conversation run: only who watches this thread sees its events.
+        on_event=conversations.deps.watchers.events_for(RunInfo(ctx.run_id, channel, actor, ctx.locale)),
     )
     async with conversations.llm_slots:  # an ops run counts against the same LLM limit as player runs
         state = await OpsGraph().run(OpsState(request=text), env, progress=collect)

@@ -23,6 +23,7 @@ from typing import Any
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
+from bot.conversations.hooks import EventHook
 from bot.conversations.surface import Surface
 from bot.guards.fact_check import OBSERVE
 from bot.llm.scripted import ScriptedLLM
@@ -119,12 +120,7 @@ class Replayer:
                 fixed = case.clock
                 if case.seed is not None:
                     await apply_seed(store, case.seed, now=fixed or datetime.now(UTC))
-                current: dict[str, Any] = {"llm": None, "hook": None, "turns": []}
-
-                async def hook(event: Any) -> None:
-                    if current["hook"] is not None:
-                        await current["hook"](event)
-
+                current: dict[str, Any] = {"llm": None, "turns": []}
                 app = await build_app(
                     self.settings.model_copy(update={"edit_interval": self.edit_interval}),
                     llm_factory=lambda: current["llm"],
@@ -132,7 +128,6 @@ class Replayer:
                     policy_index=self.policy_index,
                     clock=(lambda: fixed) if fixed is not None else None,
                     use_native_tools=True,
-                    event_hook=hook,
                     coupon_rules=self._coupon_rules(case),
                 )
                 conv = app.conversations
@@ -240,11 +235,12 @@ class Replayer:
             elif kind == "thinking" and status == "done" and no_tools:
                 await deliver(step)
 
-        current["hook"] = hook
         audit_mark = await last_audit_id(store)
         text = turn.user if turn.user is not None else turn.staff
-        outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
-        await conv.wait_idle(thread)
+        # The turn's observer watches this thread while the turn lasts (its runs and its `/ops draft`).
+        with conv.watch(thread, EventHook(hook)):
+            outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
+            await conv.wait_idle(thread)
         surface.end_turn()
         answers = [r.delivered_answer or r.answer for r in outcome.runs]
         rec.answer = "\n".join(a for a in answers if a) if answers else outcome.answer

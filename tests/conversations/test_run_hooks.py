@@ -164,3 +164,29 @@ async def test_a_hook_is_told_each_send_and_edit_of_the_runs_reply_and_each_fail
     assert {run for run, _ in log.calls} == {"run-4"}
     assert ("send", True) in ops and ("edit", False) in ops  # every edit fails on this surface
     assert FanOut([Journal()]).surface_calls(RunInfo("r", THREAD, ACTOR, "ko")) is None
+
+
+async def test_a_thread_watcher_sees_only_its_threads_runs_that_start_while_it_watches(seeded_store: Store):
+    def greeting() -> ScriptedLLM:
+        return ScriptedLLM([{"final": "안녕하세요! 무엇을 도와드릴까요?"}])
+
+    process, watcher = Journal(), Journal()
+    deps = _deps(seeded_store, greeting, process)
+
+    async def run(thread: str, run_id: str) -> None:
+        state = RunState(actor=ACTOR, queue=InterruptQueue(), run_id=run_id)
+        await answer(deps, state, thread, "안녕하세요", RecordingSurface(), False)
+
+    with deps.watchers.watch(THREAD, watcher):
+        await run(THREAD, "watched")
+        await run("console:someone-else", "other-thread")
+    await run(THREAD, "after")
+
+    def starts(journal: Journal) -> list[Any]:
+        return [value for kind, value in journal.seen if kind == "start"]
+
+    assert starts(watcher) == ["watched"]
+    assert [kind for kind, _ in watcher.seen].count("end") == 1
+    assert ("event", "thinking") in watcher.seen
+    assert starts(process) == ["watched", "other-thread", "after"]
+    assert deps.watchers.of(THREAD) == ()

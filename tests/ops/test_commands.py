@@ -3,9 +3,14 @@ tools and policy index, and scripted models handed out one per step by the app's
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import func, select
 
-from bot.app import staff_commands
+from bot.app import build_app, staff_commands
+from bot.config import load_settings
+from bot.conversations import Incoming
+from bot.conversations.hooks import EventHook
 from bot.llm.registry import ModelRegistry
 from bot.llm.scripted import ScriptedLLM
 from bot.ops.commands import REPLY_LIMIT, cmd_ops_draft, run_ops_draft
@@ -17,9 +22,11 @@ from tests.support.ops import (
     CHANNEL,
     DRAFT_1,
     DRAFT_2,
+    FIXED_NOW,
     PLAN,
     REJECT,
     REQUEST,
+    STAFF_ROLE,
     planner,
     reviewer,
     staff_actor,
@@ -196,3 +203,40 @@ async def test_a_channel_can_stream_progress_through_the_invocation(ops_app) -> 
     )
     reply = await cmd_ops_draft(inv, {"request": REQUEST})
     assert reply.ok and shown == reply.data["progress"] and len(shown) == 6
+
+
+async def test_ops_draft_events_reach_who_watches_the_thread_and_never_the_process_hooks(
+    seeded_store, policy_index, models, tmp_path
+) -> None:
+    process: list[Any] = []  # the process's hooks (metrics): conversation runs only, as before
+    app = await build_app(
+        load_settings(ARCA_DATA_DIR=str(tmp_path)),
+        llm_factory=models,
+        store=seeded_store,
+        policy_index=policy_index,
+        clock=lambda: FIXED_NOW,
+        event_hook=process.append,
+    )
+    conv = app.conversations
+    staff = await conv.resolve_actor("42", {STAFF_ROLE})
+
+    def queue_draft() -> None:
+        models.add(
+            planner(),
+            worker({"tool": "order_stats", "args": {"status": "delayed"}}, {"final": DRAFT_2}),
+            reviewer(ACCEPT),
+        )
+
+    watched: list[Any] = []
+    queue_draft()
+    with conv.watch(CHANNEL, EventHook(watched.append)):
+        outcome = await conv.handle(Incoming(CHANNEL, staff, f"/ops draft {REQUEST}"), RecordingSurface())
+    assert outcome.kind == "command" and outcome.reply.ok
+    tools = [e.tool_name for e in watched if e.type == "iteration" and e.status == "done"]
+    assert tools == ["order_stats"]
+
+    seen = len(watched)
+    queue_draft()  # nobody watches: the draft is made all the same, and its events go nowhere
+    again = await conv.handle(Incoming(CHANNEL, staff, f"/ops draft {REQUEST}"), RecordingSurface())
+    assert again.kind == "command" and again.reply.ok
+    assert len(watched) == seen and process == []
