@@ -10,7 +10,6 @@ inside the engine's `iteration`-done callback of scripted step N (for a step wit
 
 from __future__ import annotations
 
-import asyncio
 import re
 import tempfile
 import time
@@ -23,7 +22,6 @@ from typing import Any
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
-from bot.conversations.hooks import EventHook
 from bot.conversations.surface import Surface
 from bot.guards.fact_check import OBSERVE
 from bot.llm.scripted import ScriptedLLM
@@ -34,6 +32,7 @@ from bot.replay.format import (
     Turn,
 )
 from bot.replay.recorders import LoopInputs, recording
+from bot.replay.turn_observer import TurnObserver
 from bot.store import Store
 from bot.store.seed import apply_seed
 from bot.vocabulary import ThreadId
@@ -189,56 +188,21 @@ class Replayer:
         surface: Surface = self.surface_factory() if self.surface_factory is not None else RecordingSurface()
         if self.announce is not None:
             self.announce(turn)
-        pending = sorted(turn.interrupts, key=lambda i: i.after_step)
-        loop_responses = {"n": -1}
-
-        async def deliver(step: int) -> None:
-            while pending and pending[0].after_step <= step:
-                intr = pending.pop(0)
-                if intr.roles is not None:
-                    who_roles = {staff_role if r == "staff" else r for r in intr.roles}
-                else:
-                    who_roles = roles if intr.as_ is None else set()
-                who = await conv.resolve_actor(intr.as_ or turn.as_ or first_player, who_roles)
-                # Its own task, as a channel message would be: a staff `/stop` cancels the run this
-                # callback belongs to, and the command must still finish (reply, audit).
-                delivery = asyncio.ensure_future(
-                    conv.handle(Incoming(thread, who, intr.text, ref=f"interrupt:{intr.after_step}"), surface)
-                )
-                await asyncio.shield(delivery)
-
-        async def hook(event: Any) -> None:
-            kind = getattr(event, "type", "")
-            status = getattr(event, "status", None)
-            rec.events.append(kind)
-            if kind == "iteration" and status == "done":
-                # From the events, not the run results: a stopped run has no result but did call tools.
-                rec.tools.append(str(getattr(event, "tool_name", "")))
-                rec.codes.append(str(getattr(event, "code", "")))
-                rec.observations.append(str(getattr(event, "observation", "") or ""))
-            if not pending:
-                return
-            if scripted is None:
-                if kind == "thinking" and status == "done":
-                    loop_responses["n"] += 1
-                if (kind == "iteration" and status == "done") or (kind == "thinking" and status == "done"):
-                    await deliver(loop_responses["n"])
-                return
-            step = scripted.current_step
-            if step is None:
-                return
-            spec = scripted.steps[step]
-            no_tools = "final" in spec or "raw" in spec
-            if kind == "iteration" and status == "done" and not no_tools:
-                if scripted.pending_calls_in_step == 0:
-                    await deliver(step)
-            elif kind == "thinking" and status == "done" and no_tools:
-                await deliver(step)
-
+        observer = TurnObserver(
+            conv=conv,
+            thread=thread,
+            turn=turn,
+            rec=rec,
+            surface=surface,
+            scripted=scripted,
+            roles=roles,
+            staff_role=staff_role,
+            first_player=first_player,
+        )
         audit_mark = await last_audit_id(store)
         text = turn.user if turn.user is not None else turn.staff
         # The turn's observer watches this thread while the turn lasts (its runs and its `/ops draft`).
-        with conv.watch(thread, EventHook(hook)):
+        with conv.watch(thread, observer):
             outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
             await conv.wait_idle(thread)
         surface.end_turn()
@@ -253,8 +217,9 @@ class Replayer:
             rec.answer = shown_text(surface)
         rec.model_inputs = [(step, sent_text(msgs)) for step, msgs in loop_inputs]
         problems: list[str] = []
-        if pending:
-            problems.append(f"interrupts never delivered (after_step {[i.after_step for i in pending]})")
+        if observer.pending:
+            steps = [i.after_step for i in observer.pending]
+            problems.append(f"interrupts never delivered (after_step {steps})")
         if scripted is not None:
             for v in scripted.violations:
                 problems.append(f"script: {v}")
