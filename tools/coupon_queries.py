@@ -1,17 +1,14 @@
 """The coupon ledger's reads in a session (`Store.coupons.locked_session`): live coupons, a key's
-coupon, the active coupons a claim names, and the plain view of a coupon that results and the claim
-check carry."""
+coupon, and the plain view of a coupon that results and the claim check carry."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.store import Coupon, Store
+from bot.store import Coupon
 from bot.store.coupons import LIVE_STATUSES
 from tools.local_time import local_date
 
@@ -32,37 +29,6 @@ async def coupon_by_key(session: AsyncSession, key: str | None) -> Coupon | None
     if not key:
         return None
     return (await session.execute(select(Coupon).where(Coupon.idempotency_key == key))).scalar_one_or_none()
-
-
-@dataclass(frozen=True)
-class ActiveCoupon:
-    """An active coupon as the claim check needs it."""
-
-    order_id: str
-    amount: int
-    code: str
-
-
-async def active_coupons(
-    store: Store | None, *, orders: Iterable[str] = (), codes: Iterable[str] = ()
-) -> list[ActiveCoupon]:
-    """Active coupons on any of `orders` or with any of `codes` (nothing asked: nothing returned)."""
-    orders, codes = list(orders), list(codes)
-    if store is None or not (orders or codes):
-        return []
-    found: dict[str, ActiveCoupon] = {}
-    # One small compiled query per order and per code (a claim names one or two): no statement built
-    # and compiled per call, the reads run on the loop thread's connection on SQLite.
-    for query, key, values in ((_ACTIVE_BY_ORDER, "order_id", orders), (_ACTIVE_BY_CODE, "code", codes)):
-        for value in dict.fromkeys(values):
-            for row in await store.fetch(query, **{key: value}):
-                found.setdefault(row.code, ActiveCoupon(row.order_id, row.amount, row.code))
-    return list(found.values())
-
-
-_ACTIVE = select(Coupon.order_id, Coupon.amount, Coupon.code).where(Coupon.status == "active")
-_ACTIVE_BY_ORDER = _ACTIVE.where(Coupon.order_id == bindparam("order_id", None))
-_ACTIVE_BY_CODE = _ACTIVE.where(Coupon.code == bindparam("code", None))
 
 
 def coupon_view(coupon: Coupon, timezone: str | None = None) -> dict[str, Any]:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
-from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy import func, select
 
-from bot.store import ORDER_STATUSES, Coupon, CouponRow, Order
-from bot.store.coupons import LIVE_STATUSES
+from bot.store import ORDER_STATUSES, Order
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.coupon_messages import describe_coupon
@@ -16,43 +13,6 @@ from tools.local_time import local_date
 from tools.money import format_krw
 from tools.order_views import normalize_order_id, order_not_found_message, status_label
 from tools.requirements import each_named_order
-
-_ORDER_AND_LIVE_COUPON = (
-    select(
-        Order.id,
-        Order.player_id,
-        Order.item,
-        Order.amount,
-        Order.status,
-        Order.ordered_at,
-        *(getattr(Coupon, c).label(f"coupon_{c}") for c in ("code", "amount", "status", "expires_at")),
-    )
-    .outerjoin(Coupon, and_(Coupon.order_id == Order.id, Coupon.status.in_(LIVE_STATUSES)))
-    .where(Order.id == bindparam("order_id", None))
-    .order_by(Coupon.id.desc())
-    .limit(1)
-)
-"""The order and the coupon holding its slot (if any), in one compiled read (`Store.fetch`)."""
-
-
-def _live_coupon(row: Any) -> CouponRow | None:
-    if row.coupon_code is None:
-        return None
-    return CouponRow(
-        id=None,
-        code=row.coupon_code,
-        order_id=row.id,
-        player_id=row.player_id,
-        amount=row.coupon_amount,
-        status=row.coupon_status,
-        reason=None,
-        issued_by="",
-        idempotency_key=None,
-        created_at=None,
-        expires_at=row.coupon_expires_at,
-        revoked_at=None,
-    )
-
 
 LIST_LIMIT = 10
 """`list_my_orders` shows at most this many orders, most recent first."""
@@ -97,10 +57,9 @@ async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
     if not ctx.actor.player_id and not ctx.actor.is_staff:
         await _audit(ctx, oid, ResultCode.NOT_LINKED, {"why": "not_linked"})
         return _not_linked(ctx)
-    rows = await ctx.store.fetch(_ORDER_AND_LIVE_COUPON, order_id=oid) if oid else []
-    order = rows[0] if rows else None
+    order = await ctx.store.orders.with_live_coupon(oid) if oid else None
     mine = order is not None and (ctx.actor.is_staff or order.player_id == ctx.actor.player_id)
-    coupon = _live_coupon(order) if mine else None
+    coupon = order.live_coupon if mine and order is not None else None
     if not mine:
         # Another player's order must be indistinguishable from a missing one; only the audit knows which.
         await _audit(

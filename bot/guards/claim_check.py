@@ -12,7 +12,6 @@ from bot.guards import truthful as truth
 from bot.guards.claims import Claim, parse_claim, split_sentences
 from bot.store import Store
 from tools.base import Actor, ResultCode, Tool
-from tools.coupon_queries import active_coupons
 from tools.coupons import issue_coupon
 
 log = logging.getLogger(__name__)
@@ -107,7 +106,9 @@ def _outcome_backings(outcomes: list[Outcome], codes: Iterable[str]) -> list[Bac
 
 
 async def _ledger_backings(store: Store | None, orders: Iterable[str], codes: Iterable[str]) -> list[Backing]:
-    found = await active_coupons(store, orders=orders, codes=codes)
+    if store is None:
+        return []
+    found = await store.coupons.active(orders=orders, codes=codes)
     return [Backing(c.order_id, c.amount, c.code) for c in found]
 
 

@@ -1,7 +1,7 @@
-"""Persistence: the `Store` and its typed parts (coupons, threads, players), its tables and the demo seed."""
+"""Persistence: the `Store` and its typed parts (coupons, orders, threads, players), its tables and the demo seed."""
 
 from bot.store.attachments import AttachmentRow  # registers the table with the schema
-from bot.store.coupons import CouponRow, DailyUsage, IssueFacts, IssueWrite
+from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
 from bot.store.models import (
@@ -23,6 +23,7 @@ from bot.store.models import (
     ThreadSummary,
     utcnow,
 )
+from bot.store.orders import OrderView
 from bot.store.players import Contacts
 from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
 from bot.store.saved_replies import SavedReply  # registers the table with the schema
@@ -35,6 +36,7 @@ __all__ = [
     "ORDER_STATUSES",
     "ORDER_STATUS_EN",
     "SCHEMA_VERSION",
+    "ActiveCoupon",
     "AttachmentRow",
     "AuditEntry",
     "Contacts",
@@ -47,6 +49,7 @@ __all__ = [
     "IssueFacts",
     "IssueWrite",
     "Order",
+    "OrderView",
     "Player",
     "PolicyGap",
     "RaceLost",

@@ -29,6 +29,7 @@ from bot.store.backends.sqlite_direct import DirectSQLite, with_column_defaults
 from bot.store.coupons import CouponLedger
 from bot.store.incident_records import Incidents
 from bot.store.models import AuditEntry, utcnow
+from bot.store.orders import Orders
 from bot.store.players import Players
 from bot.store.schema import StoreError, check_schema, describe_error, inspect_sqlite_file
 from bot.store.threads import Threads
@@ -64,7 +65,8 @@ async def _settle_driver_threads(before: set[threading.Thread]) -> None:
 class Store:
     """The one door to the database. Construct, then `await open()`; `await close()` at the end.
 
-    Callers ask for what they need through typed methods: `coupons` (the issuance unit and its facts),
+    Callers ask for what they need through typed methods: `coupons` (the issuance unit and its facts,
+    the active coupons a claim names), `orders` (an order with its live coupon),
     `threads` (a thread's history, pauses, resets), `players` (who is behind a Discord id, their
     contacts), `audit`, and ORM `session`s for the staff pages' queries. Which backend and which fast
     path runs a request is decided here alone (`run`).
@@ -85,6 +87,7 @@ class Store:
         self.threads = Threads(self)
         self.players = Players(self)
         self.incidents = Incidents(self)
+        self.orders = Orders(self)
 
     @property
     def is_sqlite(self) -> bool:

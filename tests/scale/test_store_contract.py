@@ -281,3 +281,35 @@ async def test_fetch_insert_rows_and_audit_agree_on_every_path(pair: Pair) -> No
         ("test.fast", '{"이유": "계약"}'),
         ("test.engine", '{"이유": "계약"}'),
     ]
+
+
+async def test_an_order_with_its_live_coupon_reads_the_same_on_every_path(pair: Pair) -> None:
+    await _issue(pair.fast, _coupon("ARCA-LIVE-0001", "ORD100", NOW), "ORD100")
+    for name, store in pair.both():
+        order = await store.orders.with_live_coupon("ORD100")
+        assert order is not None, name
+        assert (order.id, order.player_id, order.status) == ("ORD100", "P100", "delayed")
+        assert order.ordered_at is not None and order.ordered_at.tzinfo is not None
+        coupon = order.live_coupon
+        assert coupon is not None and (coupon.code, coupon.amount, coupon.status) == (
+            "ARCA-LIVE-0001",
+            2000,
+            "active",
+        )
+        assert coupon.expires_at == NOW + timedelta(days=30)
+        plain = await store.orders.with_live_coupon("ORD001")
+        assert plain is not None and plain.live_coupon is None
+        assert await store.orders.with_live_coupon("NOPE") is None
+
+
+async def test_the_active_coupons_a_claim_names_read_the_same_on_every_path(pair: Pair) -> None:
+    await _issue(pair.fast, _coupon("ARCA-ACTV-0001", "ORD100", NOW), "ORD100")
+    await _issue(pair.engine, _coupon("ARCA-ACTV-0002", "ORD101", NOW), "ORD101")
+    for name, store in pair.both():
+        found = await store.coupons.active(orders=["ORD100", "ORD100"], codes=["ARCA-ACTV-0002", "NOPE"])
+        assert sorted((c.order_id, c.amount, c.code) for c in found) == [
+            ("ORD100", 2000, "ARCA-ACTV-0001"),
+            ("ORD101", 2000, "ARCA-ACTV-0002"),
+        ], name
+        assert await store.coupons.active() == []
+        assert await store.coupons.active(orders=["ORD001"]) == []
