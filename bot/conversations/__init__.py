@@ -1,7 +1,7 @@
 """Conversations (DESIGN.md §1, §7): the one object every channel talks to.
 
-`routing` holds `Conversations` (thread → run, interrupts, stop), `handoff` a thread held by or asked of a
-person, `staff_lines` staff command lines, `run` one run of the engine and the output guard, `hooks` and
+`routing` holds `Conversations` (thread → run, interrupts, stop), `intake` the input guard's verdict and
+the files, `handoff` a thread held by or asked of a person, `staff_lines` staff command lines, `run` one run of the engine and the output guard, `hooks` and
 `watchers` who watches runs, `messages` what channels send and get back, `renderer` and `surface` how an
 answer is streamed onto a channel.
 """

@@ -1,9 +1,10 @@
-"""`Conversations`: channel → thread_id, one run per thread, interrupt routing, guards.
+"""`Conversations`: channel → thread_id, one run per thread, interrupt routing.
 
 Every channel (Discord, console, transcript replay) hands its messages to `Conversations.handle`;
 no behaviour lives only in a channel adapter. A message that arrives while its thread is running
-becomes an interrupt (acknowledged with 👀); one the run did not drain starts the next run. Staff
-command lines are `staff_lines`' and a thread held by (or asked of) a person is `handoff`'s.
+becomes an interrupt (acknowledged with 👀); one the run did not drain starts the next run. The input
+guard's verdict and the message's files are `intake`'s, staff command lines `staff_lines`', and a
+thread held by (or asked of) a person `handoff`'s.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.attachments import AttachmentBox
-from bot.attachments.intake import admit
-from bot.conversations import handoff
+from bot.conversations import handoff, intake
 from bot.conversations.hooks import EventHook, RunHooks
 from bot.conversations.messages import (
     ACK_EMOJI,
@@ -39,7 +39,6 @@ from bot.conversations.surface import Surface, SurfaceError
 from bot.desk.person_request import PersonRequest
 from bot.engine.interrupts import InterruptQueue
 from bot.engine.results import AgentResult
-from bot.guards.input import check_input
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Store
@@ -242,42 +241,19 @@ class Conversations:
 
     async def handle(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Route one channel message: refuse, run a staff command, store (handoff), queue, or run."""
-        verdict = incoming.verdict or check_input(incoming.text, max_chars=self.max_message_chars)
-        if not verdict.allowed and not (verdict.reason_code == "empty" and incoming.attachments):
-            await self.store.audit(
-                actor=incoming.actor.label,
-                action="input.refused",
-                thread_id=incoming.thread_id,
-                code=verdict.reason_code,
-                detail={"length": len(incoming.text)},
-            )
+        verdict = await intake.judge(self.deps, incoming, max_chars=self.max_message_chars)
+        if intake.refuses(verdict, incoming):
             await audit_refused(self.staff, incoming, self)
             await self._send_safely(surface, verdict.reply)
             return TurnOutcome(kind="refused", refusal_code=verdict.reason_code)
         text = verdict.cleaned_text
-        if verdict.flags:
-            await self.store.audit(
-                actor=incoming.actor.label,
-                action="input.flagged",
-                thread_id=incoming.thread_id,
-                detail={"flags": sorted(verdict.flags), "untrusted": verdict.untrusted},
-            )
         command = await run_command(self.staff, incoming, text, self)
         if command is not None:
             await self._send_safely(surface, command.reply.text, ephemeral=True)
             return command
-        images: list[Any] = []
-        if incoming.attachments:  # each file kept, or refused with a reply: the text is answered either way
-            admitted = await admit(
-                self.attachments,
-                incoming.attachments,
-                text=text,
-                thread_id=incoming.thread_id,
-                owner=incoming.actor.label,
-                reply=lambda line: self._send_safely(surface, line),
-                audit=self.store.audit,
-            )
-            text, images = admitted.text, admitted.images
+        text, images = await intake.with_files(
+            self.deps, incoming, text, reply=lambda line: self._send_safely(surface, line)
+        )
         if not text.strip():
             return TurnOutcome(kind="refused", refusal_code="EMPTY")
         incoming = Incoming(
