@@ -188,8 +188,17 @@ async def _round(app: Any, ids: range) -> tuple[float, list[float]]:
         latencies.append(time.perf_counter() - start)
 
     start = time.perf_counter()
-    await asyncio.gather(*(one(i, a) for i, a in zip(ids, actors, strict=True)))
-    return time.perf_counter() - start, latencies
+    # Every conversation finishes before a failure is raised: the store is not closed under running ones.
+    ended = await asyncio.gather(
+        *(one(i, a) for i, a in zip(ids, actors, strict=True)), return_exceptions=True
+    )
+    wall = time.perf_counter() - start
+    failed = [e for e in ended if isinstance(e, BaseException)]
+    if failed:
+        raise RuntimeError(
+            f"{len(failed)} of {len(ended)} conversations failed; first: {failed[0]}"
+        ) from failed[0]
+    return wall, latencies
 
 
 async def run(n: int, latency: float, data_dir: Path, *, policy_index: Any = None) -> dict[str, Any]:

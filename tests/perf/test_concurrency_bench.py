@@ -4,6 +4,7 @@ answered with its own coupon (issue 29: after issue 28 its scripted runs were se
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,20 @@ async def test_every_burst_conversation_ends_answered_with_its_own_coupon(
     assert sorted((c.order_id, c.player_id, c.amount) for c in coupons) == [
         (f"ORD{i:05d}", f"B{i:05d}", concurrency.COUPON_AMOUNT) for i in range(N + 1)
     ]
+
+
+async def test_a_burst_with_a_failed_conversation_ends_with_its_reason(
+    tmp_path: Path, policy_index: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written = concurrency.player_message
+    # Conversation 1 does not write the amount: the engine refuses the example 5000 and no coupon is issued.
+    monkeypatch.setattr(
+        concurrency, "player_message", lambda i: "ORD00001 배송이 늦어요" if i == 1 else written(i)
+    )
+    with pytest.raises(
+        RuntimeError, match="1 of 3 conversations failed; first: conversation 1 ended as answered"
+    ):
+        await asyncio.wait_for(concurrency.run(3, 0.0, tmp_path, policy_index=policy_index), 120)
 
 
 async def test_a_run_gets_the_script_of_the_player_who_wrote_the_order_even_out_of_order() -> None:
