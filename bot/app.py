@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.store import Store
 from bot.store.seed import seed_if_empty
+
+if TYPE_CHECKING:
+    from bot.conversations.hooks import RunHooks
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +177,7 @@ async def build_app(
     policy_index: Any = None,
     clock: Callable[[], datetime] | None = None,
     use_native_tools: bool | None = None,
-    event_hook: Any = None,
+    hooks: Sequence[RunHooks] = (),
     metrics: Any = None,
     coupon_rules: Any = None,
     models: Any = None,
@@ -226,9 +229,8 @@ async def build_app(
         edit_interval=settings.edit_interval,
         max_message_chars=settings.max_message_chars,
         clock=clock,
-        event_hook=event_hook,
         notifications=notifications,
-        hooks=() if metrics is None else (MetricsHooks(metrics),),
+        hooks=(*hooks, *(() if metrics is None else (MetricsHooks(metrics),))),
         run_events=RunEvents(),
         metrics=metrics,
         models=models,

@@ -21,7 +21,7 @@ from typing import Any
 
 from bot.attachments import AttachmentBox
 from bot.conversations import handoff, intake
-from bot.conversations.hooks import EventHook, RunHooks
+from bot.conversations.hooks import RunHooks
 from bot.conversations.messages import (
     ACK_EMOJI,
     STOPPED_TEXT,
@@ -32,7 +32,7 @@ from bot.conversations.messages import (
 )
 from bot.conversations.notifications import StaffNotifications
 from bot.conversations.run import RunState, answer
-from bot.conversations.run_deps import EventHookFn, LLMFactory, RunDeps
+from bot.conversations.run_deps import LLMFactory, RunDeps
 from bot.conversations.run_events import RunEvents
 from bot.conversations.staff_lines import StaffCommands, audit_refused, run_command
 from bot.conversations.surface import Surface, SurfaceError
@@ -87,7 +87,6 @@ class Conversations:
         system_prompt: str = SUPPORT_SYSTEM_PROMPT,
         clock: Callable[[], datetime] | None = None,
         new_id: Callable[[], str] | None = None,
-        event_hook: EventHookFn | None = None,
         notifications: StaffNotifications | None = None,
         run_events: RunEvents | None = None,
         metrics: Any = None,
@@ -124,10 +123,7 @@ class Conversations:
             llm_slots=asyncio.Semaphore(llm_concurrency),
             run_events=run_events or RunEvents(),
             metrics=metrics,
-            hooks=(
-                *hooks,
-                *(() if event_hook is None else (EventHook(event_hook),)),
-            ),
+            hooks=tuple(hooks),
         )
         """What every run of this process reads (built once; a test swaps it with `dataclasses.replace`)."""
 

@@ -7,6 +7,7 @@ import pytest
 
 from bot.app import build_app
 from bot.config import load_settings
+from bot.conversations.hooks import EventHook
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Store
 from tests.support.conversations import FIXED_NOW, Harness
@@ -38,6 +39,6 @@ async def harness(
         store=seeded_store,
         policy_index=policy_index,
         clock=lambda: FIXED_NOW,
-        event_hook=on_event,
+        hooks=(EventHook(on_event),),
     )
     return Harness(app=app, llms=queue, mode=request.param, used=used, hooks=hooks)

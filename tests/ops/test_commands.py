@@ -215,7 +215,7 @@ async def test_ops_draft_events_reach_who_watches_the_thread_and_never_the_proce
         store=seeded_store,
         policy_index=policy_index,
         clock=lambda: FIXED_NOW,
-        event_hook=process.append,
+        hooks=(EventHook(process.append),),
     )
     conv = app.conversations
     staff = await conv.resolve_actor("42", {STAFF_ROLE})

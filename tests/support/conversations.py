@@ -22,7 +22,7 @@ class Harness:
     used: list[ScriptedLLM] = field(default_factory=list)
     """The scripts the bot's runs took, in order."""
     hooks: list[Callable[[Any], Any]] = field(default_factory=list)
-    """The event hooks in force (see `hooked`); the app's own `event_hook` calls them."""
+    """The event hooks in force (see `hooked`); the app's own event hook calls them."""
 
     @contextmanager
     def hooked(self, hook: Callable[[Any], Any]) -> Iterator[None]:
