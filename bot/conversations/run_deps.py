@@ -5,7 +5,7 @@ a run (`bot.conversations.run.answer`) reads nothing else, so it can be built an
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,7 +22,6 @@ from bot.store import Store
 from tools.base import Actor, ToolRegistry, ToolServices
 
 LLMFactory = Callable[[], LLM]
-EventHookFn = Callable[[Any], Awaitable[None] | None]
 
 RUN_STARTS_PER_TURN = 24
 """Runs that may start in one loop turn (one start costs ≈0.15 ms of the loop: ≈4 ms a turn)."""
