@@ -127,6 +127,8 @@ class ToolCalls:
         outcome = ToolOutcome(
             call.id, name, args, result, observation, elapsed, iteration, earlier is not None
         )
+        if earlier is not None and self.guard.reused(key) >= REPEAT_LIMIT - 1 and self.repeated is None:
+            self.repeated = outcome  # the same read a third time: the model is stuck on it
         if earlier is None and not held:
             failures = self.guard.record(key, outcome, side_effect=side_effect)
             if failures == REPEAT_LIMIT - 1:

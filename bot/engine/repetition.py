@@ -1,5 +1,7 @@
 """The repetition guard: the same call ending in the same failure twice gets a concrete valid example;
-a third time ends the run. A repeated successful read is answered from the run's earlier result."""
+a third time ends the run. A repeated successful read is answered from the run's earlier result, and the
+same read a third time ends the run too (a small model was seen calling one lookup 15 times in a row,
+until the time budget ran out, each time told it already had the result)."""
 
 from __future__ import annotations
 
@@ -39,15 +41,22 @@ class RepetitionGuard:
     def __init__(self) -> None:
         self._failures: Counter[tuple[str, str]] = Counter()
         self._reads: dict[str, ToolOutcome] = {}
+        self._reuses: Counter[str] = Counter()
 
     def earlier_read(self, key: str) -> ToolOutcome | None:
         return self._reads.get(key)
+
+    def reused(self, key: str) -> int:
+        """Note that a call was answered from its earlier result; returns how often this one has been."""
+        self._reuses[key] += 1
+        return self._reuses[key]
 
     def record(self, key: str, outcome: ToolOutcome, *, side_effect: bool) -> int:
         """Note an executed call; returns how often this exact failure has now happened (0 on success)."""
         if outcome.result.ok:
             if side_effect:
                 self._reads.clear()  # the world changed: earlier reads may be stale
+                self._reuses.clear()
             else:
                 self._reads[key] = outcome
             return 0

@@ -301,7 +301,11 @@ class AgentRun:
     def repeated(self) -> Stop:
         o = self.calls.repeated
         assert o is not None
-        why = f"{o.name} failed three times with the same arguments and the same result ({o.result.code})"
+        why = (
+            f"{o.name} was called three times with the same arguments (its result was already in the run)"
+            if o.reused
+            else f"{o.name} failed three times with the same arguments and the same result ({o.result.code})"
+        )
         return Stop(fallbacks.repetition_text(self.ctx, self.calls.outcomes), StopReason.REPETITION, why)
 
     async def check_context(self) -> list[dict[str, Any]]:

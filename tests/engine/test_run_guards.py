@@ -76,6 +76,27 @@ async def test_a_repeated_successful_read_is_answered_from_the_runs_earlier_resu
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_the_same_read_a_third_time_ends_the_run_instead_of_looping_to_the_budget(tools, probe, mode):
+    """Seen live: a small model called one lookup 15 times, each time told it had the result, until the
+    run's 240 s ran out. The third identical read now ends the run at once, with the honest fallback."""
+    run = await run_scripted([LOOKUP] * 5 + [{"final": "never"}], tools, mode=mode, query=QUERY)
+    result = run.result
+    assert result.stopped_reason == "repetition" and result.iterations == 3
+    assert probe.calls == ["lookup_order:ORD101"]  # run once, answered from its result twice
+    assert [o.reused for o in result.tool_outcomes] == [False, True, True]
+    assert "운영진" in result.answer and run.llm.calls["synthesis"] == 0
+    done = next(e for e in run.events if e.type == "done")
+    assert "called three times" in (done.error or "")
+    # Two identical reads are still fine (the model is told it has the result), and a side effect
+    # in between makes the read new again.
+    issue = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 10000}}
+    ok = await run_scripted(
+        [LOOKUP, LOOKUP, issue, LOOKUP, LOOKUP, {"final": "ok"}], tools, mode=mode, query=QUERY
+    )
+    assert ok.result.stopped_reason == "final_answer"
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_read_after_a_side_effect_runs_again(tools, probe, mode):
     issue = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 10000}}
     await run_scripted([LOOKUP, issue, LOOKUP, {"final": "ok"}], tools, mode=mode, query=QUERY)
