@@ -178,9 +178,10 @@ class Replayer:
         roles = {staff_role if r == "staff" else r for r in turn.roles}
         actor = await conv.resolve_actor(turn.as_ or first_player, roles)
         loop_inputs: LoopInputs = []
+        replies: list[str] = []
         scripted: ScriptedLLM | None = None
         if self.live_llm_factory is not None:
-            current["llm"] = recording(self.live_llm_factory(), loop_inputs, lambda n: n)
+            current["llm"] = recording(self.live_llm_factory(), loop_inputs, lambda n: n, replies)
         else:
             scripted = ScriptedLLM(turn.script or [], mode=mode, structured=turn.structured)
             current["llm"] = recording(scripted, loop_inputs, lambda _n: scripted.current_step)
@@ -236,6 +237,8 @@ class Replayer:
             "reply": rec.reply,
             "tools": list(zip(rec.tools, rec.codes, strict=False)),
         }
+        if self.live_llm_factory is not None:  # what a live model wrote, each loop reply cut at 600
+            shown["model_replies"] = [r[:600] for r in replies]
         current["turns"].append(shown)
         if self.settings.fact_check != OBSERVE:
             return problems, problems
