@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
 from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts
+from bot.guards.paraphrase import contradicting, is_english
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import is_model_note
 
@@ -227,6 +228,12 @@ class FactChecker:
     def _numbers(self, facts: list[Fact], body: str) -> Finding | None:
         ev = self.evidence
         for f in facts:
+            if f.key in ev.trusted and f.kind in NUMERIC_KINDS and is_english(body):
+                other = contradicting(body, f.key, f.kind, ev.passages)
+                if other is not None:  # backed by the results, but not by the sentence it paraphrases
+                    return Finding(
+                        f.kind, f.text, "the policy passage says otherwise", other.sentence, other.citation
+                    )
             if f.kind in (ORDER, STATUS) or f.key in ev.trusted or is_one_unit(f):
                 continue
             passage = self._passage(body, f.kind) if f.kind in NUMERIC_KINDS else None

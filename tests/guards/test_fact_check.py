@@ -259,3 +259,44 @@ async def test_names_that_are_not_an_invented_item_pass(store) -> None:
     for answer, player in fine:
         v = await guard(store, player=player).check(answer, outcomes=[LOOKUP, ISSUED])
         assert v.text == answer and not v.facts, (answer, v.facts)
+
+
+_REFUND_HITS = [
+    {
+        "citation": "[환불 정책 §1 환불 기간]",
+        "text": "캐시샵 아이템은 구매 후 7일 이내이고 사용하지 않은 경우 전액 환불받을 수 있습니다.\n"
+        "> EN: Unused cash-shop items can be fully refunded within 7 days of purchase; physical "
+        "goods can be returned within 7 days of receipt; unused Arca Cash top-ups within 7 days.",
+    },
+    {
+        "citation": "[환불 정책 §3 반품 배송비]",
+        "text": "불량품이나 잘못 배송된 상품은 받은 날로부터 3개월 이내(불량을 안 날로부터 30일 이내) 신청할 수 "
+        "있습니다.\n> EN: Change-of-mind returns cost a 6,000 KRW round-trip shipping fee; defective "
+        "or wrong items are exchanged or refunded free within 3 months of receipt (30 days of "
+        "noticing the defect).",
+    },
+]
+REFUNDS = (
+    "search_policy",
+    ToolResult(
+        True,
+        ResultCode.OK,
+        "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(_REFUND_HITS, 1)),
+        {"hits": _REFUND_HITS},
+    ),
+)
+
+
+async def test_an_english_number_taken_from_the_wrong_sentence_of_the_result_is_replaced(store) -> None:
+    """Seen live (2026-12-02): "30 days" is in the search result, but in the defective-goods sentence; the
+    sentence the answer paraphrases (unused cash-shop items) says 7 days."""
+    wrong = "You have 30 days from the date when you received your order to get a refund for an unused cash shop item."
+    v = await guard(store, locale="en").check(wrong, outcomes=[REFUNDS])
+    assert "30 days" not in v.text and "7 days" in v.text and "[환불 정책 §1 환불 기간]" in v.text, v.text
+    for right in (
+        "Unused cash shop items can be refunded within 7 days of purchase.",
+        "Defective items can be refunded within 30 days of noticing the defect.",
+        "환불은 구매 후 7일 이내에 신청할 수 있습니다.",
+    ):
+        v = await guard(store, locale="en").check(right, outcomes=[REFUNDS])
+        assert v.text == right and not v.facts, (right, v.facts)
