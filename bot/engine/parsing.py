@@ -153,6 +153,10 @@ def _to_action(data: dict[str, Any], repairs: list[str]) -> ActionReading:
     if action is None and "tool" not in data and "answer" not in data and _function_call_shape(data):
         repairs.append('{"name", "arguments"} function-call shape read as a tool call')
         data = {"action": TOOL_CALL, "tool": data["name"], "args": data.get("arguments", data.get("args"))}
+    if isinstance(action, str) and action not in (TOOL_CALL, FINAL_ANSWER) and action == data.get("tool"):
+        # Seen live: {"action": "lookup_order", "tool": "lookup_order", "args": {…}}, twice in a row.
+        repairs.append('"action" naming the same tool as "tool" read as a tool call')
+        action = TOOL_CALL
     reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else ""
     if action == TOOL_CALL or (action is None and "tool" in data):
         tool = data.get("tool") or data.get("name")

@@ -228,7 +228,7 @@ class FactChecker:
     def _numbers(self, facts: list[Fact], body: str) -> Finding | None:
         ev = self.evidence
         for f in facts:
-            if f.key in ev.trusted and f.kind in NUMERIC_KINDS and is_english(body):
+            if (f.key in ev.trusted or is_one_unit(f)) and f.kind in NUMERIC_KINDS and is_english(body):
                 other = contradicting(body, f.key, f.kind, ev.passages)
                 if other is not None:  # backed by the results, but not by the sentence it paraphrases
                     return Finding(

@@ -137,3 +137,16 @@ async def test_unparseable_arguments_text_stays_an_error_observation(tools, prob
     )
     assert probe.calls == [] and run.result.codes == ["ERROR"]
     assert "not valid JSON" in run.result.tool_outcomes[0].observation
+
+
+def test_an_action_that_names_the_same_tool_as_tool_is_read_as_a_tool_call():
+    """Seen live (Qwen2.5-Coder-1.5B, JSON mode): this reply twice in a row ended the run as unreadable."""
+    from bot.engine.parsing import read_action
+
+    reading = read_action(
+        '{"action": "lookup_order", "tool": "lookup_order", "args": {"order_id": "ORD103"}}'
+    )
+    assert reading.action is not None and reading.action.tool == "lookup_order"
+    assert reading.action.args == {"order_id": "ORD103"}
+    # A different name in "action" stays an error: which one was meant is not clear.
+    assert read_action('{"action": "search_policy", "tool": "lookup_order", "args": {}}').action is None
