@@ -307,7 +307,9 @@ class Conversations:
                     else:
                         result: AgentResult = task.result()
                         outcome.runs.append(result)
-                        outcome.answer = result.delivered_answer or result.answer
+                        # What the guard let through, never the model's raw text (an answer can be withheld whole).
+                        delivered = result.delivered_answer
+                        outcome.answer = delivered if delivered is not None else result.answer
                         leftovers = state.leftovers(result)
                     query = "\n".join(leftovers) if leftovers else None
                     untrusted = any(text in state.untrusted_texts for text in leftovers)

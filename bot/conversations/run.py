@@ -174,6 +174,8 @@ async def _answer(
             final = (
                 await output_guard.check(result.answer or failure_text(locale), outcomes=result.tool_outcomes)
             ).text
+        if not final.strip():  # the guard withheld every sentence: the player still gets an answer
+            final = failure_text(locale)
     state.ended = run_id
     await hooks.on_run_end(info, final)
     await renderer.finish(final)

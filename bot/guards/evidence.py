@@ -55,6 +55,9 @@ class Evidence:
     rules: list[Passage] = field(default_factory=list)
     """The coupon rules as sentences in the conversation's language: what stands in for an unbacked
     number about coupons when no policy passage was searched."""
+    specific: set[tuple[str, Any]] = field(default_factory=set)
+    """Facts stated outside the policy sentences, the coupon rules and the notices (a lookup, a coupon's
+    result, an earlier turn's results, the catalogue): such a number needs no related policy sentence."""
     order_items: dict[str, str] = field(default_factory=dict)
     """Each order's item as a lookup or a listing named it (this run and earlier in the thread)."""
     notices: list[Passage] = field(default_factory=list)
@@ -269,12 +272,20 @@ def build_evidence(
     ev = Evidence(rules=list(rules or ()), notices=text_passages(notices))
     for text in [*fixed_texts, *notices, *earlier_observations]:
         ev.add_trusted_text(text)
+    ruled = {g.key for p in ev.rules for g in p.facts}
+    for text in fixed_texts:
+        ev.specific.update(_trusted_facts(text)[0] - ruled)
+    for text in earlier_observations:
+        ev.specific.update(_trusted_facts(text)[0])
     for text in player_texts:
         ev.add_player_text(text)
     for item in outcomes:
         _name, message, data = _outcome_parts(item)
         ev.add_trusted_text(message)
         ev.trusted.update((AMOUNT, a) for a in _data_amounts(data))
+        if not data.get("hits"):  # a lookup's or a coupon's result, not policy sentences
+            ev.specific.update(_trusted_facts(message)[0])
+            ev.specific.update((AMOUNT, a) for a in _data_amounts(data))
         order = data.get("order")
         if isinstance(order, Mapping) and order.get("id"):
             oid = str(order["id"]).upper()

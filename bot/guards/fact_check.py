@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
 from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts
-from bot.guards.paraphrase import contradicting, is_english
+from bot.guards.paraphrase import contradicting, unrelated
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import is_model_note
 
@@ -227,13 +227,18 @@ class FactChecker:
 
     def _numbers(self, facts: list[Fact], body: str) -> Finding | None:
         ev = self.evidence
+        stated = frozenset(f.key for f in facts)
         for f in facts:
-            if (f.key in ev.trusted or is_one_unit(f)) and f.kind in NUMERIC_KINDS and is_english(body):
-                other = contradicting(body, f.key, f.kind, ev.passages)
+            if (f.key in ev.trusted or is_one_unit(f)) and f.kind in NUMERIC_KINDS:
+                other = contradicting(
+                    body, f.key, f.kind, ev.passages, stated=stated, also_backing=[*ev.rules, *ev.notices]
+                )
                 if other is not None:  # backed by the results, but not by the sentence it paraphrases
                     return Finding(
                         f.kind, f.text, "the policy passage says otherwise", other.sentence, other.citation
                     )
+                if self._only_elsewhere(f, body, stated):
+                    return Finding(f.kind, f.text, "only sentences about something else state it")
             if f.kind in (ORDER, STATUS) or f.key in ev.trusted or is_one_unit(f):
                 continue
             passage = self._passage(body, f.kind) if f.kind in NUMERIC_KINDS else None
@@ -261,6 +266,17 @@ class FactChecker:
                 )
             return Finding(f.kind, f.text, "nothing this conversation saw backs it")
         return None
+
+    def _only_elsewhere(self, f: Fact, body: str, stated: frozenset[Any]) -> bool:
+        """A number only policy sentences, rules or notices back, all of them about something else."""
+        ev = self.evidence
+        if f.key in ev.player or f.key in ev.specific or is_one_unit(f) or f.key not in ev.trusted:
+            return False
+        sources = (*ev.passages, *ev.rules, *ev.notices)
+        stating = [p for p in sources if any(g.key == f.key for g in p.facts)]
+        others = stated - {f.key}
+        joined = [p for p in sources if p not in stating and any(g.key in others for g in p.facts)]
+        return unrelated(body, stating, joined=joined)
 
     def _passage(
         self, body: str, kind: str, passages: list[Passage] | None = None

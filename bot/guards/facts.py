@@ -145,6 +145,17 @@ _COUNT_EN = re.compile(
     re.IGNORECASE,
 )
 
+_COUNT_EN_AFTER = re.compile(
+    r"\b(?:coupons?|vouchers?|boxes|box|chests?|items?|tickets?|attempts?|rewards?|requests?|codes?)\b"
+    r"[^.!?\d\n]{0,60}?\b(?:is|are|was|were|would\s+be|will\s+be)\s+"
+    r"(?:up\s+to\s+|at\s+most\s+|only\s+|just\s+|a\s+maximum\s+of\s+|maximum\s+|max\s+)?"
+    + _EN_NUM
+    + r"(?![\d,.]*\d)(?!\s*(?:%|[A-Za-z]))",
+    re.IGNORECASE,
+)
+"""A count stated after its noun: "the most reward boxes you can get after maintenance is 3." (seen live,
+2026-12-02: the policy says 5)."""
+
 # ---- orders and statuses -----------------------------------------------------------------------------
 
 ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
@@ -263,6 +274,9 @@ def _units(text: str, out: list[Fact]) -> str:
     for m in _COUNT_EN.finditer(text):
         word = m.group(1) or m.group(3)
         out.append(Fact(COUNT, _en_number(word), m.group(0)))
+        text = _blank(text, m.start(), m.end())
+    for m in _COUNT_EN_AFTER.finditer(text):
+        out.append(Fact(COUNT, _en_number(m.group(1)), m.group(0)))
         text = _blank(text, m.start(), m.end())
     return text
 

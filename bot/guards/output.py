@@ -29,8 +29,10 @@ from bot.guards.evidence import Evidence, build_evidence
 from bot.guards.fact_check import ENFORCE, FACT_UNBACKED, FACT_WITHHELD, OBSERVE, OFF, FactChecker
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
+from bot.guards.voice import to_the_player
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
+from bot.vocabulary.model_notes import is_model_note
 from tools.base import Actor, Tool
 
 log = logging.getLogger(__name__)
@@ -242,6 +244,8 @@ class StreamingOutputGuard:
         )
         self.redactions: list[str] = []
         self.prompt_leaks = 0
+        self.voice_rewrites = 0
+        """Sentences about the player said to them instead."""
         self.mentions_neutralized = False
         self._buffer = ""
         self._released: list[str] = []
@@ -257,11 +261,26 @@ class StreamingOutputGuard:
         for sentence in sentences:
             checked = await self.checker.check(sentence)
             if checked.strip():
+                checked = self._to_the_player(checked)
+            if checked.strip():
                 checked = await self.facts.check(checked)
             out.append(self.guard._clean(checked, self))
         piece = "".join(out)
         self._released.append(piece)
         return piece
+
+    def _to_the_player(self, sentence: str) -> str:
+        """The sentence in the second person when it spoke about the player (`bot.guards.voice`)."""
+        said = None if is_model_note(sentence) else to_the_player(sentence)
+        if said is None:  # a note to the model is the fact check's to drop (and to count)
+            return sentence
+        self.voice_rewrites += 1
+        log.info(
+            "output guard: a sentence about the player rewritten to the second person run=%s thread=%s",
+            self.guard.facts.run_id,
+            self.guard.thread_id,
+        )
+        return said
 
     async def feed(self, delta: str) -> str:
         if self._finished:

@@ -5,19 +5,27 @@ particles hide shared words, but scores every English line of a section alike: "
 get a refund for an unused cash shop item" matched the 7-day refund line and the defective-goods line
 ("… 30 days of noticing the defect") at 0.65–0.67, so a number taken from the wrong sentence of the
 right result passed as backed. Content words (crudely stemmed, stop words out) tell them apart.
+
+Korean sentences are split the way the policy search splits them (`bot.knowledge.analysis.analyze`:
+kiwipiepy nouns and verb stems), numbers out, so "구매 후 30일 이내 환불" is matched to the cash-shop
+sentence (구매, 이내, 환불) and not to the defective-goods one that states 30일.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from bot.guards.evidence import Passage
+from bot.knowledge.analysis import analyze
 
 _STOP = frozenset(
     "the a an and or of to for in on at by with from your you have has can will be is are was were "
     "this that it its not no as if within after before any all our we get".split()
 )
+_KOREAN_STOP = frozenset("하 있 되 수 것 않 없 이 그 때 등 경우 말".split())
+"""Stems that every policy sentence has (하다, 있다, 수 있다, 경우): they tell no two sentences apart."""
 _LATIN = re.compile(r"[a-z]+")
 MIN_SHARED = 3
 """Content words an answer sentence must share with a passage sentence to count as its paraphrase."""
@@ -30,7 +38,11 @@ def is_english(text: str) -> bool:
     return letters > 0 and sum("a" <= c.lower() <= "z" for c in text) * 2 > letters
 
 
+@lru_cache(maxsize=4096)
 def content_words(text: str) -> frozenset[str]:
+    """The words that say what `text` is about: English crudely stemmed, Korean as morphemes."""
+    if not is_english(text):
+        return frozenset(t for t in analyze(text) if not t[0].isdigit() and t not in _KOREAN_STOP)
     out = set()
     for word in _LATIN.findall(text.lower()):
         if len(word) < 3 or word in _STOP:
@@ -43,18 +55,61 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def contradicting(body: str, key: object, kind: str, passages: Iterable[Passage]) -> Passage | None:
+def contradicting(
+    body: str,
+    key: object,
+    kind: str,
+    passages: Iterable[Passage],
+    *,
+    stated: frozenset[object] = frozenset(),
+    also_backing: Iterable[Passage] = (),
+) -> Passage | None:
     """The passage sentence `body` paraphrases when it states another value of `kind` than `key` and
-    clearly matches better than every sentence stating `key` (None otherwise: backed, or unclear)."""
+    clearly matches better than every sentence stating `key` (None otherwise: backed, or unclear).
+
+    `stated`: every fact key `body` states. A sentence with a value `body` states too is not a rival: the
+    answer joined two sentences ("7일, 불량품은 … 30일"). `also_backing`: sentences that may back `key` but
+    are never offered instead (the coupon rules, an incident's notice)."""
     mine = content_words(body)
     best: tuple[Passage, int] | None = None
     backing = 0
+    for p in also_backing:
+        if any(g.key == key for g in p.facts):
+            backing = max(backing, len(mine & content_words(p.sentence)))
     for p in passages:
         shared = len(mine & content_words(p.sentence))
         if any(g.key == key for g in p.facts):
             backing = max(backing, shared)
         elif any(g.kind == kind for g in p.facts) and (best is None or shared > best[1]):
+            if any(g.key in stated for g in p.facts if g.kind == kind):
+                continue  # the answer took this sentence's own value for another of its facts
             best = (p, shared)
     if best is None or best[1] < MIN_SHARED or best[1] < MARGIN * max(backing, 1):
         return None
     return best[0]
+
+
+MIN_TOPIC = 3
+"""Words a sentence needs, its number's unit aside, before it says what its number is about ("네,
+7일입니다" or "You can get a refund within 7 days" do not: they are left alone)."""
+RELATED_SHARE = 0.5
+"""Share of those words a sentence stating the same number must have for the answer to be about it."""
+_UNITS = frozenset(
+    "day hour minute min week month year krw won percent 일 시간 분 주 개월 년 원 영업일".split()
+)
+
+
+def unrelated(body: str, stating: Iterable[Passage], *, joined: Iterable[Passage] = ()) -> bool:
+    """Whether every sentence that states the answer's number is about something else: seen live, "You have
+    30 days to get a refund for an unused cash shop item" backed only by the coupon sentences ("… valid for
+    30 days from issue; redeem it in the cash shop") when the search had not found the refund section."""
+    mine = content_words(body) - _UNITS
+    if len(mine) < MIN_TOPIC:
+        return False
+    # `joined`: the sentences that state the answer's other numbers; an answer that joins two sentences
+    # ("7일, 불량품은 … 30일 이내") is about both, so their words count together.
+    also = frozenset().union(*(content_words(p.sentence) for p in joined))
+    sentences = list(stating)
+    return bool(sentences) and all(
+        len(mine & (content_words(p.sentence) | also)) < RELATED_SHARE * len(mine) for p in sentences
+    )

@@ -207,7 +207,7 @@ class Replayer:
             outcome = await conv.handle(Incoming(thread, actor, text or "", ref="turn"), surface)
             await conv.wait_idle(thread)
         surface.end_turn()
-        answers = [r.delivered_answer or r.answer for r in outcome.runs]
+        answers = [r.answer if r.delivered_answer is None else r.delivered_answer for r in outcome.runs]
         rec.answer = "\n".join(a for a in answers if a) if answers else outcome.answer
         if outcome.reply is not None:
             rec.reply = outcome.reply.text

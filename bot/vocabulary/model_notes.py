@@ -27,6 +27,19 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\b(?:use|call)\s+(?:escalate_to_staff|search_policy|lookup_order|issue_coupon)\b", re.IGNORECASE
     ),
+    # The model's comment on its own answer (seen live: 'Note: In this context, "refund" is used as a
+    # polite form of "refund", which refers to …').
+    re.compile(
+        r"^\W*(?:note|참고)\s*[:：]\s*(?:in\s+this\s+(?:context|response|answer)|this\s+(?:response|answer|reply)"
+        r"|i\s+(?:have|used|am|will|did)\b|the\s+(?:response|answer|tool|function|search)\b)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\bthe\s+assistant(?:'s|’s)\s+(?:draft|final)?\s*(?:answer|reply|response)\s*:", re.IGNORECASE
+    ),
+    re.compile(
+        r"\bis\s+used\s+(?:here\s+)?as\s+a\s+(?:polite|formal|more\s+polite)\s+(?:form|way)\b", re.IGNORECASE
+    ),
 )
 """A sentence matching one of these addresses the model, not the player."""
 

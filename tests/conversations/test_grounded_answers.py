@@ -42,3 +42,15 @@ async def test_the_bots_own_stop_notice_keeps_its_numbers(harness: Harness) -> N
     delivered = outcome.runs[0].delivered_answer
     assert outcome.runs[0].stopped_reason == "max_iterations", delivered
     assert "최대 2회" in delivered and "확인한 후 안내" not in delivered
+
+
+async def test_an_answer_withheld_whole_is_never_replaced_by_the_models_raw_text(harness: Harness) -> None:
+    """Every sentence of this answer is a note to the model, so the guard withholds all of it: the player
+    gets the failure line, and the conversation's outcome carries what was delivered, not the raw text
+    (it used to fall back to the model's answer when the delivered one was empty)."""
+    note = "플레이어에게 금액, 쿠폰 코드, 유효기간을 그대로 안내하세요."
+    harness.script({"final": note})
+    outcome = await _ask(harness, "안녕하세요")
+    delivered = outcome.runs[0].delivered_answer
+    assert delivered and note not in delivered, delivered
+    assert outcome.answer == delivered

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.guards.evidence import rules_text
+from bot.guards.evidence import rule_passages, rules_text
 from bot.guards.fact_check import OBSERVE, TO_CONFIRM
 from bot.guards.output import FactContext, OutputGuard
 from bot.store import AuditEntry
@@ -304,3 +304,120 @@ async def test_an_english_number_taken_from_the_wrong_sentence_of_the_result_is_
     ):
         v = await guard(store, locale="en").check(right, outcomes=[REFUNDS])
         assert v.text == right and not v.facts, (right, v.facts)
+
+
+async def test_a_korean_number_taken_from_the_wrong_sentence_of_the_result_is_replaced(store) -> None:
+    """The Korean form of the live miss above: 30일 is in the result (the defective-goods sentence), but the
+    sentence the answer paraphrases (unused cash-shop items, 구매 후 … 이내 환불) says 7일."""
+    wrong = "캐시샵 아이템은 구매 후 30일 이내에 사용하지 않았다면 환불받을 수 있습니다."
+    v = await guard(store).check(wrong, outcomes=[REFUNDS])
+    assert "30일" not in v.text and "7일" in v.text and "[환불 정책 §1 환불 기간]" in v.text, v.text
+    for right in (
+        "캐시샵 아이템은 구매 후 7일 이내이고 사용하지 않았다면 환불받을 수 있습니다.",
+        "불량품은 불량을 안 날로부터 30일 이내에 신청할 수 있습니다.",
+        "사용하지 않은 캐시샵 아이템은 7일, 불량품은 불량을 안 날로부터 30일 이내에 환불을 신청할 수 있습니다.",
+    ):
+        v = await guard(store).check(right, outcomes=[REFUNDS])
+        assert v.text == right and not v.facts, (right, v.facts)
+
+
+_MAINTENANCE_HITS = [
+    {
+        "citation": "[점검 보상 정책 §2 연장 점검 보상]",
+        "text": "연장된 시간 1시간마다 '아르카 보상 상자' 1개를 드리며, 최대 5개까지 지급합니다.\n> EN: If regular "
+        'maintenance overruns by 30 minutes or more, every player gets one "Arca Reward Box" per started '
+        "hour of overrun, up to 5 boxes.",
+    }
+]
+MAINTENANCE = (
+    "search_policy",
+    ToolResult(
+        True,
+        ResultCode.OK,
+        "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(_MAINTENANCE_HITS, 1)),
+        {"hits": _MAINTENANCE_HITS},
+    ),
+)
+
+
+async def test_a_count_stated_after_its_noun_is_checked_against_the_passage(store) -> None:
+    """Seen live (2026-12-02): "… the most reward boxes you can get after maintenance is 3." (the policy:
+    up to 5). The 3 was no fact to the check (no unit after it), so it passed; the coupon rules' "3 a day"
+    even backs a 3."""
+    wrong = "The most reward boxes you can get after maintenance is 3."
+    v = await guard(store, locale="en").check(wrong, outcomes=[MAINTENANCE])
+    assert "is 3" not in v.text and "up to 5 boxes" in v.text and "§2" in v.text, v.text
+    right = "The most reward boxes you can get after a maintenance overrun is 5."
+    v = await guard(store, locale="en").check(right, outcomes=[MAINTENANCE])
+    assert v.text == right and not v.facts, v.facts
+
+
+_COUPON_HITS = [
+    {
+        "citation": "[보상 정책 §4 1일 발급 한도]",
+        "text": "플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장, 합계 50,000원입니다.\n> EN: A player can "
+        "receive at most 3 coupons and 50,000 KRW in total per calendar day (Korea time); the daily limit "
+        "resets at midnight KST.",
+    },
+    {
+        "citation": "[보상 정책 §5 유효 기간과 사용 방법]",
+        "text": "발급된 쿠폰은 발급일로부터 30일 동안 사용할 수 있습니다.\n> EN: Every coupon has a code and is valid "
+        "for 30 days from issue; redeem it in the cash shop.",
+    },
+]
+COUPON_SECTIONS = (
+    "search_policy",
+    ToolResult(
+        True,
+        ResultCode.OK,
+        "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(_COUPON_HITS, 1)),
+        {"hits": _COUPON_HITS},
+    ),
+)
+
+
+def ruled_guard(store, locale: str):  # type: ignore[no-untyped-def]
+    """A guard whose context carries the coupon rules as sentences, as a live run's does."""
+    rules = default_coupon_rules()
+    facts = FactContext(
+        player_texts=("How many days do I have to get a refund for an unused cash shop item?",),
+        fixed_texts=(rules_text(rules),),
+        rules=tuple(rule_passages(rules, locale)),
+        run_id="run-1",
+    )
+    return OutputGuard(store=store, actor=LUNA, thread_id="test:facts", locale=locale, facts=facts)
+
+
+async def test_a_number_only_sentences_about_something_else_state_becomes_the_honest_line(store) -> None:
+    """Seen live (2026-12-02): the search found the coupon sections, not the refund one, and "30 days" (the
+    coupons' validity) passed as the refund window. The policy says 7 days."""
+    wrong = "You have 30 days to get a refund for an unused cash shop item."
+    v = await ruled_guard(store, "en").check(wrong, outcomes=[COUPON_SECTIONS])
+    assert "30 days" not in v.text and TO_CONFIRM("en") in v.text, v.text
+    wrong_ko = "사용하지 않은 캐시샵 아이템은 구매 후 30일 이내에 환불받을 수 있습니다."
+    v = await ruled_guard(store, "ko").check(wrong_ko, outcomes=[COUPON_SECTIONS])
+    assert "30일" not in v.text and TO_CONFIRM("ko") in v.text, v.text
+    for locale, right in (
+        ("en", "Every coupon is valid for 30 days from issue."),
+        ("en", "You have 30 days to use a coupon."),
+        ("ko", "쿠폰은 발급일로부터 30일 동안 사용할 수 있습니다."),
+        ("ko", "네, 30일입니다."),
+    ):
+        v = await ruled_guard(store, locale).check(right, outcomes=[COUPON_SECTIONS])
+        assert v.text == right and not v.facts, (right, v.facts)
+
+
+async def test_a_number_the_rules_state_in_the_same_words_is_not_overruled_by_another_passage(store) -> None:
+    """Seen live (2026-12-02), a correct answer the check would have replaced: the search found the
+    per-coupon amount section only, and the daily total (50,000) is the coupon rules' own sentence."""
+    right = "Each player can receive up to 3 compensation coupons per day, which totals 50,000 KRW."
+    worth = [
+        {
+            "citation": "[보상 정책 §2 발급 한도]",
+            "text": "보상 쿠폰 1장의 금액은 1,000원 이상 20,000원 이하입니다.\n> EN: Each compensation coupon is worth "
+            "1,000 KRW to 20,000 KRW in steps of 1,000 KRW; requests above the 20,000 KRW cap must be reduced.",
+        }
+    ]
+    search = ("search_policy", ToolResult(True, ResultCode.OK, worth[0]["text"], {"hits": worth}))
+    v = await ruled_guard(store, "en").check(right, outcomes=[search])
+    assert v.text == right and not v.facts, v.facts

@@ -88,3 +88,28 @@ def test_example_values_back_nothing() -> None:
 def test_a_numbered_list_label_is_not_a_count() -> None:
     assert extract_facts("01번 안내: 고객센터에서 주문과 쿠폰 문의를 도와드립니다.") == []
     assert [f.value for f in extract_facts("3번 시도했습니다.")] == [3]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the most reward boxes you can get after maintenance is 3.",  # seen live: the policy says 5
+        "The number of coupons you can get a day is up to 3.",
+        "The daily limit for compensation coupons is three",
+    ],
+)
+def test_a_count_stated_after_its_noun_is_a_fact(text: str) -> None:
+    assert ("count", 3) in keys(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The coupon is valid for 30 days.",
+        "Your coupon is 5,000 KRW.",
+        "The items are 3 days late.",
+        "Coupons are issued per order.",
+    ],
+)
+def test_a_noun_then_a_number_with_a_unit_is_not_a_bare_count(text: str) -> None:
+    assert not any(kind == "count" for kind, _ in keys(text)), keys(text)

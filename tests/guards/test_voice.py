@@ -1,0 +1,66 @@
+"""The bot speaks to the player, not about them (issue 28): third-person talk about the player in an
+English answer is said to them instead, or dropped when it cannot be; the model's comments on its own
+wording never reach the player."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.guards.output import FactContext, OutputGuard
+from bot.guards.voice import to_the_player
+from bot.vocabulary.model_notes import is_model_note
+from tools.base import Actor
+
+LUNA = Actor(discord_id="9001", player_id="P100")
+
+SEEN_LIVE = (
+    "The order is currently in delivery delayed status, with no coupon issued yet. The player can ask for a "
+    'refund from the staff to get compensation.\n\nNote: In this context, "refund" is used as a polite form '
+    'of "refund", which refers to receiving money or compensation for something that was previously owed or '
+    "denied."
+)
+
+
+@pytest.mark.parametrize(
+    ("about", "to"),
+    [
+        ("The player can ask for a refund from the staff.", "You can ask for a refund from the staff."),
+        ("The player's order ORD101 is delayed.", "Your order ORD101 is delayed."),
+        ("The user is eligible for a coupon.", "You are eligible for a coupon."),
+        ("The customer has 3 coupons left today.", "You have 3 coupons left today."),
+        ("A coupon was issued to the player.", "A coupon was issued to you."),
+        ("If the player needs help, staff can help the player.", "If you need help, staff can help you."),
+    ],
+)
+def test_third_person_talk_is_said_to_the_player(about: str, to: str) -> None:
+    assert to_the_player(about) == to
+
+
+def test_what_is_not_about_the_player_is_left_alone() -> None:
+    for sentence in (
+        "You can ask for a refund within 7 days.",
+        "Please contact the customer service team.",
+        "Each player can receive up to 3 coupons a day.",
+        "플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장입니다.",
+    ):
+        assert to_the_player(sentence) is None, sentence
+
+
+def test_talk_about_the_player_that_cannot_be_rewritten_whole_is_left_as_written() -> None:
+    assert to_the_player("Staff will review what the player wrote.") is None
+    assert to_the_player("You are the customer-support assistant of Arca Online.") is None
+
+
+def test_the_models_comment_on_its_own_wording_is_a_note_to_the_model() -> None:
+    assert is_model_note('Note: In this context, "refund" is used as a polite form of "refund".')
+    assert is_model_note("Note: I have used the search_policy tool to find this.")
+    assert is_model_note("The assistant's draft answer: Each player can receive up to 3 coupons per day.")
+    assert not is_model_note("Note: coupons expire 30 days after they are issued.")
+
+
+async def test_the_live_answer_speaks_to_the_player_and_drops_the_comment(store) -> None:
+    facts = FactContext(player_texts=("ORD301 is late, can I get a coupon?",), mode="enforce", run_id="r1")
+    guard = OutputGuard(store=store, actor=LUNA, thread_id="test:voice", locale="en", facts=facts)
+    v = await guard.check(SEEN_LIVE, outcomes=[])
+    assert "You can ask for a refund from the staff to get compensation." in v.text, v.text
+    assert "the player" not in v.text.lower() and "Note:" not in v.text and "polite form" not in v.text
