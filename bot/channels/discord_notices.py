@@ -4,14 +4,13 @@ again), and the same message edited when staff update the notice or close the in
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 import discord
 
+from bot.periodic import Periodic
 from bot.store import Store
 from bot.store.incident_records import IncidentRecord
 
@@ -42,7 +41,13 @@ class NoticePoster:
 
     def __init__(self, client: Any, store: Store, channels: Sequence[int], *, interval: float = 1.0) -> None:
         self.client, self.store, self.channels, self.interval = client, store, list(channels), interval
-        self._task: asyncio.Task[None] | None = None
+        self._periodic = Periodic(
+            self.sync_once,
+            interval,
+            name="incident-notices",
+            log=log,
+            failure="incident notices: a round failed",
+        )
 
     @classmethod
     def for_client(cls, client: Any, *, interval: float = 1.0) -> NoticePoster:
@@ -88,21 +93,9 @@ class NoticePoster:
         await posts.posted(post.id, str(sent.id))
         return 1
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.sync_once()
-            except Exception:  # a failed round is retried at the next poll
-                log.exception("incident notices: a round failed")
-            await asyncio.sleep(self.interval)
-
     def start(self) -> None:
-        if self.channels and self._task is None:
-            self._task = asyncio.create_task(self._run(), name="incident-notices")
+        if self.channels:
+            self._periodic.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._periodic.stop()

@@ -5,8 +5,6 @@ reminder is audited (`sla.reminder`), which is also how a restarted process know
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -19,6 +17,7 @@ from sqlalchemy import select
 
 from bot.analytics.staff_response import SlaTargets, escalation_timings
 from bot.desk.auto_close import Tell, close_idle, closed_escalations
+from bot.periodic import Periodic
 from bot.store import AuditEntry, Store
 from bot.store.desk_claims import claim
 
@@ -136,32 +135,25 @@ class SlaWatch:
         """The conversations this process closes (None: all), and how long it leaves a due reminder to a
         Discord process before claiming it (`send_reminders`)."""
         self.by = f"{socket.gethostname()}:{os.getpid()}"
-        self._task: asyncio.Task[None] | None = None
-        self.checks = 0
-        """Checks done so far (tests wait on it)."""
+        self._periodic = Periodic(
+            self.check_once, every, name="desk-sla-watch", log=log, failure="SLA check failed"
+        )
+
+    @property
+    def checks(self) -> int:
+        """Checks ended so far, failed ones included (tests wait on it)."""
+        return self._periodic.rounds
 
     def start(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run())
+        self._periodic.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._periodic.stop()
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                if self.tell is not None and self.close_after is not None:
-                    await close_idle(
-                        self.store, self.tell, self.clock(), self.close_after, by=self.by, owns=self.owns
-                    )
-                await send_reminders(
-                    self.store, self.notify, self.targets, self.clock(), by=self.by, wait=self.wait
-                )
-            except Exception:  # a failed check is retried on the next tick; the watch never dies
-                log.exception("SLA check failed")
-            self.checks += 1
-            await asyncio.sleep(self.every)
+    async def check_once(self) -> None:
+        """Close what idled past `close_after`, then send the reminders that are due."""
+        if self.tell is not None and self.close_after is not None:
+            await close_idle(
+                self.store, self.tell, self.clock(), self.close_after, by=self.by, owns=self.owns
+            )
+        await send_reminders(self.store, self.notify, self.targets, self.clock(), by=self.by, wait=self.wait)

@@ -6,12 +6,12 @@ not press "이어서 발급 / Resume"."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from datetime import timedelta
 from typing import Any
 
 from bot.incidents.resume import QUIET, interrupted_runs, resume_run
+from bot.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,13 @@ class CompensationResumer:
         self._app = app
         self._interval = interval
         self._quiet = quiet
-        self._task: asyncio.Task[None] | None = None
+        self._periodic = Periodic(
+            self.check,
+            interval,
+            name="incident-compensation-resumer",
+            log=log,
+            failure="could not look for cut compensation runs",
+        )
 
     async def check(self) -> list[int]:
         """Start every cut run not already running here; returns their incident ids."""
@@ -77,21 +83,8 @@ class CompensationResumer:
             started.append(incident.id)
         return started
 
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await self.check()
-            except Exception:  # the database is away: look again next time
-                log.warning("could not look for cut compensation runs", exc_info=True)
-            await asyncio.sleep(self._interval)
-
     def start(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._loop(), name="incident-compensation-resumer")
+        self._periodic.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._periodic.stop()
