@@ -116,13 +116,21 @@ class LoopWatchdog:
 
     def __init__(self) -> None:
         self.lags_ms: list[float] = []
+        self.late: list[tuple[float, float]] = []
+        """(when the wake-up was due, when it came) for each tick later than `STALL_MS` / 5 (perf_counter)."""
+        self.started = 0.0
         self._task: asyncio.Task[None] | None = None
 
     async def _run(self) -> None:
+        self.started = time.perf_counter()
         while True:
             start = time.perf_counter()
             await asyncio.sleep(TICK_S)
-            self.lags_ms.append((time.perf_counter() - start - TICK_S) * 1000)
+            woke = time.perf_counter()
+            lag = (woke - start - TICK_S) * 1000
+            self.lags_ms.append(lag)
+            if lag > STALL_MS / 5:
+                self.late.append((start + TICK_S, woke))
 
     def __enter__(self) -> LoopWatchdog:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -201,9 +209,17 @@ async def _round(app: Any, ids: range) -> tuple[float, list[float]]:
     return wall, latencies
 
 
-async def run(n: int, latency: float, data_dir: Path, *, policy_index: Any = None) -> dict[str, Any]:
+async def run(
+    n: int,
+    latency: float,
+    data_dir: Path,
+    *,
+    policy_index: Any = None,
+    watch: list[LoopWatchdog] | None = None,
+) -> dict[str, Any]:
     """The burst's figures. `policy_index`: an index already built (a test's); None builds the settings'
-    index into `data_dir` and closes it after."""
+    index into `data_dir` and closes it after. `watch` receives the burst's watchdog (`bench.loop_stalls`
+    reads its late wake-ups)."""
     settings: Settings = load_settings(data_dir=data_dir, llm_concurrency=max(n, 1), edit_interval=0.0)
     store = Store(f"sqlite+aiosqlite:///{data_dir / 'concurrency.db'}")
     await store.open()
@@ -218,6 +234,8 @@ async def run(n: int, latency: float, data_dir: Path, *, policy_index: Any = Non
             solo_wall, _ = await _round(app, range(n, n + 1))
         with LoopWatchdog() as dog:
             wall, latencies = await _round(app, range(n))
+        if watch is not None:
+            watch.append(dog)
     finally:
         await store.close()
         if policy_index is None:

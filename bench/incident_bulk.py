@@ -65,7 +65,8 @@ class StepMeter:
         asyncio.events.Handle._run = self._original  # type: ignore[method-assign]
 
 
-async def _run_on(url: str, orders: int) -> dict[str, Any]:
+async def _run_on(url: str, orders: int, *, watch: list[LoopWatchdog] | None = None) -> dict[str, Any]:
+    """The bulk run's figures on the database at `url`; `watch` receives its watchdog (`bench.loop_stalls`)."""
     store = Store(url)
     await store.open()
     try:
@@ -97,6 +98,8 @@ async def _run_on(url: str, orders: int) -> dict[str, Any]:
             start = time.perf_counter()
             result = await run_compensation(store, incident.id, actor="bench", clock=lambda: NOW)
             wall = time.perf_counter() - start
+        if watch is not None:
+            watch.append(dog)
         running = False
         await asyncio.gather(*tasks)
     finally:
