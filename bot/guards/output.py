@@ -125,6 +125,9 @@ class OutputGuard:
         self.store = store
         self.facts = facts or FactContext(mode=OFF)
         """The fact check's context; a guard built without one (staff views of reasoning) checks no facts."""
+        self.to_player = facts is not None
+        """An answer to the player (it has a fact context): talk about the player is said to them
+        (`bot.guards.voice`). The model's reasoning shown to staff keeps its third person."""
         self.coupon_tools = coupon_tools_of(tools)
         """Tools whose results the claim check reads as coupon attempts (they declare `coupon_outcome`)."""
         self._protected = _protected_shingles(tuple(protected_texts))
@@ -260,7 +263,7 @@ class StreamingOutputGuard:
         out = []
         for sentence in sentences:
             checked = await self.checker.check(sentence)
-            if checked.strip():
+            if checked.strip() and self.guard.to_player:
                 checked = self._to_the_player(checked)
             if checked.strip():
                 checked = await self.facts.check(checked)
