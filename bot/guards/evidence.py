@@ -25,8 +25,13 @@ on its own; the figure beside it is checked. Only when written as one ("24시간
 _NOT_ONE = re.compile(r"[02-9]|1\d")
 
 
+_EN_DIGIT_ONE = re.compile(r"(?<!\d)1\s*[A-Za-z]")
+"""An English "1 day" / "1 hour" is a figure ("you have 1 day to get a refund", seen live for 7 days): in
+English a rate's unit is written "a day" / "per day". Korean writes rates as "1일 최대 3장"."""
+
+
 def is_one_unit(fact: Fact) -> bool:
-    return fact.key in ONE_UNIT and not _NOT_ONE.search(fact.text)
+    return fact.key in ONE_UNIT and not _NOT_ONE.search(fact.text) and not _EN_DIGIT_ONE.search(fact.text)
 
 
 @dataclass(frozen=True)

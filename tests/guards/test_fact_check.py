@@ -397,6 +397,11 @@ async def test_a_number_only_sentences_about_something_else_state_becomes_the_ho
     wrong_ko = "사용하지 않은 캐시샵 아이템은 구매 후 30일 이내에 환불받을 수 있습니다."
     v = await ruled_guard(store, "ko").check(wrong_ko, outcomes=[COUPON_SECTIONS])
     assert "30일" not in v.text and TO_CONFIRM("ko") in v.text, v.text
+    # Seen live after the fix (2026-12-02): "1 day" for the same window, with the same search result.
+    v = await ruled_guard(store, "en").check(
+        "You have 1 day to get a refund for an unused cash shop item.", outcomes=[COUPON_SECTIONS]
+    )
+    assert "1 day" not in v.text, v.text
     for locale, right in (
         ("en", "Every coupon is valid for 30 days from issue."),
         ("en", "You have 30 days to use a coupon."),
