@@ -1,9 +1,9 @@
 """A round of work done every few seconds for as long as its owner runs.
 
-The SLA watch, the Discord incident-notice poster and the web server's resumer of cut compensation runs
-each poll the store on a timer. They share this: started and stopped with their owner (starting twice
-starts one task; a task that ended is started again), a round that raises is logged and tried again at
-the next one, and the count of rounds done is there for tests to wait on.
+The SLA watch, the Discord incident-notice poster, the staff outbox and the web server's resumer of
+cut compensation runs each poll the store on a timer. They share this: started and stopped with their
+owner (starting twice starts one task; a task that ended is started again), a round that raises is
+logged and tried again at the next one, and the count of rounds done is there for tests to wait on.
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ row from a posted one (`reply_statuses`).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import insert, select, update
 
+from bot.periodic import Periodic
 from bot.store.database import Store
 from bot.store.models import AuditEntry, StaffOutbox, StaffSession, utcnow
 
@@ -172,7 +171,13 @@ class OutboxPoller:
         self.interval = interval
         self.expire_after = expire_after
         """When set, each pass also gives up on every channel's replies older than this."""
-        self._task: asyncio.Task[None] | None = None
+        self._periodic = Periodic(
+            self.deliver_pending,
+            interval,
+            name=f"staff-outbox:{prefix}",
+            log=log,
+            failure="staff outbox: poll failed",
+        )
 
     async def deliver_pending(self) -> int:
         """One pass: claim and post every pending reply this process owns; returns how many it posted."""
@@ -191,24 +196,11 @@ class OutboxPoller:
             posted += 1
         return posted
 
-    async def _run(self) -> None:
-        while True:
-            try:
-                await self.deliver_pending()
-            except Exception:  # the store may be briefly unavailable; the next pass retries
-                log.exception("staff outbox: poll failed")
-            await asyncio.sleep(self.interval)
-
     def start(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name=f"staff-outbox:{self.prefix}")
+        self._periodic.start()
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._periodic.stop()
 
 
 async def staff_names(store: Store, staff_ids: set[str]) -> dict[str, str]:
