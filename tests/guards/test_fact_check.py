@@ -261,6 +261,12 @@ async def test_names_that_are_not_an_invented_item_pass(store) -> None:
         assert v.text == answer and not v.facts, (answer, v.facts)
 
 
+def searched(hits: list[dict[str, str]]) -> tuple[str, ToolResult]:
+    """A `search_policy` outcome returning `hits`, its message numbered as the tool writes it."""
+    message = "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(hits, 1))
+    return ("search_policy", ToolResult(True, ResultCode.OK, message, {"hits": hits}))
+
+
 _REFUND_HITS = [
     {
         "citation": "[환불 정책 §1 환불 기간]",
@@ -276,15 +282,7 @@ _REFUND_HITS = [
         "noticing the defect).",
     },
 ]
-REFUNDS = (
-    "search_policy",
-    ToolResult(
-        True,
-        ResultCode.OK,
-        "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(_REFUND_HITS, 1)),
-        {"hits": _REFUND_HITS},
-    ),
-)
+REFUNDS = searched(_REFUND_HITS)
 
 
 async def test_an_english_number_taken_from_the_wrong_sentence_of_the_result_is_replaced(store) -> None:
@@ -329,15 +327,7 @@ _MAINTENANCE_HITS = [
         "hour of overrun, up to 5 boxes.",
     }
 ]
-MAINTENANCE = (
-    "search_policy",
-    ToolResult(
-        True,
-        ResultCode.OK,
-        "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(_MAINTENANCE_HITS, 1)),
-        {"hits": _MAINTENANCE_HITS},
-    ),
-)
+MAINTENANCE = searched(_MAINTENANCE_HITS)
 
 
 async def test_a_count_stated_after_its_noun_is_checked_against_the_passage(store) -> None:
@@ -365,15 +355,7 @@ _COUPON_HITS = [
         "for 30 days from issue; redeem it in the cash shop.",
     },
 ]
-COUPON_SECTIONS = (
-    "search_policy",
-    ToolResult(
-        True,
-        ResultCode.OK,
-        "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(_COUPON_HITS, 1)),
-        {"hits": _COUPON_HITS},
-    ),
-)
+COUPON_SECTIONS = searched(_COUPON_HITS)
 
 
 def ruled_guard(store, locale: str):  # type: ignore[no-untyped-def]
@@ -423,6 +405,5 @@ async def test_a_number_the_rules_state_in_the_same_words_is_not_overruled_by_an
             "1,000 KRW to 20,000 KRW in steps of 1,000 KRW; requests above the 20,000 KRW cap must be reduced.",
         }
     ]
-    search = ("search_policy", ToolResult(True, ResultCode.OK, worth[0]["text"], {"hits": worth}))
-    v = await ruled_guard(store, "en").check(right, outcomes=[search])
+    v = await ruled_guard(store, "en").check(right, outcomes=[searched(worth)])
     assert v.text == right and not v.facts, v.facts
