@@ -9,13 +9,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
-
 from bot.conversations.messages import detect_locale
 from bot.engine.results import StopReason
 from bot.guards.evidence import catalogue_texts, rule_passages, rules_text
 from bot.guards.output import FactContext
-from bot.store import Store, ThreadMessage, ThreadState
+from bot.store import Store
 
 if TYPE_CHECKING:
     from bot.conversations.run_deps import RunDeps
@@ -50,29 +48,23 @@ HISTORY_ROWS = 400
 
 
 async def thread_evidence(
-    store: Store, thread_id: str, limit: int = HISTORY_ROWS
+    store: Store, thread_id: str, limit: int = HISTORY_ROWS, *, run_id: str | None = None
 ) -> tuple[list[str], list[str]]:
     """(the player's messages, the tool results the model read) of the thread since its last `/thread
-    reset`, oldest first: what an answer's facts may stand on besides the running turn."""
-    async with store.session() as s:
-        state = await s.get(ThreadState, thread_id)
-        reset_before = state.reset_before_id if state else 0
-        rows = (
-            await s.execute(
-                select(ThreadMessage.role, ThreadMessage.content, ThreadMessage.meta)
-                .where(ThreadMessage.thread_id == thread_id, ThreadMessage.id > reset_before)
-                .order_by(ThreadMessage.id.desc())
-                .limit(limit)
-            )
-        ).all()
+    reset`, oldest first: what an answer's facts may stand on besides the running turn. The results of
+    run `run_id` (the running turn, already in the thread) are left out: they are the run's own outcomes,
+    which the check weighs as this run's (a policy result's number is no earlier turn's fact)."""
+    rows = await store.threads.since_reset(thread_id, limit)
     player: list[str] = []
     observations: list[str] = []
-    for role, content, meta in reversed(rows):
+    for role, content, meta, row_run in rows:
         kind = meta.get("kind") if isinstance(meta, dict) else None
         if not content:
             continue
         if kind in PLAYER_KINDS:
             player.append(content)
+        elif run_id is not None and row_run == run_id:
+            continue
         elif role == "tool" or kind in OBSERVATION_KINDS:
             observations.append(content)
     return player, observations
@@ -95,7 +87,7 @@ async def fact_context(
     notices: Iterable[str] = (),
 ) -> FactContext:
     try:
-        players, observations = await thread_evidence(deps.store, thread_id)
+        players, observations = await thread_evidence(deps.store, thread_id, run_id=run_id)
     except Exception:  # without the history only this turn backs facts: stricter, never looser
         log.exception("could not read the thread's history for the fact check")
         players, observations = [], []

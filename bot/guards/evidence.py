@@ -18,6 +18,7 @@ from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import without_examples
 from tools.money import format_krw
 from tools.order_views import status_label
+from tools.policy_search import EXCERPTS_OPEN
 
 ONE_UNIT = frozenset({(COUNT, 1), (DURATION, 60), (DURATION, 1440)})
 """"1회", "한 번", "하루", "1 hour": a rate's unit ("하루 최대 3장"), never a figure the model can get wrong
@@ -281,7 +282,8 @@ def build_evidence(
     for text in fixed_texts:
         ev.specific.update(_trusted_facts(text)[0] - ruled)
     for text in earlier_observations:
-        ev.specific.update(_trusted_facts(text)[0])
+        if EXCERPTS_OPEN not in text:  # an earlier lookup or coupon result, not policy sentences
+            ev.specific.update(_trusted_facts(text)[0])
     for text in player_texts:
         ev.add_player_text(text)
     for item in outcomes:

@@ -41,6 +41,7 @@ FACT_UNBACKED = "guard.fact_unbacked"
 MODEL_NOTE = "model_note"
 """The `kind` of a dropped sentence that was written for the model."""
 ITEM = "item"
+"""The `kind` of a sentence that gives an order another order's item."""
 
 _OPEN, _CLOSE = "'‘\"“「『《", "'’\"”」』》"
 _QUOTE = rf"[{_OPEN}](?P<q>[^{_OPEN}{_CLOSE}\n]{{2,40}})[{_CLOSE}]"
@@ -65,8 +66,6 @@ def named_things(order: str, body: str) -> list[str]:
             found.append((m.groupdict().get("n") or m.group("q")).strip())
     return found
 
-
-"""The `kind` of a sentence that gives an order another order's item."""
 
 PASSAGE_MATCH = 0.25
 """Share of the sentence's bigrams a passage sentence must share to answer for it."""

@@ -7,6 +7,10 @@ player "the player" / "the user" / "the customer" is written again in the second
 understand) is delivered as written: dropping it could empty an answer. Our English policy lines never
 say "the player", so no policy sentence is rewritten. Korean is left to the model-note patterns (`bot.vocabulary.model_notes`:
 "이 플레이어는 …"): the Korean policies themselves say "플레이어 1명이 …" in their own voice.
+
+A sentence that narrates the bot's own reply ("The assistant replied directly to you, stating that the most
+reward boxes … is 3.", seen live 2026-12-02) is delivered as what it reports ("The most reward boxes …
+is 3."), so the fact check weighs the statement itself.
 """
 
 from __future__ import annotations
@@ -47,13 +51,39 @@ _SUBJECT = re.compile(
 _OBJECT = re.compile(rf"\b(?P<prep>to|for|with|from|by|of|help|contact)\s+{_THIRD}", re.IGNORECASE)
 
 
+_NARRATION = re.compile(
+    r"^(?:the|this|your)\s+(?:assistant|bot|agent|ai|support\s+bot)\s+(?:has\s+|have\s+|had\s+)?"
+    r"(?:replied|responded|answered|said|stated|explained|confirmed|told\s+you|informed\s+you)"
+    r"(?:\s+directly)?(?:\s+to\s+(?:you|the\s+(?:player|user|customer)))?(?:\s+directly)?\s*,?\s*"
+    r"(?:(?:by\s+)?(?:stating|saying|explaining|confirming|noting)\s+)?(?:that\s+|:\s*)",
+    re.IGNORECASE,
+)
+"""The bot narrating its own reply in the third person, up to what it reports."""
+
+
 def _cap(match_start: int, word: str) -> str:
     return word[0].upper() + word[1:] if match_start == 0 else word
 
 
+def without_narration(sentence: str) -> str | None:
+    """What a sentence narrating the bot's reply reports, as a sentence of its own; None when it narrates
+    nothing (or nothing is left after the narration)."""
+    lead = len(sentence) - len(sentence.lstrip())
+    m = _NARRATION.match(sentence[lead:])
+    if m is None:
+        return None
+    rest = sentence[lead + m.end() :]
+    if len(rest.strip()) < 3:
+        return None
+    return sentence[:lead] + rest[0].upper() + rest[1:]
+
+
 def to_the_player(sentence: str) -> str | None:
-    """`sentence` said to the player, or None: it does not speak about them, or it does in a way this
-    cannot rewrite whole (then it is left as written)."""
+    """`sentence` said to the player, or None: it does not speak about them (nor narrates the bot's
+    reply), or it does in a way this cannot rewrite whole (then it is left as written)."""
+    reported = without_narration(sentence)
+    if reported is not None:
+        return to_the_player(reported) or reported
     if not _PRESENT.search(sentence) or not is_english(sentence):
         return None
     lead = len(sentence) - len(sentence.lstrip())

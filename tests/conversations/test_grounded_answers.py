@@ -54,3 +54,34 @@ async def test_an_answer_withheld_whole_is_never_replaced_by_the_models_raw_text
     delivered = outcome.runs[0].delivered_answer
     assert delivered and note not in delivered, delivered
     assert outcome.answer == delivered
+
+
+async def test_the_running_turns_own_results_are_no_earlier_turns_evidence(store) -> None:
+    """Seen live (2026-12-02): on a slow model the run's own search result was already committed to the
+    thread when the fact check read the history, so it counted as an earlier turn's result (whose numbers
+    need no related policy sentence) and "30 days" from the coupon sections passed as the refund window.
+    A fast scripted run read the history before the commit: the check depended on timing."""
+    from bot.conversations.grounding import thread_evidence
+    from bot.memory import ThreadMemory
+
+    memory = ThreadMemory(store)
+    thread = "t:evidence"
+    await memory.append(thread, {"role": "user", "content": "주문 확인"}, run_id="r1", kind="query")
+    await memory.append(
+        thread,
+        {"role": "user", "content": "Observation from lookup_order: 주문 ORD101"},
+        run_id="r1",
+        kind="observation",
+    )
+    await memory.append(thread, {"role": "user", "content": "환불 기간?"}, run_id="r2", kind="query")
+    await memory.append(
+        thread,
+        {"role": "user", "content": "Observation from search_policy: 30일"},
+        run_id="r2",
+        kind="observation",
+    )
+    players, observations = await thread_evidence(store, thread, run_id="r2")
+    assert players == ["주문 확인", "환불 기간?"]
+    assert observations == ["Observation from lookup_order: 주문 ORD101"]
+    _players, everything = await thread_evidence(store, thread)
+    assert everything[-1] == "Observation from search_policy: 30일"

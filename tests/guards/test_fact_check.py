@@ -262,8 +262,11 @@ async def test_names_that_are_not_an_invented_item_pass(store) -> None:
 
 
 def searched(hits: list[dict[str, str]]) -> tuple[str, ToolResult]:
-    """A `search_policy` outcome returning `hits`, its message numbered as the tool writes it."""
-    message = "\n".join(f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(hits, 1))
+    """A `search_policy` outcome returning `hits`, its message numbered and wrapped as the tool writes it."""
+    from tools.policy_search import EXCERPTS_CLOSE, EXCERPTS_OPEN
+
+    lines = [f"{n}. {h['citation']} {h['text']}" for n, h in enumerate(hits, 1)]
+    message = "\n".join([EXCERPTS_OPEN, *lines, EXCERPTS_CLOSE])
     return ("search_policy", ToolResult(True, ResultCode.OK, message, {"hits": hits}))
 
 
@@ -406,4 +409,26 @@ async def test_a_number_the_rules_state_in_the_same_words_is_not_overruled_by_an
         }
     ]
     v = await ruled_guard(store, "en").check(right, outcomes=[searched(worth)])
+    assert v.text == right and not v.facts, v.facts
+
+
+async def test_an_earlier_turns_policy_result_is_no_specific_backing_for_a_number(store) -> None:
+    """An earlier turn's search result is policy sentences like this turn's: a number only its unrelated
+    sentences state still becomes the honest line (an earlier lookup's number stays backed outright)."""
+    from bot.guards.evidence import catalogue_texts
+
+    earlier_search = "Observation from search_policy: " + COUPON_SECTIONS[1].message
+    rules = default_coupon_rules()
+    facts = FactContext(
+        player_texts=("How many days do I have to get a refund for an unused cash shop item?",),
+        earlier_observations=(earlier_search, LOOKUP[1].message),
+        fixed_texts=(rules_text(rules), *catalogue_texts()),
+        rules=tuple(rule_passages(rules, "en")),
+        run_id="run-1",
+    )
+    guard_ = OutputGuard(store=store, actor=LUNA, thread_id="test:facts", locale="en", facts=facts)
+    v = await guard_.check("You have 30 days to get a refund for an unused cash shop item.", outcomes=[])
+    assert "30 days" not in v.text and TO_CONFIRM("en") in v.text, v.text
+    right = "Your order ORD101 cost 45,000 KRW, as we checked earlier."
+    v = await guard_.check(right, outcomes=[])
     assert v.text == right and not v.facts, v.facts

@@ -30,6 +30,13 @@ SEEN_LIVE = (
         ("The customer has 3 coupons left today.", "You have 3 coupons left today."),
         ("A coupon was issued to the player.", "A coupon was issued to you."),
         ("If the player needs help, staff can help the player.", "If you need help, staff can help you."),
+        (  # seen live 2026-12-02: the bot narrating its own reply
+            "The assistant replied directly to you, stating that the most reward boxes you can get after "
+            "maintenance is 3.",
+            "The most reward boxes you can get after maintenance is 3.",
+        ),
+        ("The assistant said that the player's order is delayed.", "Your order is delayed."),
+        ("The bot has confirmed: your coupon was issued.", "Your coupon was issued."),
     ],
 )
 def test_third_person_talk_is_said_to_the_player(about: str, to: str) -> None:
@@ -38,6 +45,8 @@ def test_third_person_talk_is_said_to_the_player(about: str, to: str) -> None:
 
 def test_what_is_not_about_the_player_is_left_alone() -> None:
     for sentence in (
+        "The assistant will connect you with staff.",  # no narration of a reply: left as written
+        "The assistant replied that.",
         "You can ask for a refund within 7 days.",
         "Please contact the customer service team.",
         "Each player can receive up to 3 coupons a day.",
