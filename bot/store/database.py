@@ -80,7 +80,8 @@ class Store:
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
         self.direct: DirectSQLite | None = None
-        """File SQLite only: short transactions on the loop thread (see `bot.store.backends.sqlite_direct`)."""
+        """File SQLite only: reads on the loop thread, writes on one writer thread (see
+        `bot.store.backends.sqlite_direct`)."""
         self.direct_pg: DirectPostgres | None = None
         """PostgreSQL only: plain asyncpg connections (see `bot.store.backends.postgres_direct`)."""
         self.coupons = CouponLedger(self)
@@ -165,7 +166,7 @@ class Store:
             self.direct_pg = await DirectPostgres.open(self.url, self.engine.dialect)
 
     def _open_direct(self) -> DirectSQLite | None:
-        """After the schema check passed (the file is ours): the loop-thread connection of the hot paths."""
+        """After the schema check passed (the file is ours): the plain connections of the hot paths."""
         if not self.is_sqlite:
             return None
         database = make_url(self.url).database or ""
@@ -203,10 +204,11 @@ class Store:
         off_loop: bool = False,
     ) -> T:
         """Run a store unit (`bot.store.units`) whole, in one transaction, on the fastest path there is:
-        file SQLite on the loop thread (a read without a BEGIN when `snapshot` is False: one statement
-        is consistent by itself); PostgreSQL on a plain asyncpg connection when `plain` (the unit
+        file SQLite read on the loop thread (without a BEGIN when `snapshot` is False: one statement
+        is consistent by itself) and written on its writer thread, group-committed; PostgreSQL on a plain asyncpg connection when `plain` (the unit
         touches no JSON column); else the SQLAlchemy engine. A long write (`off_loop`, an incident's
-        grant batch) runs on file SQLite in a worker thread instead; on plain asyncpg its Python work
+        grant batch) runs on file SQLite in a worker thread instead, a long read (`off_loop` without
+        `write`: a thread's history) on the reader thread; on plain asyncpg a long write's Python work
         (decisions, row decoding and binding) runs on a worker thread between the driver's round trips.
         For the store's own modules."""
         direct = self.direct
@@ -217,8 +219,15 @@ class Store:
                 return sqlite_direct.run_unit(conn, thread_statements, unit())
 
             return await direct.write_off_loop(long_body)
+        if direct is not None and off_loop:
+            reader_statements = direct.reader_statements
+
+            def long_read(conn: sqlite3.Connection) -> T:
+                return sqlite_direct.run_unit(conn, reader_statements, unit())
+
+            return await direct.read_off_loop(long_read, snapshot=snapshot)
         if direct is not None:
-            statements = direct.statements
+            statements = direct.write_statements if write else direct.statements
 
             def body(conn: sqlite3.Connection) -> T:
                 return sqlite_direct.run_unit(conn, statements, unit())

@@ -54,6 +54,12 @@ _MESSAGES_AFTER = (
     .where(_MESSAGES.c.thread_id == bindparam("thread_id"), _MESSAGES.c.id > bindparam("after"))
     .order_by(_MESSAGES.c.id)
 )
+_NEWEST_SINCE = (
+    select(_MESSAGES.c.role, _MESSAGES.c.content, _MESSAGES.c.meta, _MESSAGES.c.run_id)
+    .where(_MESSAGES.c.thread_id == bindparam("thread_id"), _MESSAGES.c.id > bindparam("after"))
+    .order_by(_MESSAGES.c.id.desc())
+    .limit(bindparam("limit"))
+)
 _PAUSED = select(ThreadState.handoff).where(ThreadState.thread_id == bindparam("thread_id"))
 
 
@@ -118,6 +124,18 @@ class Threads:
             return StoredThread(summary[1] if summary else None, [_to_message(r) for r in rows])
 
         return await self._store.run(unit, write=False)
+
+    async def since_reset(self, thread_id: str, limit: int) -> list[Any]:
+        """The newest `limit` messages since the thread's `/thread reset`, oldest first, each with `role`,
+        `content`, `meta` and `run_id` (summaries aside: what was said, for the fact check's evidence)."""
+
+        def unit() -> Unit[list[Any]]:
+            state = yield Fetch(_RESET_POINT, {"thread_id": thread_id}, one=True)
+            reset_before = (state[0] or 0) if state else 0
+            rows = yield Fetch(_NEWEST_SINCE, {"thread_id": thread_id, "after": reset_before, "limit": limit})
+            return list(reversed(rows))
+
+        return await self._store.run(unit, write=False, off_loop=True)
 
     async def append(self, rows: list[dict[str, Any]]) -> list[int]:
         """Store `rows` (`message_row`s) in one transaction; their ids, in order."""

@@ -7,6 +7,7 @@ import itertools
 import time
 from datetime import datetime
 
+import pytest
 from sqlalchemy import select
 
 from bot.memory import ThreadMemory
@@ -195,8 +196,6 @@ async def test_compiled_reads_on_the_loop_thread_equal_the_engine_path(seeded_st
 async def test_insert_rows_is_one_transaction_on_both_paths(store: Store) -> None:
     from datetime import UTC
 
-    import pytest
-
     from bot.store import RaceLost, Run, RunToolCall
 
     duplicate = RaceLost  # the store's one answer to a unique-constraint hit, on every path
@@ -257,8 +256,6 @@ async def test_writes_handed_over_together_commit_together_and_a_failing_one_alo
 ) -> None:
     import sqlite3
 
-    import pytest
-
     direct = store.direct
     assert direct is not None
     direct.connection.execute("CREATE TABLE IF NOT EXISTS t_group (k TEXT PRIMARY KEY, n INTEGER)")
@@ -271,20 +268,59 @@ async def test_writes_handed_over_together_commit_together_and_a_failing_one_alo
 
         return direct.write(unit)
 
-    from bot.store.backends.sqlite_direct import INLINE_PER_TURN
-
-    # The first writes of a loop turn commit at once; the ones after them are grouped.
-    n = INLINE_PER_TURN
-    first = [put(f"0{i}", 0) for i in range(n)]
+    # Handed over together: run in order on the writer thread, each seeing the ones before it.
     results = await asyncio.gather(
-        *first, put("a", 1), put("b", 2), put("a", 3), put("c", 4), return_exceptions=True
+        put("a", 1), put("b", 2), put("a", 3), put("c", 4), put("d", 5), return_exceptions=True
     )
-    assert results[:n] == list(range(1, n + 1))
-    grouped = results[n:]
-    assert grouped[0] == n + 1 and grouped[1] == n + 2 and grouped[3] == n + 3
-    assert isinstance(grouped[2], sqlite3.IntegrityError)  # the duplicate alone fails …
-    rows = direct.connection.execute("SELECT k, n FROM t_group WHERE n > 0 ORDER BY k").fetchall()
-    assert rows == [("a", 1), ("b", 2), ("c", 4)]  # … the others of its group are committed, once
+    assert results[:2] == [1, 2] and results[3:] == [3, 4]
+    assert isinstance(results[2], sqlite3.IntegrityError)  # the duplicate alone fails …
+    rows = direct.connection.execute("SELECT k, n FROM t_group ORDER BY k").fetchall()
+    assert rows == [("a", 1), ("b", 2), ("c", 4), ("d", 5)]  # … the others are committed, once
     assert not direct.connection.in_transaction
     with pytest.raises(sqlite3.IntegrityError):
-        await put("b", 5)
+        await put("b", 6)
+
+
+async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_handed_over(
+    tmp_path,
+) -> None:
+    import sqlite3
+    import threading
+
+    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'w.db'}")
+    await store.open(create=True)
+    direct = store.direct
+    assert direct is not None
+    direct.connection.execute("CREATE TABLE t_w (k INTEGER PRIMARY KEY, thread TEXT)")
+
+    def put(k: int):
+        def unit(conn: sqlite3.Connection) -> str:
+            name = threading.current_thread().name
+            conn.execute("INSERT INTO t_w VALUES (?, ?)", (k, name))
+            return name
+
+        return asyncio.ensure_future(direct.write(unit))
+
+    loop_thread = threading.current_thread().name
+    first = await put(0)
+    assert first != loop_thread  # the loop never runs a write's statements
+
+    def count(conn: sqlite3.Connection) -> tuple[str, int]:
+        return threading.current_thread().name, conn.execute("SELECT count(*) FROM t_w").fetchone()[0]
+
+    # A long read runs on the reader thread, on its own connection, and sees what was committed.
+    reader, seen = await direct.read_off_loop(count)
+    assert reader.startswith("arca-sqlite-reader") and seen == 1
+    handed = [put(k) for k in range(1, 50)]
+    await asyncio.sleep(0)  # every unit handed over to the writer …
+    await store.close()  # … is committed before close returns
+    check = sqlite3.connect(str(tmp_path / "w.db"))
+    try:
+        assert check.execute("SELECT count(*), count(DISTINCT thread) FROM t_w").fetchone() == (50, 1)
+    finally:
+        check.close()
+    assert await asyncio.gather(*handed) == [first] * 49  # and each caller gets its result
+    with pytest.raises(RuntimeError):
+        await direct.write(lambda conn: None)
+    with pytest.raises(RuntimeError):
+        await direct.read_off_loop(count)

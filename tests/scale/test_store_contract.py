@@ -227,6 +227,30 @@ async def test_summary_and_reset_move_where_every_path_starts_the_thread(pair: P
         assert await store.threads.recent("t:1") == []
 
 
+async def test_the_newest_messages_since_the_reset_read_the_same_on_every_path(pair: Pair) -> None:
+    def row(i: int, run: str, kind: str) -> dict:
+        return message_row(
+            "t:since", {"role": "user", "content": f"m{i}"}, run_id=run, pinned=False, kind=kind
+        )
+
+    await pair.fast.threads.append([row(0, "r0", "query"), row(1, "r0", "observation")])
+    await pair.fast.threads.reset("t:since")
+    await pair.fast.threads.append(
+        [row(i, f"r{i}", "query" if i % 2 else "observation") for i in range(2, 7)]
+    )
+    for _name, store in pair.both():
+        rows = await store.threads.since_reset("t:since", 3)
+        assert [(r.content, r.run_id, r.meta) for r in rows] == [
+            ("m4", "r4", {"kind": "observation"}),
+            ("m5", "r5", {"kind": "query"}),
+            ("m6", "r6", {"kind": "observation"}),
+        ]
+        assert [r.content for r in await store.threads.since_reset("t:since", 400)] == [
+            f"m{i}" for i in range(2, 7)
+        ]
+        assert await store.threads.since_reset("t:nothing", 10) == []
+
+
 async def test_a_paused_thread_is_paused_on_every_path(pair: Pair) -> None:
     for _name, store in pair.both():
         assert await store.threads.is_paused("t:pause") is False

@@ -1,35 +1,46 @@
-"""Short SQLite transactions run on the event loop's thread, without a driver-thread round trip.
+"""File SQLite without aiosqlite: reads on the event loop's thread, writes on one writer thread.
 
 aiosqlite runs every statement, fetch and commit of a connection on that connection's thread: one
 thread hop each (≈0.2 ms on a busy 2-core machine), while a small insert + commit in WAL mode with
-`synchronous=NORMAL` costs ≈0.03 ms. The hot paths (thread history, the coupon ledger) therefore run
-their whole transaction synchronously here, as one unit that never awaits in between, so no other
-coroutine can interleave on the connection (no asyncio lock is needed, and none is taken: a unit
-waiting for the file's write lock must not hold up the reads and writes queued behind it).
+`synchronous=NORMAL` costs ≈0.03 ms. So the hot paths (thread history, the coupon ledger, a run's
+lookups) run their whole unit at once, synchronously, on a plain `sqlite3` connection:
 
-The loop must never wait on a lock: the connection has `busy_timeout=0`; when another connection
-(an aiosqlite one, another process) holds the write lock, the unit is rolled back and retried after
-an `asyncio.sleep`, up to the same 30 s the other connections wait. Reads in WAL mode never wait on
-the writer. Same file, same pragmas, same durability as the Store's own connections.
+- **Reads** run on the loop thread (one connection, one consistent snapshot per unit, no BEGIN around a
+  one-statement read). In WAL mode a read never waits for a writer.
+- **Writes** run on one writer thread with a connection of its own. Every `sqlite3` call gives the GIL
+  away; a loop thread that ran a group of writes had to win it back once per statement, and while the
+  search workers were busy that was one switch interval (5 ms) each: 60–80 ms of a deaf loop for one
+  group commit in the 200-conversation burst (`python -m bench.loop_stalls`). On the writer thread that
+  wait is the writer's alone; the loop hands a unit over, goes on, and its caller resumes once the
+  unit's rows are committed.
 
-Writes are group-committed: the first writes of a loop turn (`INLINE_PER_TURN`) commit at once; the
-units handed over after them in the same turn run together in ONE `BEGIN IMMEDIATE … COMMIT` at the
-next turn (a unit that raises gets its exception and nothing of it is stored: the group is rolled back
-and run again without it). A burst of runs appending their messages then costs one commit and one WAL
-write of the shared pages instead of one per message; every caller resumes only after its rows are
-committed. Units run in the order they were handed over and see the ones before them (the ledger's
-read-check-insert stays serial).
+Writes are group-committed: the writer takes every unit waiting when it is free (`GROUP_MAX` at most)
+and runs them in ONE `BEGIN IMMEDIATE … COMMIT`, in the order they were handed over, each seeing the
+ones before it (the ledger's read-check-insert stays serial: there is one writer). A unit that raises
+gets its exception and nothing of it is stored: the group is rolled back and run again without it. A
+burst of runs appending their messages costs one commit and one WAL write of the shared pages instead
+of one per message. A unit whose caller was cancelled meanwhile still runs: a write handed over is
+committed.
 
-`run_unit` runs a store unit (`bot.store.units`) here, its statements compiled once with SQLAlchemy's
-own type conversions, so the reads and writes of a run (an order, a player's contacts, the live
-coupons, the thread's messages, an issuance) cost no driver-thread hop, no pooled aiosqlite connection
-and no ORM session.
+The writer waits for the file's write lock as long as the Store's own connections do (`busy_timeout`,
+`LOCK_WAIT_S`) when another connection (aiosqlite, another process) holds it; the loop never waits on
+it. No automatic checkpoint on either connection: copying the WAL back runs on a worker thread every
+`CHECKPOINT_EVERY` committed units. Same file, same pragmas, same durability as the Store's own
+connections.
+
+`run_unit` drives a store unit (`bot.store.units`) on a connection, its statements compiled once with
+SQLAlchemy's own type conversions, so the reads and writes of a run cost no driver-thread hop, no pooled
+aiosqlite connection and no ORM session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import queue
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,11 +59,13 @@ LOCK_WAIT_S = 30.0
 CHECKPOINT_EVERY = 1000
 """Write units between two WAL checkpoints, which run on a worker thread (SQLite's default: 1000 pages)."""
 
-INLINE_PER_TURN = 4
-"""Writes of one loop turn committed at once, in their caller's step, before the others are grouped."""
-
 GROUP_MAX = 64
-"""Units in one group commit at most: one loop callback stays short (about 2 ms) however many wait."""
+"""Units in one group commit at most, so a failing unit's rerun stays short."""
+
+PRAGMAS = ("synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0")
+
+_STOP = object()
+"""Handed to the writer by `close`: every unit before it is run, then the thread ends."""
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
@@ -60,168 +73,134 @@ def _locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _connect(path: Path, *, lock_wait_s: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=lock_wait_s)
+    for pragma in PRAGMAS:
+        conn.execute(f"PRAGMA {pragma}")
+    return conn
+
+
+class _Pending:
+    """A unit handed to the writer: the future its caller awaits, and the caller's context."""
+
+    __slots__ = ("context", "future", "unit")
+
+    def __init__(self, unit: Callable[[sqlite3.Connection], Any], future: asyncio.Future[Any]) -> None:
+        self.unit = unit
+        self.future = future
+        self.context = contextvars.copy_context()
+
+
 class DirectSQLite:
-    """One sqlite3 connection to the Store's file, used from the loop thread only."""
+    """The Store's file, read on the loop thread and written on one writer thread."""
 
     def __init__(self, path: Path, dialect: Dialect) -> None:
         self.dialect = dialect
         self._path = path
-        self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        # No automatic checkpoint on this connection: copying the WAL back and its fsync would run on the
-        # loop thread (a stall of tens of ms); `_after_commit` has a worker thread do it instead.
-        for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "busy_timeout=0", "wal_autocheckpoint=0"):
-            self._conn.execute(f"PRAGMA {pragma}")
+        # Reads only: a read never waits in WAL mode, except while a WAL is recovered (`_read` retries).
+        self._conn = _connect(path, lock_wait_s=0)
         self._commits = 0
-        self._pending: list[tuple[Callable[[sqlite3.Connection], Any], asyncio.Future[Any]]] = []
-        self._flush: asyncio.Handle | None = None
-        self._turn: asyncio.Handle | None = None
-        self._inline = 0
-        """Writes committed at once in the current loop turn (`INLINE_PER_TURN` at most)."""
-        self._deadline: float | None = None
-        """While the file is locked by another connection: when the waiting group gives up."""
-        self._delay = 0.0
         self._checkpoint: asyncio.Future[None] | None = None
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closed = False
+        self._reader: concurrent.futures.ThreadPoolExecutor | None = None
+        self._reader_conn: sqlite3.Connection | None = None
         self.statements = Statements(dialect)
-        """This connection's compiled statements (once per statement object)."""
+        """The loop thread's compiled statements (once per statement object)."""
+        self.write_statements = Statements(dialect)
+        """The writer thread's compiled statements, kept apart from the loop thread's."""
         self.thread_statements = Statements(dialect)
-        """The compiled statements of the units run off the loop (`write_off_loop`), kept apart."""
+        """The compiled statements of the units run on worker threads (`write_off_loop`)."""
+        self.reader_statements = Statements(dialect)
+        """The reader thread's compiled statements (`read_off_loop`)."""
+        self._writer = threading.Thread(target=self._write_loop, name="arca-sqlite-writer", daemon=True)
+        self._writer.start()
 
     @property
     def connection(self) -> sqlite3.Connection:
+        """The loop thread's (read) connection."""
         return self._conn
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
-        (see the module's doc); retried while another connection holds the file's write lock."""
-        loop = asyncio.get_running_loop()
-        if not self._pending and self._flush is None and self._inline < INLINE_PER_TURN:
-            # The first writes of a loop turn commit at once, in their caller's step: a lone writer pays
-            # no extra turn. The ones after them in the same turn are grouped (`_commit_group`).
-            self._inline += 1
-            if self._turn is None:
-                self._turn = loop.call_soon(self._end_turn)
-            try:
-                results, failed = self._run_group([unit])
-            except sqlite3.OperationalError as exc:
-                if self._conn.in_transaction or not _locked(exc):
-                    raise
-            else:
-                self._after_commit(1)
-                if failed:
-                    raise failed[0]
-                return results[0]  # type: ignore[no-any-return]
-        future: asyncio.Future[T] = loop.create_future()
-        self._pending.append((unit, future))
-        if self._flush is None:
-            self._flush = loop.call_soon(self._commit_group)
+        """Run `unit(conn)` in a write transaction on the writer thread, committed with the units handed
+        over alongside it (see the module's doc); resumes once it is committed."""
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put(_Pending(unit, future))
         return await future
 
-    def _end_turn(self) -> None:
-        self._turn = None
-        self._inline = 0
-
-    def _commit_group(self) -> None:
-        self._flush = None
-        # A unit whose caller was cancelled meanwhile still runs: a write handed over is committed, as
-        # when each write ran at once in its caller's step.
-        group = self._pending[:GROUP_MAX]
-        del self._pending[:GROUP_MAX]
-        if self._pending:  # the rest in the next round, after other callbacks had their turn
-            self._flush = asyncio.get_running_loop().call_soon(self._commit_group)
-        if not group:
-            return
+    def _write_loop(self) -> None:
+        """The writer thread: group after group until `close` hands over `_STOP`."""
+        conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
         try:
-            results, failed = self._run_group([unit for unit, _future in group])
-        except sqlite3.OperationalError as exc:
-            if not self._conn.in_transaction and _locked(exc):
-                self._wait_for_lock(group, exc)
-                return
-            self._fail(group, exc)
-            return
-        except BaseException as exc:  # the commit (disk full, I/O) or the connection failed: nothing stored
-            self._fail(group, exc)
-            if not isinstance(exc, Exception):
-                raise
-            return
-        self._deadline, self._delay = None, 0.0
-        for i, (_unit, future) in enumerate(group):
-            if future.done():
+            stop = False
+            while not stop:
+                first = self._queue.get()
+                if first is _STOP:
+                    break
+                group = [first]
+                while len(group) < GROUP_MAX:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stop = True
+                        break
+                    group.append(item)
+                self._commit_group(conn, group)
+        finally:
+            conn.close()
+
+    def _commit_group(self, conn: sqlite3.Connection, group: list[_Pending]) -> None:
+        try:
+            outcome: tuple[dict[int, Any], dict[int, BaseException]] = _run_group(conn, group)
+        except BaseException as exc:  # locked past LOCK_WAIT_S, the commit (disk full, I/O): nothing stored
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            outcome = ({}, dict.fromkeys(range(len(group)), exc))
+        by_loop: dict[asyncio.AbstractEventLoop, list[int]] = {}
+        for i, pending in enumerate(group):
+            by_loop.setdefault(pending.future.get_loop(), []).append(i)
+        for loop, indexes in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(self._settle, [group[i] for i in indexes], indexes, *outcome)
+            except RuntimeError:
+                pass  # that loop is closed: nobody awaits these units any more (they are committed)
+
+    def _settle(
+        self,
+        group: list[_Pending],
+        indexes: list[int],
+        results: dict[int, Any],
+        failed: dict[int, BaseException],
+    ) -> None:
+        """On the caller's loop: each caller gets its unit's result or exception."""
+        committed = 0
+        for pending, i in zip(group, indexes, strict=True):
+            if i not in failed:
+                committed += 1
+            if pending.future.done():
                 continue
             if i in failed:
-                future.set_exception(failed[i])
+                pending.future.set_exception(failed[i])
             else:
-                future.set_result(results[i])
-        self._after_commit(len(group))
-
-    def _run_group(
-        self, units: list[Callable[[sqlite3.Connection], Any]]
-    ) -> tuple[dict[int, Any], dict[int, Exception]]:
-        """All `units` in one transaction. When one raises, the transaction is rolled back and run again
-        without it: units are written to be re-run whole (as on a locked file), and a failure is rare
-        (a lost race), so no savepoint per unit — each statement on this thread is a GIL hand-off."""
-        failed: dict[int, Exception] = {}
-        while True:
-            results: dict[int, Any] = {}
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                for i, unit in enumerate(units):
-                    if i in failed:
-                        continue
-                    try:
-                        results[i] = unit(self._conn)
-                    except Exception as exc:
-                        failed[i] = exc
-                        break
-                else:
-                    self._conn.execute("COMMIT")
-                    return results, failed
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            if self._conn.in_transaction:  # a unit failed: undo the pass, run the others again
-                self._conn.execute("ROLLBACK")
-
-    def _fail(self, group: list[Any], exc: BaseException) -> None:
-        if self._conn.in_transaction:
-            self._conn.execute("ROLLBACK")
-        for _unit, future in group:
-            if not future.done():
-                future.set_exception(exc)
-
-    def _wait_for_lock(self, group: list[Any], exc: sqlite3.OperationalError) -> None:
-        """Another connection holds the write lock: try the group again later (units handed over in
-        the meantime join it), up to `LOCK_WAIT_S`; the loop never waits on the lock."""
-        now = time.monotonic()
-        if self._deadline is None:
-            self._deadline = now + LOCK_WAIT_S
-        if not _locked(exc) or now >= self._deadline:
-            self._deadline = None
-            for _unit, future in group:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        self._pending[:0] = group
-        self._delay = min(max(self._delay * 2, 0.0005), 0.02)
-        loop = asyncio.get_running_loop()
-        if self._flush is not None:
-            self._flush.cancel()
-        self._flush = loop.call_later(self._delay, self._commit_group)
+                pending.future.set_result(results[i])
+        if committed:
+            self._after_commit(committed)
 
     async def write_off_loop(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         """A long write unit (an incident's grant batch: hundreds of rows) in its own transaction on a
-        worker thread, with a connection of its own, so the loop keeps serving live conversations
-        meanwhile. It waits there for the file's write lock (`busy_timeout`); the loop's own writers
-        retry meanwhile, as with any other connection's writer. Same pragmas, same durability."""
+        worker thread, with a connection of its own, so the writer keeps committing live conversations'
+        units until this one takes the file's write lock. Same pragmas, same durability."""
         out = await asyncio.get_running_loop().run_in_executor(None, self._write_in_thread, unit)
         self._after_commit(1)
         return out
 
     def _write_in_thread(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        conn = sqlite3.connect(str(self._path), isolation_level=None, timeout=LOCK_WAIT_S)
+        conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
         try:
-            for pragma in ("synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0"):
-                conn.execute(f"PRAGMA {pragma}")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 out = unit(conn)
@@ -238,6 +217,41 @@ class DirectSQLite:
         """Run `unit(conn)` at once, on one consistent snapshot (a deferred read transaction); a unit of
         one statement (`snapshot=False`) is consistent by itself and spares the BEGIN and COMMIT."""
         return await self._read(unit, "BEGIN" if snapshot else None)
+
+    async def read_off_loop(self, unit: Callable[[sqlite3.Connection], T], *, snapshot: bool = True) -> T:
+        """A long read (hundreds of rows decoded: a thread's history for the fact check) on one reader
+        thread with a connection of its own, so its statements and row decoding never hold the loop: on
+        the loop thread each row fetched gives the GIL away and waits to win it back (measured: such a
+        read on the loop made the burst's worst lag 130–160 ms against 50–80 ms off it)."""
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        if self._reader is None:
+            self._reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arca-sqlite-reader")
+        begin = "BEGIN" if snapshot else None
+        return await asyncio.get_running_loop().run_in_executor(
+            self._reader, self._read_in_thread, unit, begin
+        )
+
+    def _read_in_thread(self, unit: Callable[[sqlite3.Connection], T], begin: str | None) -> T:
+        if self._reader_conn is None:  # only ever touched on the one reader thread
+            self._reader_conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
+        conn = self._reader_conn
+        try:
+            if begin is not None:
+                conn.execute(begin)
+            out = unit(conn)
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+            return out
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _close_reader(self) -> None:
+        if self._reader_conn is not None:
+            self._reader_conn.close()
+            self._reader_conn = None
 
     def _after_commit(self, units: int) -> None:
         before, self._commits = self._commits, self._commits + units
@@ -283,19 +297,49 @@ class DirectSQLite:
             delay = min(delay * 2, 0.02)
 
     def close(self) -> None:
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        if self._turn is not None:
-            self._turn.cancel()
-            self._turn = None
-        for _unit, future in self._pending:
-            if not future.done():
-                future.set_exception(RuntimeError("the store was closed before this write was committed"))
-        self._pending.clear()
+        """Every unit handed over is run and committed first (the writer is joined), then both
+        connections close."""
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        self._writer.join()
+        if self._reader is not None:
+            self._reader.submit(self._close_reader)
+            self._reader.shutdown(wait=True)
         if self._checkpoint is not None and not self._checkpoint.done():
             self._checkpoint.cancel()
         self._conn.close()
+
+
+def _run_group(
+    conn: sqlite3.Connection, group: list[_Pending]
+) -> tuple[dict[int, Any], dict[int, BaseException]]:
+    """All units of `group` in one transaction, each in its caller's context. When one raises, the
+    transaction is rolled back and run again without it: units are written to be re-run whole, and a
+    failure is rare (a lost race), so no savepoint per unit."""
+    failed: dict[int, BaseException] = {}
+    while True:
+        results: dict[int, Any] = {}
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for i, pending in enumerate(group):
+                if i in failed:
+                    continue
+                try:
+                    results[i] = pending.context.run(pending.unit, conn)
+                except Exception as exc:
+                    failed[i] = exc
+                    break
+            else:
+                conn.execute("COMMIT")
+                return results, failed
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if conn.in_transaction:  # a unit failed: undo the pass, run the others again
+            conn.execute("ROLLBACK")
 
 
 def with_column_defaults(table: Table, row: dict[str, Any]) -> dict[str, Any]:
