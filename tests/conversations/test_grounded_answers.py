@@ -66,20 +66,13 @@ async def test_the_running_turns_own_results_are_no_earlier_turns_evidence(store
 
     memory = ThreadMemory(store)
     thread = "t:evidence"
-    await memory.append(thread, {"role": "user", "content": "주문 확인"}, run_id="r1", kind="query")
-    await memory.append(
-        thread,
-        {"role": "user", "content": "Observation from lookup_order: 주문 ORD101"},
-        run_id="r1",
-        kind="observation",
-    )
-    await memory.append(thread, {"role": "user", "content": "환불 기간?"}, run_id="r2", kind="query")
-    await memory.append(
-        thread,
-        {"role": "user", "content": "Observation from search_policy: 30일"},
-        run_id="r2",
-        kind="observation",
-    )
+    for run, (kind, content) in (
+        ("r1", ("query", "주문 확인")),
+        ("r1", ("observation", "Observation from lookup_order: 주문 ORD101")),
+        ("r2", ("query", "환불 기간?")),
+        ("r2", ("observation", "Observation from search_policy: 30일")),
+    ):
+        await memory.append(thread, {"role": "user", "content": content}, run_id=run, kind=kind)
     players, observations = await thread_evidence(store, thread, run_id="r2")
     assert players == ["주문 확인", "환불 기간?"]
     assert observations == ["Observation from lookup_order: 주문 ORD101"]

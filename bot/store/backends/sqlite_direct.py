@@ -201,15 +201,7 @@ class DirectSQLite:
     def _write_in_thread(self, unit: Callable[[sqlite3.Connection], T]) -> T:
         conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                out = unit(conn)
-                conn.execute("COMMIT")
-                return out
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
+            return _transaction(conn, "BEGIN IMMEDIATE", unit)
         finally:
             conn.close()
 
@@ -235,18 +227,7 @@ class DirectSQLite:
     def _read_in_thread(self, unit: Callable[[sqlite3.Connection], T], begin: str | None) -> T:
         if self._reader_conn is None:  # only ever touched on the one reader thread
             self._reader_conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
-        conn = self._reader_conn
-        try:
-            if begin is not None:
-                conn.execute(begin)
-            out = unit(conn)
-            if conn.in_transaction:
-                conn.execute("COMMIT")
-            return out
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+        return _transaction(self._reader_conn, begin, unit)
 
     def _close_reader(self) -> None:
         if self._reader_conn is not None:
@@ -277,19 +258,7 @@ class DirectSQLite:
         delay = 0.0005
         while True:
             try:
-                try:
-                    # BEGIN inside the rollback guard: an exception raised right after it (a signal,
-                    # a timeout) must not leave this shared connection inside a transaction.
-                    if begin is not None:
-                        self._conn.execute(begin)
-                    out = unit(self._conn)
-                    if self._conn.in_transaction:
-                        self._conn.execute("COMMIT")
-                    return out
-                except BaseException:
-                    if self._conn.in_transaction:
-                        self._conn.execute("ROLLBACK")
-                    raise
+                return _transaction(self._conn, begin, unit)
             except sqlite3.OperationalError as exc:
                 if not _locked(exc) or time.monotonic() >= deadline:
                     raise
@@ -310,6 +279,23 @@ class DirectSQLite:
         if self._checkpoint is not None and not self._checkpoint.done():
             self._checkpoint.cancel()
         self._conn.close()
+
+
+def _transaction(conn: sqlite3.Connection, begin: str | None, unit: Callable[[sqlite3.Connection], T]) -> T:
+    """`unit(conn)` between `begin` (None: no BEGIN, one statement is consistent by itself) and COMMIT,
+    rolled back when anything raises. BEGIN is inside the rollback guard: an exception raised right after
+    it (a signal, a timeout) must not leave a shared connection inside a transaction."""
+    try:
+        if begin is not None:
+            conn.execute(begin)
+        out = unit(conn)
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+        return out
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _run_group(
