@@ -13,10 +13,14 @@ _EXAMPLE_NUMBER = re.compile(r"(?<![A-Za-z\d,.])\d{1,3}(?:,\d{3})+(?![\d,])|(?<!
 
 
 def declared_examples(description: str, args_model: type[BaseModel]) -> dict[str, frozenset[str]]:
-    """Per id or integer argument, its example values (upper-cased, without thousands separators).
-    Free-text arguments (a reason, a summary, a query) are not listed: an example there does no harm."""
+    """Per id or integer argument, its example values (upper-cased, without thousands separators). A
+    search `query` is listed without examples, so a copied placeholder is refused; other free text (a
+    reason, a summary) is not listed: an example there does no harm."""
     values: dict[str, frozenset[str]] = {}
     for name, info in args_model.model_fields.items():
+        if name == "query":
+            values[name] = frozenset()
+            continue
         numeric = info.annotation is int or info.annotation == (int | None)
         if not numeric and not name.endswith("id"):
             continue

@@ -23,14 +23,21 @@ MIN_TOP_K = 1
 MAX_TOP_K = 8
 QUERY_SHOWN_CHARS = 200
 SNIPPET_CHARS = 700
+"""An excerpt longer than this is cut: the model needs the rule, not the whole document."""
 EXCERPTS_OPEN, EXCERPTS_CLOSE = "<policy_excerpts>", "</policy_excerpts>"
 """What a result's policy sentences are wrapped in (the fact check tells them from a lookup's by it)."""
-"""An excerpt longer than this is cut: the model needs the rule, not the whole document."""
+QUERY_PLACEHOLDER = "<the player's question in a few words>"
+"""The query the tool's texts show. Seen live (2026-12-02): with a real example ('쿠폰 한도') a small
+model searched that example in 15 of 19 searches, whatever was asked, and answered a refund question
+from the coupon sections. The engine fills it with the player's words where it shows a call, and
+refuses a call that copies it."""
 
 
 class SearchPolicyArgs(BaseModel):
     query: str = Field(
-        description="What to look up, in the player's words or as keywords, e.g. '쿠폰 한도' or 'refund for unused items'."
+        description="What to look up: the player's question in a few words (their own words, or Korean "
+        "keywords for Korean policies).",
+        examples=[QUERY_PLACEHOLDER],
     )
     top_k: int = Field(default=3, description="How many excerpts to return (1-8). Default 3.")
 
@@ -74,7 +81,8 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
     cash-shop items not received, duplicate payments, minors' payments, account security and 2FA,
     sanctions and appeals, name changes, gifts and trading, event rewards, maintenance compensation,
     bug exploits, privacy, contacting staff). Use it before stating any rule, limit or deadline, and
-    quote the returned citation label, e.g. "[보상 정책 §2 발급 한도]". Example: {"query": "쿠폰 한도"}.
+    quote the returned citation label, e.g. "[보상 정책 §2 발급 한도]". Search with the words of the
+    player's question, never with a topic they did not ask about.
     The policies are written in Korean: for an English question you may search in Korean as well
     (e.g. "선물 하루 한도" for "daily gift limit"). An excerpt may bring the neighbouring section along
     ("+ [...]"); cite the label of the section you actually use.

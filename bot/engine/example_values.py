@@ -8,6 +8,7 @@ tools' results (an id `list_my_orders` returned may be looked up)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -66,6 +67,17 @@ def numbers_in(text: str) -> set[str]:
     return found
 
 
+QUESTION_CHARS = 120
+"""At most this much of the player's question becomes a suggested search query."""
+
+
+def question_words(player: Iterable[str]) -> str:
+    """The player's latest message, cut to `QUESTION_CHARS`: the query to search with instead of a
+    placeholder."""
+    said = [" ".join(t.split()) for t in player if t and t.strip()]
+    return said[-1][:QUESTION_CHARS] if said else ""
+
+
 def _refusal(name: str, what: str, player: Iterable[str]) -> ToolResult:
     if name.endswith("id"):
         said = "\n".join(player)
@@ -80,6 +92,13 @@ def _refusal(name: str, what: str, player: Iterable[str]) -> ToolResult:
             )
         else:
             then = "Ask the player for their order number; never guess one."
+    elif name == "query":
+        asked = question_words(player)
+        then = (
+            f'Search with the words of the player\'s question: {{"query": {json.dumps(asked, ensure_ascii=False)}}}.'
+            if asked
+            else "Search with the words of the player's question."
+        )
     else:
         then = f"Use the {name} the player asked for, or ask the player; never copy the example."
     return ToolResult.error(f"Not run: {what}. {then}", reason="example_value", argument=name)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
+from bot.engine.example_values import question_words
 from tools.base import Tool, ToolRegistry
 
 _EXAMPLE_IN_TEXT = re.compile(r"e\.g\.,?\s*(?:'([^']+)'|\"([^\"]+)\"|`([^`]+)`|([^\s,;)]+))")
@@ -59,12 +60,16 @@ def field_example(name: str, info: FieldInfo) -> Any:
 def example_args(t: Tool, texts: Iterable[str] = ()) -> dict[str, Any]:
     """An `args` object for `t` with its required fields, filled from `texts` (what the player wrote)
     where a value of the right shape appears there, e.g. `{"order_id": "ORD101"}`."""
+    texts = list(texts)
     said = "\n".join(texts)
     args: dict[str, Any] = {}
     for name, info in t.args_model.model_fields.items():
         if not info.is_required():
             continue
         example = field_example(name, info)
+        if name == "query" and said.strip() and isinstance(example, str) and example.startswith("<"):
+            args[name] = question_words(texts)  # the player's own words, never a copied topic
+            continue
         args[name] = _from_player(example, said)
     return args
 

@@ -107,3 +107,29 @@ async def test_an_id_written_with_a_space_or_in_lower_case_counts_as_written(too
         synthesize=False,
     )
     assert probe.calls == ["lookup_order:ORD101", "lookup_order:ORD102"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_search_that_copies_the_query_placeholder_is_refused_with_the_players_words(mode):
+    """Seen live (2026-12-02): with a real example query in the tool's texts ('쿠폰 한도') a small model
+    searched it in 15 of 19 searches, and answered a refund question from the coupon sections. The texts
+    show a placeholder now; a call that copies it is refused with the player's own words as the query."""
+    from tools.policy_search import QUERY_PLACEHOLDER
+    from tools.registry import build_registry
+
+    question = "How many days do I have to get a refund for an unused cash shop item?"
+    run = await run_scripted(
+        [
+            {"tool": "search_policy", "args": {"query": QUERY_PLACEHOLDER}},
+            {"tool": "search_policy", "args": {"query": question}},
+            {"final": "Let me check."},
+        ],
+        build_registry(),
+        mode=mode,
+        query=question,
+        synthesize=False,
+    )
+    refused, searched = run.result.tool_outcomes
+    assert refused.result.code == "ERROR" and refused.result.data["reason"] == "example_value"
+    assert f'{{"query": "{question}"}}' in refused.observation, refused.observation
+    assert searched.result.data.get("reason") != "example_value"  # the player's words are searched

@@ -83,3 +83,14 @@ async def test_the_values_reach_the_json_mode_prompt_only(tools, mode):
     )
     system = next(r for r in run.llm.requests if r.purpose == "loop").messages[0]["content"]
     assert ("amount 10000" in system) is (mode == "json")
+
+
+def test_the_search_query_is_shown_as_a_placeholder_and_filled_with_the_players_words():
+    from tools.policy_search import QUERY_PLACEHOLDER
+
+    registry = build_registry()
+    text = describe_tools(registry)
+    assert f'args example: {{"query": "{QUERY_PLACEHOLDER}"}}' in text
+    assert "쿠폰 한도" not in text  # a real topic here is what a small model searched for every question
+    question = "How many days do I have to get a refund for an unused cash shop item?"
+    assert example_args(registry.get("search_policy"), ["hi", question]) == {"query": question}
