@@ -41,7 +41,9 @@ def example_refusal(
             source = (
                 "the example in the tool description" if norm in examples else "not from the conversation"
             )
-            return _refusal(name, f"the player did not write {value}; it is {source}", player)
+            # The value is not repeated: the refusal is a tool result the next check reads as "written"
+            # (seen live: the same call with the example amount 5000, made again, issued a coupon).
+            return _refusal(name, f"the player did not write this {name}; it is {source}", player)
     return None
 
 

@@ -43,6 +43,8 @@ _VERBS = {
     "requests": "request",
     "qualifies": "qualify",
     "contacts": "contact",
+    # the past is the same for "you" (seen live: "The player received a 5,000 KRW coupon …")
+    **{v: v for v in "received got asked requested ordered wrote bought paid did had".split()},
 }
 _MODALS = "can cannot can't may will won't should must could would might".split()
 _SUBJECT = re.compile(

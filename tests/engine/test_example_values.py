@@ -31,7 +31,8 @@ async def test_an_order_id_the_player_never_wrote_is_not_looked_up_and_the_model
     assert probe.calls == []
     [outcome] = run.result.tool_outcomes
     assert outcome.result.code == "ERROR" and outcome.result.data["reason"] == "example_value"
-    assert "the player did not write ORD001" in outcome.observation
+    assert "the player did not write this order_id" in outcome.observation
+    assert "ORD001" not in outcome.observation  # else the refusal itself would make it "written"
     assert "Call search_policy with their question" in outcome.observation
 
 
@@ -70,7 +71,7 @@ async def test_the_descriptions_example_amount_is_refused_unless_the_player_wrot
         synthesize=False,
     )
     assert probe.calls == []
-    assert "the player did not write 5000" in asked_10000.result.tool_outcomes[0].observation
+    assert "the player did not write this amount" in asked_10000.result.tool_outcomes[0].observation
     await run_scripted(
         [coupon("ORD101", 5000), {"final": "x"}],
         tools,
@@ -133,3 +134,14 @@ async def test_a_search_that_copies_the_query_placeholder_is_refused_with_the_pl
     assert refused.result.code == "ERROR" and refused.result.data["reason"] == "example_value"
     assert f'{{"query": "{question}"}}' in refused.observation, refused.observation
     assert searched.result.data.get("reason") != "example_value"  # the player's words are searched
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_example_amount_made_again_after_its_refusal_is_refused_again(tools, probe, mode):
+    """Seen live (2026-12-02): a refund question; the model called issue_coupon with the description's
+    example amount, was refused, made the identical call again and it ran — the refusal's own text
+    ("did not write 5000") counted as a tool result that wrote 5000. A coupon nobody asked for was issued."""
+    steps = [coupon("ORD101", 5000), coupon("ORD101", 5000), {"final": "확인했습니다."}]
+    run = await run_scripted(steps, tools, mode=mode, query="ORD101 배송이 늦어요", synthesize=False)
+    assert not any(c.startswith("issue_coupon") for c in probe.calls), probe.calls
+    assert [o.result.data.get("reason") for o in run.result.tool_outcomes] == ["example_value"] * 2

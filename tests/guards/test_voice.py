@@ -37,6 +37,10 @@ SEEN_LIVE = (
         ),
         ("The assistant said that the player's order is delayed.", "Your order is delayed."),
         ("The bot has confirmed: your coupon was issued.", "Your coupon was issued."),
+        (  # seen live 2026-12-02
+            "The player received a 5,000 KRW coupon for the order ORD301.",
+            "You received a 5,000 KRW coupon for the order ORD301.",
+        ),
     ],
 )
 def test_third_person_talk_is_said_to_the_player(about: str, to: str) -> None:
@@ -56,7 +60,8 @@ def test_what_is_not_about_the_player_is_left_alone() -> None:
 
 
 def test_talk_about_the_player_that_cannot_be_rewritten_whole_is_left_as_written() -> None:
-    assert to_the_player("Staff will review what the player wrote.") is None
+    assert to_the_player("Staff will review what the player wrote.") == "Staff will review what you wrote."
+    assert to_the_player("Staff will review the player soon.") is None
     assert to_the_player("You are the customer-support assistant of Arca Online.") is None
 
 
