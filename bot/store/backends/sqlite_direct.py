@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import queue
 import sqlite3
@@ -164,10 +165,9 @@ class DirectSQLite:
         for i, pending in enumerate(group):
             by_loop.setdefault(pending.future.get_loop(), []).append(i)
         for loop, indexes in by_loop.items():
-            try:
+            # A closed loop refuses the callback: nobody awaits those units any more (they are committed).
+            with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._settle, [group[i] for i in indexes], indexes, *outcome)
-            except RuntimeError:
-                pass  # that loop is closed: nobody awaits these units any more (they are committed)
 
     def _settle(
         self,
