@@ -4,7 +4,6 @@ staff commands and the `Conversations` object that every channel talks to.
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
+from bot.heap import freeze_startup_heap
 from bot.store import Store
 from bot.store.seed import seed_if_empty
 
@@ -149,16 +149,6 @@ def staff_commands(settings: Settings | None = None) -> list[Any]:
         )
     )
     return [*default_commands(), stats, console, *ops_commands(), *incident_commands(), *reply_commands()]
-
-
-def freeze_startup_heap() -> None:
-    """Put what start-up built (the embedding model, Chroma, tables, modules: ~200k objects) out of the
-    cyclic garbage collector's reach, once per process. A full collection walks every tracked object,
-    and a burst of runs allocates enough to trigger one: 150 ms with the event loop stopped, measured.
-    Frozen objects are still freed by reference counting; only their cycles are never collected."""
-    if gc.get_freeze_count() == 0:
-        gc.collect()
-        gc.freeze()
 
 
 @dataclass

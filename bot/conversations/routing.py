@@ -39,6 +39,7 @@ from bot.conversations.surface import Surface, SurfaceError
 from bot.desk.person_request import PersonRequest
 from bot.engine.interrupts import InterruptQueue
 from bot.engine.results import AgentResult
+from bot.loop_share import give_way
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Store
@@ -193,6 +194,10 @@ class Conversations:
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
 
+    def any_running(self) -> bool:
+        """Whether some conversation has a run going (the process's quiet moments: `bot.heap`)."""
+        return bool(self._runs)
+
     def asker_of(self, thread_id: str) -> str | None:
         """The audit label of the latest person whose message this process took in the thread (answered,
         queued or stored during a handoff): who the conversation is with before any run of it is recorded."""
@@ -237,6 +242,7 @@ class Conversations:
 
     async def handle(self, incoming: Incoming, surface: Surface) -> TurnOutcome:
         """Route one channel message: refuse, run a staff command, store (handoff), queue, or run."""
+        await give_way()  # messages that arrive together are taken in over the loop's turns
         verdict = await intake.judge(self.deps, incoming, max_chars=self.max_message_chars)
         if intake.refuses(verdict, incoming):
             await audit_refused(self.staff, incoming, self)

@@ -2,7 +2,8 @@
 `iteration` events, and the concurrency rule (calls of one response run together, calls with side
 effects one at a time, in order). A call that uses a tool's example value the player never wrote is
 refused before it runs (`bot.engine.example_values`). A call with side effects is held, not run, when the player wrote
-something the model had not read when it decided on the call ("cancel, do not issue")."""
+something the model had not read when it decided on the call ("cancel, do not issue"), and refused when the
+player took the request back mid-run (`bot.engine.withdrawals`)."""
 
 from __future__ import annotations
 
@@ -26,12 +27,17 @@ from bot.engine.repetition import (
 )
 from bot.engine.results import ToolOutcome
 from bot.engine.tool_prompt import example_call
+from bot.engine.withdrawals import withdrawal
 from bot.llm.base import ToolCall
 from tools.base import ResultCode, ToolContext, ToolRegistry, ToolResult
 
 HELD_FOR_NEW_MESSAGE = (
     "Not run: the player sent a new message before this call could run. Read it and decide "
     "again; call '{name}' again only if the player still wants it."
+)
+WITHDRAWN = (
+    "Not run: the player took the request back while you worked ({said!r}). Do not call '{name}' in this "
+    "run; tell the player, in their language, that nothing was done."
 )
 
 
@@ -113,6 +119,7 @@ class ToolCalls:
         earlier = None if side_effect or fixed.refusal else self.guard.earlier_read(key)
         started = self.clock()
         held = side_effect and fixed.refusal is None and self.unread()
+        withdrawn = withdrawal(self.player_texts()) if side_effect and fixed.refusal is None else None
         if earlier is not None:
             result, observation = earlier.result, earlier.observation + REUSED_NOTE
         else:
@@ -120,6 +127,10 @@ class ToolCalls:
                 result = fixed.refusal
             elif held:
                 result = ToolResult.error(HELD_FOR_NEW_MESSAGE.format(name=name), reason="new_message")
+            elif withdrawn is not None:
+                result = ToolResult.error(
+                    WITHDRAWN.format(name=name, said=withdrawn[:200]), reason="withdrawn"
+                )
             else:
                 result = await self.registry.execute(name, fixed.args, self.ctx.for_call(call.id))
             observation = observation_text(name, result)

@@ -13,7 +13,7 @@ from typing import Any
 from bot.engine.results import ToolOutcome
 from tools.base import Actor, ToolRegistry
 
-NOT_RUN_REASONS = frozenset({"new_message", "example_value", "schema_as_args"})
+NOT_RUN_REASONS = frozenset({"new_message", "withdrawn", "example_value", "schema_as_args"})
 """Calls the engine answered without running the tool: they ground nothing."""
 QUERY_CHARS = 120
 

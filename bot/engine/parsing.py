@@ -153,10 +153,24 @@ def _to_action(data: dict[str, Any], repairs: list[str]) -> ActionReading:
     if action is None and "tool" not in data and "answer" not in data and _function_call_shape(data):
         repairs.append('{"name", "arguments"} function-call shape read as a tool call')
         data = {"action": TOOL_CALL, "tool": data["name"], "args": data.get("arguments", data.get("args"))}
-    if isinstance(action, str) and action not in (TOOL_CALL, FINAL_ANSWER) and action == data.get("tool"):
-        # Seen live: {"action": "lookup_order", "tool": "lookup_order", "args": {…}}, twice in a row.
-        repairs.append('"action" naming the same tool as "tool" read as a tool call')
-        action = TOOL_CALL
+    if isinstance(action, str) and action not in (TOOL_CALL, FINAL_ANSWER) and action:
+        tool = data.get("tool")
+        if action == tool:
+            # Seen live: {"action": "lookup_order", "tool": "lookup_order", "args": {…}}, twice in a row.
+            repairs.append('"action" naming the same tool as "tool" read as a tool call')
+            action = TOOL_CALL
+        elif isinstance(tool, str) and tool and isinstance(data.get("args"), dict):
+            # Seen live (2026-12-02), twice in a row until the run stopped: {"action": "lookup_order",
+            # "tool": "search_policy", "args": {"query": …}}. "tool" is the field the format names, and
+            # the arguments are that tool's.
+            repairs.append('"action" naming a tool read as "tool_call"; "tool" kept')
+            action = TOOL_CALL
+        elif "tool" not in data and isinstance(data.get("args"), dict) and action.isidentifier():
+            # Seen live (2026-12-02), twice in a row until the run stopped: {"action": "lookup_order",
+            # "args": {"order_id": "ORD103"}} after the hint said how to write it.
+            repairs.append('"action" naming the tool read as a tool call of that tool')
+            data = {**data, "tool": action}
+            action = TOOL_CALL
     reasoning = data.get("reasoning") if isinstance(data.get("reasoning"), str) else ""
     if action == TOOL_CALL or (action is None and "tool" in data):
         tool = data.get("tool") or data.get("name")

@@ -37,6 +37,7 @@ from bot.engine.selection import select_tools
 from bot.engine.steps import read_json, read_native
 from bot.engine.tool_prompt import describe_tools, player_values
 from bot.llm.base import LLMError, Usage, api_message
+from bot.loop_share import give_way
 from bot.memory import ThreadMemory
 from tools.base import ToolContext
 
@@ -246,6 +247,7 @@ class AgentRun:
             if left is not None and left <= 0:
                 return self.out_of_time()
             self.iterations = iteration
+            await give_way()
             request = await self.check_context()
             await self.emit(ThinkingEvent(status="start", iteration=iteration))
             timeout = asyncio.timeout(self.remaining())
@@ -275,6 +277,7 @@ class AgentRun:
                 )
             if self.agent.pace is not None:
                 await self.agent.pace()
+            await give_way()  # replies that land together are read in turns, not all in one
             self.usage.add(response.usage)
             self.guard.calibrate(self.raw_estimate, response.usage.prompt_tokens)
             outcome = (

@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import StaticPool
 
+from bot.loop_share import give_way
 from bot.redaction import redact_url
 from bot.store.backends import engine as engine_path
 from bot.store.backends import sqlite_direct
@@ -227,6 +228,8 @@ class Store:
 
             return await direct.read_off_loop(long_read, snapshot=snapshot)
         if direct is not None:
+            if not write:
+                await give_way()  # a read runs on the loop's thread: not in a turn already spent
             statements = direct.write_statements if write else direct.statements
 
             def body(conn: sqlite3.Connection) -> T:

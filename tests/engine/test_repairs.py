@@ -36,8 +36,14 @@ SCHEMA_ARGS = {
             "{'action': 'tool_call', 'tool': 'lookup_order', 'args': {'order_id': 'ORD101'}, 'strict': True}",
             "Python literals read as JSON",
         ),
+        # Both seen live twice in a row from a 1.5B model, after the hint had said how to write it.
+        ('{"action": "lookup_order", "args": {"order_id": "ORD101"}}', "read as a tool call of that tool"),
+        (
+            '{"action": "search_policy", "tool": "lookup_order", "args": {"order_id": "ORD101"}}',
+            '"tool" kept',
+        ),
     ],
-    ids=["code-fence", "trailing-prose", "python-literals"],
+    ids=["code-fence", "trailing-prose", "python-literals", "tool-as-action", "tool-as-action-and-tool"],
 )
 async def test_json_mode_repairs_an_unambiguous_reply_runs_the_call_and_logs_it(
     tools, probe, caplog, raw, repair
@@ -64,11 +70,11 @@ def test_a_well_formed_reply_needs_no_repair():
     [
         (json.dumps(CALL) + "\n" + json.dumps({"action": "final_answer", "answer": "x"}), "2 JSON objects"),
         (f"```json\n{json.dumps(CALL)}\n```\n```json\n{json.dumps(CALL)}\n```", "2 code blocks"),
-        ('{"action": "lookup_order", "args": {"order_id": "ORD101"}}', '"action" must be "tool_call"'),
+        ('{"action": "look up", "answer": "ORD101"}', '"action" must be "tool_call"'),
         ('{"action": "tool_call", "args": {"order_id": "ORD101"}}', 'needs "tool"'),
         ('{"action": "tool_call", "tool": "lookup_order", "args": {"order_id": ORD101}}', "not valid JSON"),
     ],
-    ids=["two-objects", "two-fences", "tool-as-action", "no-tool-name", "broken-json"],
+    ids=["two-objects", "two-fences", "unknown-action", "no-tool-name", "broken-json"],
 )
 async def test_json_mode_ambiguous_reply_is_not_guessed_and_gets_a_precise_hint(tools, probe, raw, hint):
     reading = read_action(raw)
@@ -148,5 +154,8 @@ def test_an_action_that_names_the_same_tool_as_tool_is_read_as_a_tool_call():
     )
     assert reading.action is not None and reading.action.tool == "lookup_order"
     assert reading.action.args == {"order_id": "ORD103"}
-    # A different name in "action" stays an error: which one was meant is not clear.
-    assert read_action('{"action": "search_policy", "tool": "lookup_order", "args": {}}').action is None
+    # A different name in "action": "tool" is the field the format names (seen live twice in a row, the
+    # arguments were those of "tool"); without arguments it stays an error.
+    other = read_action('{"action": "search_policy", "tool": "lookup_order", "args": {"order_id": "ORD103"}}')
+    assert other.action is not None and other.action.tool == "lookup_order"
+    assert read_action('{"action": "search_policy", "tool": "lookup_order"}').action is None

@@ -228,7 +228,7 @@ def test_the_startup_heap_is_frozen_once_and_later_objects_stay_collectable() ->
     import gc
     import weakref
 
-    from bot.app import freeze_startup_heap
+    from bot.heap import freeze_startup_heap
 
     gc.unfreeze()
     startup = [[i] for i in range(1000)]  # tracked containers alive at start-up

@@ -1,0 +1,72 @@
+"""Runs that arrive together share the loop's turns (`bot.loop_share`): past `TURN_S` of work in one turn,
+the rest wait for the next, so what else is waiting (a stream's chunk, a heartbeat) runs in between."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+from bot.loop_share import TURN_S, give_way
+
+SLICE_S = 0.001
+RUNS = 40
+
+
+def _work(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+async def _slices_per_turn(*, share: bool) -> tuple[list[int], list[list[int]]]:
+    """Start RUNS runs of three 1 ms slices together; count the slices each loop turn ran (a ticker that
+    reschedules itself once per turn closes each count) and record each run's own order of slices."""
+    loop = asyncio.get_running_loop()
+    counts = [0]
+    done = asyncio.Event()
+    order: list[list[int]] = [[] for _ in range(RUNS)]
+
+    def tick() -> None:
+        if not done.is_set():
+            counts.append(0)
+            loop.call_soon(tick)
+
+    async def run(i: int) -> None:
+        for step in range(3):
+            if share:
+                await give_way()
+            _work(SLICE_S)
+            counts[-1] += 1
+            order[i].append(step)
+
+    loop.call_soon(tick)
+    await asyncio.gather(*(run(i) for i in range(RUNS)))
+    done.set()
+    return counts, order
+
+
+async def test_runs_that_arrive_together_are_spread_over_turns() -> None:
+    counts, order = await _slices_per_turn(share=True)
+    assert sum(counts) == 3 * RUNS
+    assert order == [[0, 1, 2]] * RUNS  # each run's own steps keep their order
+    # A turn stops taking slices once TURN_S is spent: at most that many 1 ms slices, plus the one
+    # that crossed the line (a loaded machine only makes slices longer, so fewer fit).
+    assert max(counts) <= math.ceil(TURN_S / SLICE_S) + 1
+
+
+async def test_without_give_way_one_turn_runs_every_run() -> None:
+    """The control: the same runs with no `give_way()` put all their first slices in one turn."""
+    counts, _ = await _slices_per_turn(share=False)
+    assert max(counts) >= RUNS
+
+
+async def test_the_first_give_way_of_a_turn_does_not_yield() -> None:
+    """A lone run passing `give_way()` first in a turn keeps going: what was scheduled before it waits."""
+    ran: list[str] = []
+    await asyncio.sleep(0)  # a fresh turn
+    asyncio.get_running_loop().call_soon(ran.append, "other")
+    await give_way()
+    assert ran == []
+    await asyncio.sleep(0)
+    assert ran == ["other"]
