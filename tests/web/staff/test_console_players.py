@@ -34,7 +34,10 @@ async def test_a_discord_conversation_names_its_player_while_the_first_run_goes(
     )
     await asyncio.wait_for(held.holding.wait(), 10)  # no run is recorded yet
     # The question's commit overlaps the first model call (the thread writer), so it shows soon, not at once.
-    assert await eventually(lambda: _listed(conv, "discord:31"), what="the question to be listed") == "player:P100"
+    assert (
+        await eventually(lambda: _listed(conv, "discord:31"), what="the question to be listed")
+        == "player:P100"
+    )
     held.release()
     assert (await asyncio.wait_for(run, 10)).kind == "answered"
     assert await _player(conv, "discord:31") == "player:P100"
