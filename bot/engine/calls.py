@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.engine.events import Emitter, IterationEvent
 from bot.engine.example_values import example_refusal
+from bot.engine.grounding import RequiredCall, call_args
 from bot.engine.observations import observation_text
 from bot.engine.repairs import repair_call, repaired_name
 from bot.engine.repetition import (
@@ -35,6 +36,7 @@ HELD_FOR_NEW_MESSAGE = (
     "Not run: the player sent a new message before this call could run. Read it and decide "
     "again; call '{name}' again only if the player still wants it."
 )
+MADE_INSTEAD = "The run made the call it needs instead: {tool} {args}. Answer from its result:"
 WITHDRAWN = (
     "Not run: the player took the request back while you worked ({said!r}). Do not call '{name}' in this "
     "run; tell the player, in their language, that nothing was done."
@@ -55,6 +57,7 @@ class ToolCalls:
         json_mode: bool,
         unread: Callable[[], bool] = lambda: False,
         known_texts: Callable[[], list[str]] | None = None,
+        required: Callable[[], list[RequiredCall]] | None = None,
     ) -> None:
         self.registry = registry
         self.known_texts = known_texts or player_texts
@@ -72,6 +75,10 @@ class ToolCalls:
         self.outcomes: list[ToolOutcome] = []
         self.finished: dict[str, str] = {}
         """Observations of calls that finished (used when the run is cancelled mid-batch)."""
+        self.required = required
+        """The reads the rules still require before an answer (`AgentRun.missing_calls`)."""
+        self._refused: set[str] = set()
+        self._made_instead = False
         self.repeated: ToolOutcome | None = None
         """The call that failed the same way `REPEAT_LIMIT` times: the run must stop."""
 
@@ -120,8 +127,20 @@ class ToolCalls:
         started = self.clock()
         held = side_effect and fixed.refusal is None and self.unread()
         withdrawn = withdrawal(self.player_texts()) if side_effect and fixed.refusal is None else None
+        instead = self._instead_of(key, fixed.refusal)
+        outcome_name, outcome_args = name, args
         if earlier is not None:
             result, observation = earlier.result, earlier.observation + REUSED_NOTE
+        elif instead is not None:
+            # The same refused call again: the run makes the read the rules require instead.
+            assert fixed.refusal is not None
+            outcome_name, outcome_args = instead.tool, call_args(instead, self.player_texts()[0])
+            result = await self.registry.execute(outcome_name, outcome_args, self.ctx.for_call(call.id))
+            shown = json.dumps(outcome_args, ensure_ascii=False)
+            observation = (
+                f"{fixed.refusal.message}\n{MADE_INSTEAD.format(tool=outcome_name, args=shown)}\n"
+                + observation_text(outcome_name, result)
+            )
         else:
             if fixed.refusal is not None:
                 result = fixed.refusal
@@ -136,7 +155,7 @@ class ToolCalls:
             observation = observation_text(name, result)
         elapsed = self.clock() - started
         outcome = ToolOutcome(
-            call.id, name, args, result, observation, elapsed, iteration, earlier is not None
+            call.id, outcome_name, outcome_args, result, observation, elapsed, iteration, earlier is not None
         )
         if earlier is not None and self.guard.reused(key) >= REPEAT_LIMIT - 1 and self.repeated is None:
             self.repeated = outcome  # the same read a third time: the model is stuck on it
@@ -161,6 +180,25 @@ class ToolCalls:
             )
         )
         return outcome
+
+    def _instead_of(self, key: str, refusal: ToolResult | None) -> RequiredCall | None:
+        """For a refused call made a second time, once per run: the read the rules require that has not
+        run (`search_policy` on a policy question, the lookup of an order the player named). Seen live: a
+        policy question began with a lookup of an order id made up from the clock, refused three times
+        with the search to make instead, and the run stopped."""
+        if refusal is None:
+            return None
+        again = key in self._refused
+        self._refused.add(key)
+        if not again or self._made_instead or self.required is None:
+            return None
+        for call in self.required():
+            if not self.registry.is_side_effect(call.tool) and self.registry.allowed(
+                call.tool, self.ctx.actor
+            ):
+                self._made_instead = True
+                return call
+        return None
 
     def _example(self, name: str) -> str:
         t = self.registry.get(name)

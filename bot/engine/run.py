@@ -112,6 +112,7 @@ class AgentRun:
             json_mode=not self.native,
             unread=lambda: bool(run.queue) or run.unread_injection,
             known_texts=lambda: run.known_texts(),
+            required=lambda: run.missing_calls(),
         )
 
     # ---- persistence -----------------------------------------------------------------------

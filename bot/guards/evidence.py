@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from bot.guards.claims import split_sentences
-from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, extract_facts
+from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, counted, extract_facts
 from bot.vocabulary import catalogue
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import without_examples
@@ -70,6 +70,12 @@ class Evidence:
     """The open incidents' notices as sentences: they back what they state, and one about the same
     thing stands in for a sentence that contradicts it (a time, a date, a duration)."""
 
+    specific_counts: dict[Any, set[str | None]] = field(default_factory=dict)
+    """The same for the counts among `specific`."""
+    counts: dict[Any, set[str | None]] = field(default_factory=dict)
+    """For each count the trusted texts state, what it counted there (`facts.counted`; None: a generic
+    counter)."""
+
     seen: list[str] = field(default_factory=list)
     """Every observation and player text, squashed (`squash`): a name the answer quotes is backed when
     one of them wrote it."""
@@ -79,6 +85,27 @@ class Evidence:
         needle = squash(phrase)
         return bool(needle) and any(needle in text for text in self.seen)
 
+    def counts_the_same(self, fact: Fact, *, specific: bool = False) -> bool:
+        """Whether a trusted (`specific`: a specific) text states this count of the same thing, or with a
+        generic counter, or the fact's own counter is generic: "1 reward box" is not backed by a listing's
+        "1 order"."""
+        mine = counted(fact)
+        if mine is None:
+            return True
+        there = (self.specific_counts if specific else self.counts).get(fact.value, set())
+        return not there or mine in there or None in there
+
+    def is_specific(self, fact: Fact) -> bool:
+        """A fact stated outside policy sentences, rules and notices (of the same thing, for a count)."""
+        return fact.key in self.specific and (fact.kind != COUNT or self.counts_the_same(fact, specific=True))
+
+    def add_specific_text(self, text: str, *, leave_out: frozenset[tuple[str, Any]] = frozenset()) -> None:
+        found, _statuses, counted_here = _trusted_facts(text)
+        self.specific.update(found - leave_out)
+        for value, what in counted_here:
+            if (COUNT, value) not in leave_out:
+                self.specific_counts.setdefault(value, set()).add(what)
+
     def backs(self, fact: Fact) -> bool:
         return fact.key in self.trusted or fact.key in self.player or is_one_unit(fact)
 
@@ -87,8 +114,10 @@ class Evidence:
         for m in _ORDER_ITEM.finditer(text):
             order, item = m.group("id") or m.group("lid"), m.group("item") or m.group("litem")
             self.order_items[order.upper()] = item.strip()
-        found, statuses = _trusted_facts(text)
+        found, statuses, counted_here = _trusted_facts(text)
         self.trusted.update(found)
+        for value, what in counted_here:
+            self.counts.setdefault(value, set()).add(what)
         for order, codes in statuses:
             self.order_statuses.setdefault(order, set()).update(codes)
 
@@ -111,21 +140,27 @@ _ORDER_ITEM = re.compile(
 
 
 @lru_cache(maxsize=2048)
-def _trusted_facts(text: str) -> tuple[frozenset[tuple[str, Any]], tuple[tuple[str, frozenset[str]], ...]]:
-    """(fact keys, (order, statuses) pairs) of a trusted text. Cached: rules, catalogue and a thread's
-    earlier results are the same texts run after run."""
+def _trusted_facts(
+    text: str,
+) -> tuple[
+    frozenset[tuple[str, Any]], tuple[tuple[str, frozenset[str]], ...], frozenset[tuple[Any, str | None]]
+]:
+    """(fact keys, (order, statuses) pairs, (count, what it counts) pairs) of a trusted text. Cached:
+    rules, catalogue and a thread's earlier results are the same texts run after run."""
     found: set[tuple[str, Any]] = set()
     statuses: list[tuple[str, frozenset[str]]] = []
+    counts: set[tuple[Any, str | None]] = set()
     for sentence in _sentences(text):
         # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its
         # example values ("(예: ORD001)") back nothing.
         facts = extract_facts(without_examples(sentence))
         found.update(keys(facts))
+        counts.update((f.value, counted(f)) for f in facts if f.kind == COUNT)
         named = [f.value for f in facts if f.kind == ORDER]
         codes = frozenset(f.value for f in facts if f.kind == STATUS)
         if len(named) == 1 and codes:
             statuses.append((named[0], codes))
-    return frozenset(found), tuple(statuses)
+    return frozenset(found), tuple(statuses), frozenset(counts)
 
 
 def keys(facts: Iterable[Fact]) -> set[tuple[str, Any]]:
@@ -278,12 +313,12 @@ def build_evidence(
     ev = Evidence(rules=list(rules or ()), notices=text_passages(notices))
     for text in [*fixed_texts, *notices, *earlier_observations]:
         ev.add_trusted_text(text)
-    ruled = {g.key for p in ev.rules for g in p.facts}
+    ruled = frozenset(g.key for p in ev.rules for g in p.facts)
     for text in fixed_texts:
-        ev.specific.update(_trusted_facts(text)[0] - ruled)
+        ev.add_specific_text(text, leave_out=ruled)
     for text in earlier_observations:
         if EXCERPTS_OPEN not in text:  # an earlier lookup or coupon result, not policy sentences
-            ev.specific.update(_trusted_facts(text)[0])
+            ev.add_specific_text(text)
     for text in player_texts:
         ev.add_player_text(text)
     for item in outcomes:
@@ -291,7 +326,7 @@ def build_evidence(
         ev.add_trusted_text(message)
         ev.trusted.update((AMOUNT, a) for a in _data_amounts(data))
         if not data.get("hits"):  # a lookup's or a coupon's result, not policy sentences
-            ev.specific.update(_trusted_facts(message)[0])
+            ev.add_specific_text(message)
             ev.specific.update((AMOUNT, a) for a in _data_amounts(data))
         order = data.get("order")
         if isinstance(order, Mapping) and order.get("id"):

@@ -228,7 +228,9 @@ class FactChecker:
         ev = self.evidence
         stated = frozenset(f.key for f in facts)
         for f in facts:
-            if (f.key in ev.trusted or is_one_unit(f)) and f.kind in NUMERIC_KINDS:
+            # A count is backed only by a count of the same thing ("1 reward box" is not "1 order").
+            trusted = f.key in ev.trusted and ev.counts_the_same(f)
+            if (trusted or is_one_unit(f)) and f.kind in NUMERIC_KINDS:
                 other = contradicting(
                     body, f.key, f.kind, ev.passages, stated=stated, also_backing=[*ev.rules, *ev.notices]
                 )
@@ -238,7 +240,7 @@ class FactChecker:
                     )
                 if self._only_elsewhere(f, body, stated):
                     return Finding(f.kind, f.text, "only sentences about something else state it")
-            if f.kind in (ORDER, STATUS) or f.key in ev.trusted or is_one_unit(f):
+            if f.kind in (ORDER, STATUS) or trusted or is_one_unit(f):
                 continue
             passage = self._passage(body, f.kind) if f.kind in NUMERIC_KINDS else None
             if f.key in ev.player:
@@ -269,7 +271,7 @@ class FactChecker:
     def _only_elsewhere(self, f: Fact, body: str, stated: frozenset[Any]) -> bool:
         """A number only policy sentences, rules or notices back, all of them about something else."""
         ev = self.evidence
-        if f.key in ev.player or f.key in ev.specific or is_one_unit(f) or f.key not in ev.trusted:
+        if f.key in ev.player or ev.is_specific(f) or is_one_unit(f) or f.key not in ev.trusted:
             return False
         sources = (*ev.passages, *ev.rules, *ev.notices)
         stating = [p for p in sources if any(g.key == f.key for g in p.facts)]

@@ -281,6 +281,26 @@ def _units(text: str, out: list[Fact]) -> str:
     return text
 
 
+_COUNTED: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("box", re.compile(r"상자|박스|\bbox(?:es)?\b|\bchests?\b", re.IGNORECASE)),
+    ("coupon", re.compile(r"장|매|\bcoupons?\b|\bvouchers?\b|\bcodes?\b", re.IGNORECASE)),
+    ("order", re.compile(r"건|\borders?\b|\brequests?\b", re.IGNORECASE)),
+    ("person", re.compile(r"명|\bpeople\b|\bplayers?\b", re.IGNORECASE)),
+    ("times", re.compile(r"회|번|차례|\btimes\b|\battempts?\b|\bonce\b|\btwice\b", re.IGNORECASE)),
+)
+
+
+def counted(fact: Fact) -> str | None:
+    """What a count counts, as a class ("box", "coupon", "order", "person", "times"); None for a generic
+    counter ("3개", "3 items") that may count anything. "1 reward box" is not backed by "1 order"."""
+    if fact.kind != COUNT:
+        return None
+    for name, pattern in _COUNTED:
+        if pattern.search(fact.text):
+            return name
+    return None
+
+
 _ORDER_WORD = re.compile(r"주문|\border\b", re.IGNORECASE)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.guards.facts import extract_facts
+from bot.guards.facts import counted, extract_facts
 from bot.vocabulary.model_notes import is_model_note, without_examples
 
 
@@ -113,3 +113,23 @@ def test_a_count_stated_after_its_noun_is_a_fact(text: str) -> None:
 )
 def test_a_noun_then_a_number_with_a_unit_is_not_a_bare_count(text: str) -> None:
     assert not any(kind == "count" for kind, _ in keys(text)), keys(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("You can get 1 reward box.", "box"),
+        ("보상 상자 5개까지", None),  # the counter 개 counts anything
+        ("보상 상자는 최대 5상자", "box"),
+        ("쿠폰 3장", "coupon"),
+        ("up to 3 compensation coupons", "coupon"),
+        ("주문 1건", "order"),
+        ("1 order", "order"),
+        ("2회 시도", "times"),
+        ("twice", "times"),
+        ("3 items", None),
+    ],
+)
+def test_what_a_count_counts(text: str, what: str | None) -> None:
+    [fact] = [f for f in extract_facts(text) if f.kind == "count"]
+    assert counted(fact) == what
