@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
-from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts
+from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
 from bot.guards.paraphrase import contradicting, unrelated
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import is_model_note
@@ -242,7 +242,7 @@ class FactChecker:
                     return Finding(f.kind, f.text, "only sentences about something else state it")
             if f.kind in (ORDER, STATUS) or trusted or is_one_unit(f):
                 continue
-            passage = self._passage(body, f.kind) if f.kind in NUMERIC_KINDS else None
+            passage = self._passage(body, f) if f.kind in NUMERIC_KINDS else None
             if f.key in ev.player:
                 if passage is None or passage[1] < PLAYER_CONTRADICTION_MATCH:
                     continue
@@ -253,10 +253,10 @@ class FactChecker:
             if passage is not None:
                 p = passage[0]
                 return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
-            notice = self._passage(body, f.kind, ev.notices)
+            notice = self._passage(body, f, ev.notices)
             if notice is not None:  # an open incident's notice says otherwise: its own sentence stands
                 return Finding(f.kind, f.text, "the incident notice says otherwise", notice[0].sentence)
-            rule = self._passage(body, f.kind, ev.rules) if f.kind in NUMERIC_KINDS else None
+            rule = self._passage(body, f, ev.rules) if f.kind in NUMERIC_KINDS else None
             if rule is not None:
                 return Finding(f.kind, f.text, "the coupon rules say otherwise", rule[0].sentence)
             named = [g.value for g in facts if g.kind == ORDER and g.value in ev.orders]
@@ -280,15 +280,17 @@ class FactChecker:
         return unrelated(body, stating, joined=joined)
 
     def _passage(
-        self, body: str, kind: str, passages: list[Passage] | None = None
+        self, body: str, fact: Fact, passages: list[Passage] | None = None
     ) -> tuple[Passage, float] | None:
-        """The passage sentence about the same thing (most shared bigrams) that states a `kind` fact."""
+        """The passage sentence about the same thing (most shared bigrams) that states a fact of `fact`'s
+        kind (for a count, of the same thing: a boxes sentence is not answered with the coupons rule)."""
+        kind = fact.kind
         mine = grams(body)
         if not mine:
             return None
         best: tuple[Passage, float] | None = None
         for p in self.evidence.passages if passages is None else passages:
-            if not any(g.kind == kind for g in p.facts):
+            if not any(g.kind == kind and same_counted(g, fact) for g in p.facts):
                 continue
             score = len(mine & p.grams) / len(mine)
             if score >= PASSAGE_MATCH and (best is None or score > best[1]):

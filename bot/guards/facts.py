@@ -301,6 +301,13 @@ def counted(fact: Fact) -> str | None:
     return None
 
 
+def same_counted(a: Fact, b: Fact) -> bool:
+    """Whether two facts may state the same count: not counts, or either counter generic, or the same
+    thing counted."""
+    one, other = counted(a), counted(b)
+    return one is None or other is None or one == other
+
+
 _ORDER_WORD = re.compile(r"주문|\border\b", re.IGNORECASE)
 
 
