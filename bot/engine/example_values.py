@@ -47,13 +47,19 @@ def example_refusal(
     return None
 
 
+_ID_WRITTEN = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)[-_ ]?(\d+)(?![0-9])")
+"""An id as a player writes it ("ORD101", "ORD 101", "ord-101"): letters, a separator or none, digits."""
+
+
 def _written(value: str, text: str, *, numeric: bool) -> bool:
-    if not numeric:
-        # "ORD 101" and "ord-101" name ORD101 too
-        parts = re.fullmatch(r"([A-Z]+)[-_ ]?(\d+)", value)
-        body = rf"{parts.group(1)}[-_ ]?{parts.group(2)}" if parts else re.escape(value)
-        return re.search(rf"(?<![A-Za-z0-9]){body}(?![0-9])", text, re.IGNORECASE) is not None
-    return value in numbers_in(text)
+    if numeric:
+        return value in numbers_in(text)
+    parts = re.fullmatch(r"([A-Z]+)[-_ ]?(\d+)", value)
+    if parts is None:
+        return re.search(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![0-9])", text, re.IGNORECASE) is not None
+    # One pattern for every id (one compiled per value cost a compile per call in a burst).
+    wanted = (parts.group(1), parts.group(2))
+    return any((m.group(1).upper(), m.group(2)) == wanted for m in _ID_WRITTEN.finditer(text))
 
 
 def numbers_in(text: str) -> set[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from functools import lru_cache
 from typing import Any
 
@@ -80,6 +81,11 @@ class Evidence:
     """Every observation and player text, squashed (`squash`): a name the answer quotes is backed when
     one of them wrote it."""
 
+    def copy(self) -> Evidence:
+        """A copy whose sets, maps and lists (and the sets in its maps) are its own: a cached base is
+        never changed in place."""
+        return Evidence(**{f.name: _own(getattr(self, f.name)) for f in dataclass_fields(self)})
+
     def wrote(self, phrase: str) -> bool:
         """Whether any observation or player text wrote `phrase` (spacing and case aside)."""
         needle = squash(phrase)
@@ -124,6 +130,12 @@ class Evidence:
     def add_player_text(self, text: str) -> None:
         self.seen.append(squash(text))
         self.player.update(keys(extract_facts(text)))
+
+
+def _own(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: set(v) if isinstance(v, set) else v for k, v in value.items()}
+    return type(value)(value)
 
 
 def squash(text: str) -> str:
@@ -310,12 +322,12 @@ def build_evidence(
     """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice;
     `notices`: the open incidents' notices in the run's scope (`bot.incidents.open_notices`)."""
     notices = tuple(notices)
-    ev = Evidence(rules=list(rules or ()), notices=text_passages(notices))
-    for text in [*fixed_texts, *notices, *earlier_observations]:
+    rules = list(rules or ())
+    ruled = frozenset(g.key for p in rules for g in p.facts)
+    ev = _fixed_evidence(tuple(fixed_texts), ruled).copy()
+    ev.rules, ev.notices = rules, text_passages(notices)
+    for text in [*notices, *earlier_observations]:
         ev.add_trusted_text(text)
-    ruled = frozenset(g.key for p in ev.rules for g in p.facts)
-    for text in fixed_texts:
-        ev.add_specific_text(text, leave_out=ruled)
     for text in earlier_observations:
         if EXCERPTS_OPEN not in text:  # an earlier lookup or coupon result, not policy sentences
             ev.add_specific_text(text)
@@ -341,6 +353,17 @@ def build_evidence(
             if isinstance(listed, Mapping) and listed.get("id") and listed.get("status"):
                 ev.order_statuses[str(listed["id"]).upper()] = {str(listed["status"])}
         ev.passages.extend(_passages(data))
+    return ev
+
+
+@lru_cache(maxsize=16)
+def _fixed_evidence(fixed_texts: tuple[str, ...], ruled: frozenset[tuple[str, Any]]) -> Evidence:
+    """What the bot's fixed texts back, built once (they are the same run after run, but for the day's
+    date and a stop notice): every run copies it. Never changed in place."""
+    ev = Evidence()
+    for text in fixed_texts:
+        ev.add_trusted_text(text)
+        ev.add_specific_text(text, leave_out=ruled)
     return ev
 
 

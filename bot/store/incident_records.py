@@ -7,14 +7,18 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import distinct, func, select
+from sqlalchemy import bindparam, distinct, func, select
 
 from bot.store.coupons import LIVE_STATUSES
 from bot.store.incident_posts import IncidentDeliveries, IncidentPosts
 from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Plan, Target
 from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
-from bot.store.units import UnitRunner
+from bot.store.units import Fetch, Unit, UnitRunner
+
+_OPEN = (
+    select(*Incident.__table__.c).where(Incident.status == bindparam("status")).order_by(Incident.id.desc())
+)
 
 RUN_ACTIONS = ("incident.compensation_approved", "incident.grant_batch", "incident.compensation_resumed")
 """The audit actions of a compensation run's life (`last_activity`)."""
@@ -252,9 +256,16 @@ class Incidents:
         return int(count), int(versions), str(latest)
 
     async def open_for(self, player_id: str | None) -> list[IncidentRecord]:
-        """The open incidents whose scope covers this player (unlinked: only those for all players)."""
+        """The open incidents whose scope covers this player (unlinked: only those for all players). Every
+        run reads them (their notices ride in the system prompt): the open ones in one store unit on the
+        fast read path; an order-filtered scope's count of the player's orders on the engine (its filter
+        binds lists and literals)."""
+
+        def unit() -> Unit[list[IncidentRecord]]:
+            return [IncidentRecord.of(row) for row in (yield Fetch(_OPEN, {"status": "open"}))]
+
         out: list[IncidentRecord] = []
-        for incident in await self.list(status="open"):
+        for incident in await self._store.run(unit, write=False, snapshot=False):
             scope = incident.scope
             if scope.kind == "all" and not _order_filtered(scope):
                 out.append(incident)

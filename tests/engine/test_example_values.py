@@ -111,6 +111,20 @@ async def test_an_id_written_with_a_space_or_in_lower_case_counts_as_written(too
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_an_id_inside_a_longer_one_is_not_written(tools, probe, mode):
+    """ORD101 is not written by "ORD1012" or "XORD101": the id is compared whole."""
+    run = await run_scripted(
+        [lookup("ORD101"), {"final": "x"}],
+        tools,
+        mode=mode,
+        query="ORD1012 랑 XORD101 주문 확인해 주세요",
+        synthesize=False,
+    )
+    assert probe.calls == []
+    assert run.result.tool_outcomes[0].result.data["reason"] == "example_value"
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_search_that_copies_the_query_placeholder_is_refused_with_the_players_words(mode):
     """Seen live (2026-12-02): with a real example query in the tool's texts ('쿠폰 한도') a small model
     searched it in 15 of 19 searches, and answered a refund question from the coupon sections. The texts

@@ -261,6 +261,29 @@ async def test_names_that_are_not_an_invented_item_pass(store) -> None:
         assert v.text == answer and not v.facts, (answer, v.facts)
 
 
+async def test_a_name_given_to_an_order_whose_id_only_starts_like_the_looked_up_one_is_not_its_item(
+    store,
+) -> None:
+    """The item check reads the id each bracket or quote names: ORD1012's or XORD101's item is not ORD101's."""
+    for answer in ("ORD1012(전설의 검)은 배송 중입니다.", "XORD101(전설의 검)은 배송 중입니다."):
+        v = await guard(store).check(answer, outcomes=[LOOKUP])
+        assert not [f for f in v.facts if f["kind"] == "item"], (answer, v.facts)
+    v = await guard(store).check("ord101 (전설의 검) 주문은 배송 중입니다.", outcomes=[LOOKUP])
+    assert "전설의 검" not in v.text and v.facts[0]["kind"] == "item"
+
+
+def test_each_runs_evidence_is_its_own_though_the_fixed_part_is_built_once() -> None:
+    from bot.guards.evidence import build_evidence
+
+    fixed = (rules_text(default_coupon_rules()),)
+    first = build_evidence(outcomes=[LOOKUP], player_texts=["ORD101 언제 와요?"], fixed_texts=fixed)
+    second = build_evidence(fixed_texts=fixed)
+    assert ("status", "shipping") in first.trusted and "ORD101" in first.order_statuses
+    assert ("status", "shipping") not in second.trusted and not second.order_statuses
+    assert not second.player and len(second.seen) == 1
+    assert second.trusted == build_evidence(fixed_texts=fixed).trusted  # the rules still back the caps
+
+
 def searched(hits: list[dict[str, str]]) -> tuple[str, ToolResult]:
     """A `search_policy` outcome returning `hits`, its message numbered and wrapped as the tool writes it."""
     from tools.policy_search import EXCERPTS_CLOSE, EXCERPTS_OPEN

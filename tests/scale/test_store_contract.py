@@ -337,3 +337,25 @@ async def test_the_active_coupons_a_claim_names_read_the_same_on_every_path(pair
         ], name
         assert await store.coupons.active() == []
         assert await store.coupons.active(orders=["ORD001"]) == []
+
+
+async def test_the_open_incidents_a_player_sees_read_the_same_on_every_path(pair: Pair) -> None:
+    """Every run reads them (their notices ride in the prompt): all players, a list, an order filter."""
+    from bot.store.incidents import IncidentScope
+
+    def declare(title: str, scope: IncidentScope):
+        return pair.engine.incidents.open(
+            title=title, notice_ko=title, notice_en=title, scope=scope, actor="staff:42", now=NOW
+        )
+
+    everyone = await declare("all", IncidentScope())
+    listed = await declare("listed", IncidentScope("players", player_ids=("P200",)))
+    delayed_goods = await declare("goods", IncidentScope("orders", statuses=("delayed",), item="한정판"))
+    closed = await declare("closed", IncidentScope())
+    await pair.engine.incidents.close(closed.id, actor="staff:42", now=NOW)
+    for _name, store in pair.both():
+        assert [i.id for i in await store.incidents.open_for("P100")] == [delayed_goods.id, everyone.id]
+        assert [i.id for i in await store.incidents.open_for("P200")] == [listed.id, everyone.id]
+        assert [i.id for i in await store.incidents.open_for(None)] == [everyone.id]
+        [record] = [i for i in await store.incidents.open_for("P100") if i.id == delayed_goods.id]
+        assert record.scope == delayed_goods.scope and record.started_at == delayed_goods.started_at
