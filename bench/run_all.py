@@ -172,6 +172,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "retrieval_off_topic_abstain_rate": r["retrieval_off_topic_abstain_rate"],
         "heldout_off_topic_abstain_rate": r["heldout_off_topic_abstain_rate"],
         "heldout_wrong_abstain_rate": r["heldout_wrong_abstain_rate"],
+        # the answer-bearing and per-language-pair figures of issue 24, as the headlines name them
+        **{key: r[key] for key, _unit, _what in HEADLINES if key.startswith(("pair_", "heldout_answer"))},
         "other_game_recall_at1": r["other_game_recall_at1"],
         "other_game_recall_at3": r["other_game_recall_at3"],
         "retrieval_p50_ms": r["retrieval_p50_ms"],

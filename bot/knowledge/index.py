@@ -32,6 +32,7 @@ from bot.knowledge.fusion import DEFAULT_FUSION, Evidence, FusionParams, fuse
 from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
 from bot.knowledge.lexical import LexicalIndex, chunk_terms
 from bot.knowledge.second_dense import SecondDense
+from bot.loop_share import background_priority
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -366,8 +367,11 @@ class PolicyIndex:
     def _worker(self, lane: str) -> ThreadPoolExecutor:
         if lane not in self._executors:
             workers = SEARCH_WORKERS if lane == "search" else 1
+            # Embedding is background work beside the event loop: its threads yield the CPU to the loop's.
             self._executors[lane] = ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix=f"policy-index-{lane}"
+                max_workers=workers,
+                thread_name_prefix=f"policy-index-{lane}",
+                initializer=background_priority,
             )
         return self._executors[lane]
 

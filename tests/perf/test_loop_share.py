@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 import time
+
+import pytest
 
 from bot.loop_share import TURN_S, give_way
 
@@ -70,3 +73,25 @@ async def test_the_first_give_way_of_a_turn_does_not_yield() -> None:
     assert ran == []
     await asyncio.sleep(0)
     assert ran == ["other"]
+
+
+def _priority() -> int:
+    import os
+    import threading
+
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="a thread has a priority of its own on Linux"
+)
+async def test_the_policy_searchs_workers_yield_the_cpu_to_the_loop_thread(policy_index) -> None:
+    """The embedders run on threads of lower priority; the loop's thread (this one) keeps its own."""
+    from bot.loop_share import BACKGROUND_NICE
+
+    mine = _priority()
+    loop = asyncio.get_running_loop()
+    worker = await loop.run_in_executor(policy_index._worker("search"), _priority)
+    assert worker == min(19, mine + BACKGROUND_NICE)
+    assert _priority() == mine
+    assert await policy_index.search("환불 기간", 3)  # and the search still answers on them
