@@ -34,9 +34,10 @@ log = logging.getLogger(__name__)
 
 TURN_S = 0.001
 """How long one loop turn runs runs' slices before the next `give_way()` defers to the next turn.
-Measured with `background_priority` on the search workers, 200-conversation burst, 2 cores, alternating
-runs: worst lag 27–42 ms at 4 ms (each alone: 14–31 ms niced, 22–35 ms at 1 ms), 9–21 ms with both
-(ticks later than 10 ms: 15–28 a burst against 0–5), throughput unchanged (~100 conversations/s)."""
+Measured on the 200-conversation burst, 2 cores, alternating runs: worst lag 27–42 ms with 4 ms turns and
+the search workers at the loop's priority; 14–31 ms with them niced (`background_priority`) only; 22–35
+ms with 1 ms turns only; 9–21 ms with both (ticks later than 10 ms: 15–28 a burst against 0–5), at the
+same throughput (~100 conversations/s)."""
 
 BACKGROUND_NICE = 10
 """How much lower a background thread's priority is (Linux `nice`: the loop thread weighs ~10× more)."""
