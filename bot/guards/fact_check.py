@@ -237,6 +237,7 @@ class FactChecker:
     def _numbers(self, facts: list[Fact], body: str) -> Finding | None:
         ev = self.evidence
         stated = frozenset(f.key for f in facts)
+        numbers = frozenset(f.key for f in facts if f.kind in NUMERIC_KINDS and not is_one_unit(f))
         for f in facts:
             # A count is backed only by a count of the same thing ("1 reward box" is not "1 order").
             trusted = f.key in ev.trusted and ev.counts_the_same(f)
@@ -248,7 +249,7 @@ class FactChecker:
                     return Finding(
                         f.kind, f.text, "the policy passage says otherwise", other.sentence, other.citation
                     )
-                if self._only_elsewhere(f, body, stated):
+                if self._only_elsewhere(f, body, stated, numbers):
                     return Finding(f.kind, f.text, "only sentences about something else state it")
             if f.kind in (ORDER, STATUS) or trusted or is_one_unit(f):
                 continue
@@ -278,13 +279,21 @@ class FactChecker:
             return Finding(f.kind, f.text, "nothing this conversation saw backs it")
         return None
 
-    def _only_elsewhere(self, f: Fact, body: str, stated: frozenset[Any]) -> bool:
-        """A number only policy sentences, rules or notices back, all of them about something else."""
+    def _only_elsewhere(
+        self, f: Fact, body: str, stated: frozenset[Any], numbers: frozenset[Any] = frozenset()
+    ) -> bool:
+        """A number only policy sentences, rules or notices back, all of them about something else.
+
+        `numbers`: every number the sentence states. Two or more of them stated together by one source
+        sentence make the sentence that one's paraphrase, whatever its other words (seen live: "… 달력 날짜
+        기준으로 3장, 합계 50,000원입니다." for the rule "하루 최대 3장, 합계 50,000원")."""
         ev = self.evidence
         if f.key in ev.player or ev.is_specific(f) or is_one_unit(f) or f.key not in ev.trusted:
             return False
         sources = (*ev.passages, *ev.rules, *ev.notices)
         stating = [p for p in sources if any(g.key == f.key for g in p.facts)]
+        if len(numbers) >= 2 and any(numbers <= {g.key for g in p.facts} for p in stating):
+            return False
         others = stated - {f.key}
         joined = [p for p in sources if p not in stating and any(g.key in others for g in p.facts)]
         return unrelated(body, stating, joined=joined)

@@ -455,3 +455,18 @@ async def test_an_earlier_turns_policy_result_is_no_specific_backing_for_a_numbe
     right = "Your order ORD101 cost 45,000 KRW, as we checked earlier."
     v = await guard_.check(right, outcomes=[])
     assert v.text == right and not v.facts, v.facts
+
+
+async def test_a_sentence_stating_a_rules_numbers_together_in_other_words_passes(store) -> None:
+    """Seen live (2026-12-03): "… 달력 날짜 기준으로 3장, 합계 50,000원입니다." — both numbers of the daily
+    limit, in words of its own about the day — was withheld as "about something else". A sentence that
+    states two or more numbers exactly as one policy or rule sentence states them together paraphrases it."""
+    answer = "보상 쿠폰은 한일 시간(Asia/Seoul) 자정부터 다음 자정까지의 달력 날짜 기준으로 3장, 합계 50,000원입니다."
+    for outcomes in ([POLICY], []):
+        v = await ruled_guard(store, "ko").check(answer, outcomes=outcomes)
+        assert v.text == answer and not v.facts, (outcomes, v.facts)
+    # A wrong second number still fails.
+    v = await ruled_guard(store, "ko").check(
+        "보상 쿠폰은 달력 날짜 기준으로 3장, 합계 70,000원입니다.", outcomes=[POLICY]
+    )
+    assert "70,000원" not in v.text
