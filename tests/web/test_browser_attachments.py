@@ -76,8 +76,9 @@ async def test_a_player_attaches_files_and_staff_see_the_screenshot(
     thumb = console.locator(".attachments img.thumb")
     await expect(thumb).to_have_count(1)
     await expect(thumb).to_have_attribute("alt", "결제오류.png")
-    assert await thumb.evaluate("img => img.complete && img.naturalWidth") == 320
+    # The thumbnail loads lazily: bring it into view and wait for the picture itself, 320 pixels wide.
+    await thumb.scroll_into_view_if_needed()
+    await expect(thumb).to_have_js_property("naturalWidth", 320)
     await expect(console.locator("pre.attachment-text")).to_have_text("E-1042 payment timeout\n")
     await expect(console.locator(".attachments-card h2")).to_contain_text("첨부 파일 (2)")
-    await thumb.scroll_into_view_if_needed()
     await shot(console, "attach-staff-conversation")
