@@ -180,9 +180,13 @@ def _figures(prefix: str, report: EvalReport) -> dict[str, float]:
 
 
 def _misses(label: str, report: EvalReport) -> None:
+    """Each miss; `not given` marks an on-topic one whose section the model was not given even as a hit's
+    neighbour (an answer-bearing miss), `in a neighbour` one it was given that way."""
+    not_given = {id(case) for case in report.not_given}
     for case, got in report.misses:
         want = "nothing" if case.off_topic else f"{case.source} §{case.section}"
-        print(f"  {label} miss [{case.lang}/{case.kind}] {case.query!r}: want {want}; got {got}")
+        how = "" if case.off_topic else (" not given" if id(case) in not_given else " in a neighbour")
+        print(f"  {label} miss{how} [{case.lang}/{case.kind}] {case.query!r}: want {want}; got {got}")
 
 
 def _synthetic_corpus(directory: Path, chunks: int, sections_per_doc: int = 50, seed: int = 7) -> Path:

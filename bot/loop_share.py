@@ -13,7 +13,10 @@ The loop also shares the machine's cores with threads of background work (the po
 on `bot.knowledge`'s workers: in the 200-conversation burst they used 1.6 s of CPU against the loop
 thread's 0.9 s, on 2 cores, beside the SQLite writer). `background_priority()` lowers such a thread's
 scheduling priority, so that when the loop thread becomes runnable the kernel runs it first: a search
-takes a little longer, a reply never waits for an embedding's time slice.
+takes a little longer, a reply never waits for an embedding's time slice. Such threads are
+`BackgroundExecutor`s: niced, and counted while at work (`background_busy()`), so that the loop thread
+does short synchronous work (a lone SQLite commit) itself only when no background thread competes with it
+for the GIL.
 
 A turn's start is found without hooking the loop: the first `give_way()` of a turn notes the time and
 schedules, with `call_soon`, a callback that clears it; that callback runs at the start of the next turn
@@ -23,14 +26,20 @@ schedules, with `call_soon`, a callback that clears it; that callback runs at th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
 import threading
 import time
 import weakref
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 TURN_S = 0.001
 """How long one loop turn runs runs' slices before the next `give_way()` defers to the next turn.
@@ -55,6 +64,47 @@ def background_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE))
     except OSError as exc:  # a sandbox that forbids it: the thread runs at the loop's priority
         log.debug("could not lower a background thread's priority: %s", exc)
+
+
+_busy = 0
+_busy_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def background_work() -> Iterator[None]:
+    """Marks the calling thread as doing background work while the block runs (`background_busy`)."""
+    global _busy
+    with _busy_lock:
+        _busy += 1
+    try:
+        yield
+    finally:
+        with _busy_lock:
+            _busy -= 1
+
+
+def background_busy() -> bool:
+    """True while a background thread is at work (a search, an index build, a long store unit): then the
+    loop thread should not start anything that gives the GIL away statement by statement, since each time
+    it may wait a switch interval (5 ms) to win it back (`bot.store.backends.sqlite_direct`)."""
+    return _busy > 0
+
+
+class BackgroundExecutor(ThreadPoolExecutor):
+    """Worker threads of background work: they run at `background_priority()`, and each task runs under
+    `background_work()`."""
+
+    def __init__(self, max_workers: int, *, thread_name_prefix: str) -> None:
+        super().__init__(
+            max_workers=max_workers, thread_name_prefix=thread_name_prefix, initializer=background_priority
+        )
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        def counted() -> T:
+            with background_work():
+                return fn(*args, **kwargs)
+
+        return super().submit(counted)
 
 
 class _Turn:

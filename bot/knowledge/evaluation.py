@@ -57,6 +57,9 @@ class EvalReport:
     misses: list[tuple[EvalCase, list[str]]] = field(default_factory=list)
     """On-topic cases whose answer was not in the top k (with what came back, `source §section`), and
     off-topic cases that got an answer."""
+    not_given: list[EvalCase] = field(default_factory=list)
+    """On-topic cases whose labelled section was not in the text given to the model at all (not even as a
+    hit's neighbour): the answer-bearing misses."""
 
     def recall_at_1(self, lang: str | None = None) -> float:
         return self._ratio(self.hits_at_1, lang)
@@ -130,6 +133,8 @@ def _record(report: EvalReport, case: EvalCase, hits: Sequence[PolicyHit]) -> No
         report.wrongly_abstained_by_lang[case.lang] = report.wrongly_abstained_by_lang.get(case.lang, 0) + 1
     if target in given:
         report.answer_bearing_at_k[case.lang] = report.answer_bearing_at_k.get(case.lang, 0) + 1
+    else:
+        report.not_given.append(case)
     if keys[:1] == [target]:
         report.hits_at_1[case.lang] = report.hits_at_1.get(case.lang, 0) + 1
     if target in keys:

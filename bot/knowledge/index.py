@@ -32,7 +32,7 @@ from bot.knowledge.fusion import DEFAULT_FUSION, Evidence, FusionParams, fuse
 from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
 from bot.knowledge.lexical import LexicalIndex, chunk_terms
 from bot.knowledge.second_dense import SecondDense
-from bot.loop_share import background_priority
+from bot.loop_share import BackgroundExecutor
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -367,12 +367,9 @@ class PolicyIndex:
     def _worker(self, lane: str) -> ThreadPoolExecutor:
         if lane not in self._executors:
             workers = SEARCH_WORKERS if lane == "search" else 1
-            # Embedding is background work beside the event loop: its threads yield the CPU to the loop's.
-            self._executors[lane] = ThreadPoolExecutor(
-                max_workers=workers,
-                thread_name_prefix=f"policy-index-{lane}",
-                initializer=background_priority,
-            )
+            # Embedding is background work beside the event loop: its threads yield the CPU to the loop's,
+            # and the loop knows when they are at work.
+            self._executors[lane] = BackgroundExecutor(workers, thread_name_prefix=f"policy-index-{lane}")
         return self._executors[lane]
 
     async def search(self, query: str, top_k: int = 3) -> list[PolicyHit]:

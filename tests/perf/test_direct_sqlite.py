@@ -10,6 +10,7 @@ from datetime import datetime
 import pytest
 from sqlalchemy import select
 
+from bot.loop_share import background_work
 from bot.memory import ThreadMemory
 from bot.store import Store, ThreadMessage
 
@@ -268,10 +269,12 @@ async def test_writes_handed_over_together_commit_together_and_a_failing_one_alo
 
         return direct.write(unit)
 
-    # Handed over together: run in order on the writer thread, each seeing the ones before it.
-    results = await asyncio.gather(
-        put("a", 1), put("b", 2), put("a", 3), put("c", 4), put("d", 5), return_exceptions=True
-    )
+    # Handed over together while background work runs (a burst: no write runs on the loop's thread): run
+    # in order on the writer thread, each seeing the ones before it.
+    with background_work():
+        results = await asyncio.gather(
+            put("a", 1), put("b", 2), put("a", 3), put("c", 4), put("d", 5), return_exceptions=True
+        )
     assert results[:2] == [1, 2] and results[3:] == [3, 4]
     assert isinstance(results[2], sqlite3.IntegrityError)  # the duplicate alone fails …
     rows = direct.connection.execute("SELECT k, n FROM t_group ORDER BY k").fetchall()
@@ -302,8 +305,10 @@ async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_hand
         return asyncio.ensure_future(direct.write(unit))
 
     loop_thread = threading.current_thread().name
+    busy = background_work()
+    busy.__enter__()  # background threads at work: the loop runs no write's statements
     first = await put(0)
-    assert first != loop_thread  # the loop never runs a write's statements
+    assert first != loop_thread
 
     def count(conn: sqlite3.Connection) -> tuple[str, int]:
         return threading.current_thread().name, conn.execute("SELECT count(*) FROM t_w").fetchone()[0]
@@ -313,6 +318,7 @@ async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_hand
     assert reader.startswith("arca-sqlite-reader") and seen == 1
     handed = [put(k) for k in range(1, 50)]
     await asyncio.sleep(0)  # every unit handed over to the writer …
+    busy.__exit__(None, None, None)
     await store.close()  # … is committed before close returns
     check = sqlite3.connect(str(tmp_path / "w.db"))
     try:
@@ -324,3 +330,69 @@ async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_hand
         await direct.write(lambda conn: None)
     with pytest.raises(RuntimeError):
         await direct.read_off_loop(count)
+
+
+async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_background_thread_is_at_work(
+    tmp_path, monkeypatch
+) -> None:
+    import sqlite3
+    import threading
+
+    from bot.store.backends import sqlite_direct
+
+    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'i.db'}")
+    await store.open(create=True)
+    direct = store.direct
+    assert direct is not None
+    direct.connection.execute("CREATE TABLE t_i (k INTEGER PRIMARY KEY, thread TEXT)")
+    loop_thread = threading.current_thread().name
+    release = threading.Event()
+
+    def put(k: int, *, wait: bool = False):
+        def unit(conn: sqlite3.Connection) -> str:
+            if wait:
+                assert release.wait(5)
+            conn.execute("INSERT INTO t_i VALUES (?, ?)", (k, threading.current_thread().name))
+            return threading.current_thread().name
+
+        return asyncio.ensure_future(direct.write(unit))
+
+    def rows() -> list[tuple[int, str]]:
+        return direct.connection.execute("SELECT k, thread FROM t_i ORDER BY rowid").fetchall()
+
+    try:
+        # Alone: committed on the loop's thread.
+        assert await put(1) == loop_thread
+        assert rows() == [(1, loop_thread)]
+        # A background thread at work: to the writer.
+        with background_work():
+            assert await put(2) == "arca-sqlite-writer"
+        # A unit still waiting on the writer: the next one queues behind it, so the order holds.
+        with background_work():
+            held = put(3, wait=True)
+            await asyncio.sleep(0.05)
+        after = put(4)
+        await asyncio.sleep(0.05)
+        assert not after.done() and [k for k, _ in rows()] == [1, 2]
+        release.set()
+        assert await held == await after == "arca-sqlite-writer"
+        assert [k for k, _ in rows()] == [1, 2, 3, 4]
+        # The writer idle again: inline again.
+        assert await put(5) == loop_thread
+        # An inline write that was slow (it waited for the GIL): the next ones go to the writer a while.
+        monkeypatch.setattr(sqlite_direct, "INLINE_SLOW_S", 0.0)
+        assert await put(6) == loop_thread
+        assert await put(7) == "arca-sqlite-writer"
+        # A failing unit raises to its caller and stores nothing, inline as on the writer.
+        monkeypatch.setattr(sqlite_direct, "INLINE_SLOW_S", 1.0)
+        direct._inline_paused_until = 0.0
+        with pytest.raises(sqlite3.IntegrityError):
+            await put(7)
+        assert not direct.connection.in_transaction and [k for k, _ in rows()] == [1, 2, 3, 4, 5, 6, 7]
+        assert await put(8) == loop_thread
+        # Writes that arrive in one loop turn (runs answered together): the turn's first alone is inline.
+        assert await asyncio.gather(put(9), put(10), put(11)) == [loop_thread] + ["arca-sqlite-writer"] * 2
+        assert [k for k, _ in rows()] == list(range(1, 12))
+    finally:
+        release.set()
+        await store.close()

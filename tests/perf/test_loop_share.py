@@ -95,3 +95,33 @@ async def test_the_policy_searchs_workers_yield_the_cpu_to_the_loop_thread(polic
     assert worker == min(19, mine + BACKGROUND_NICE)
     assert _priority() == mine
     assert await policy_index.search("환불 기간", 3)  # and the search still answers on them
+
+
+async def test_the_loop_knows_while_a_background_thread_is_at_work() -> None:
+    import threading
+
+    from bot.loop_share import BackgroundExecutor, background_busy
+
+    started, release = threading.Event(), threading.Event()
+
+    def work() -> str:
+        started.set()
+        assert release.wait(5)
+        return "done"
+
+    executor = BackgroundExecutor(1, thread_name_prefix="test-background")
+    try:
+        assert not background_busy()
+        running = asyncio.get_running_loop().run_in_executor(executor, work)
+        assert await asyncio.to_thread(started.wait, 5)
+        assert background_busy()  # the task is at work …
+        release.set()
+        assert await running == "done"
+        assert not background_busy()  # … and no longer once it returned
+        failing = executor.submit(lambda: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            failing.result(5)
+        assert not background_busy()  # a task that raised is no longer counted either
+    finally:
+        release.set()
+        executor.shutdown(wait=True)

@@ -12,11 +12,13 @@ lookups) run their whole unit at once, synchronously, on a plain `sqlite3` conne
   search workers were busy that was one switch interval (5 ms) each: 60–80 ms of a deaf loop for one
   group commit in the 200-conversation burst (`python -m bench.loop_stalls`). On the writer thread that
   wait is the writer's alone; the loop hands a unit over, goes on, and its caller resumes once the
-  unit's rows are committed.
+  unit's rows are committed. A lone write, with the writer idle and no background thread at work, is
+  committed on the loop's thread at once instead (`DirectSQLite._write_inline`): without competition for
+  the GIL its statements cost what they cost, and the run spares the two thread hops.
 
 Writes are group-committed: the writer takes every unit waiting when it is free (`GROUP_MAX` at most)
 and runs them in ONE `BEGIN IMMEDIATE … COMMIT`, in the order they were handed over, each seeing the
-ones before it (the ledger's read-check-insert stays serial: there is one writer). A unit that raises
+ones before it (the ledger's read-check-insert stays serial: one writer at a time). A unit that raises
 gets its exception and nothing of it is stored: the group is rolled back and run again without it. A
 burst of runs appending their messages costs one commit and one WAL write of the shared pages instead
 of one per message. A unit whose caller was cancelled meanwhile still runs: a write handed over is
@@ -50,6 +52,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Table
 from sqlalchemy.engine import Dialect
 
+from bot.loop_share import background_busy, background_work
 from bot.store.units import Fetch, Insert, Lock, RaceLost, Statements, Unit, insert_statement
 
 T = TypeVar("T")
@@ -59,6 +62,11 @@ LOCK_WAIT_S = 30.0
 
 CHECKPOINT_EVERY = 1000
 """Write units between two WAL checkpoints, which run on a worker thread (SQLite's default: 1000 pages)."""
+
+INLINE_SLOW_S = 0.002
+"""An inline write (`DirectSQLite._write_inline`) that took longer than this waited for the GIL or the
+disk: the writes of the next `INLINE_PAUSE_S` go to the writer thread."""
+INLINE_PAUSE_S = 0.5
 
 GROUP_MAX = 64
 """Units in one group commit at most, so a failing unit's rerun stays short."""
@@ -114,6 +122,19 @@ class DirectSQLite:
         """The compiled statements of the units run on worker threads (`write_off_loop`)."""
         self.reader_statements = Statements(dialect)
         """The reader thread's compiled statements (`read_off_loop`)."""
+        self._handed = 0
+        """Units handed to the writer (counted on the loop's thread)."""
+        self._committed = 0
+        """Units the writer is done with (counted on the writer's thread): equal to `_handed` when none is
+        waiting or being written."""
+        self._writing = threading.Lock()
+        """Held by whoever writes: the writer for a group, the loop's thread for an inline write."""
+        self._inline_conn: sqlite3.Connection | None = None
+        """The loop thread's write connection (`_write_inline`): it never waits for the file's lock."""
+        self._inline_paused_until = 0.0
+        self._inline_turn = False
+        """True once a write was committed inline in the loop's current turn: the turn's other writes go
+        to the writer, so that runs arriving together never stretch one turn by a commit each."""
         self._writer = threading.Thread(target=self._write_loop, name="arca-sqlite-writer", daemon=True)
         self._writer.start()
 
@@ -123,13 +144,64 @@ class DirectSQLite:
         return self._conn
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `unit(conn)` in a write transaction on the writer thread, committed with the units handed
-        over alongside it (see the module's doc); resumes once it is committed."""
+        """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
+        (see the module's doc); resumes once it is committed. A lone write runs at once on the loop's
+        thread instead (`_write_inline`)."""
         if self._closed:
             raise RuntimeError("the store is closed")
+        done, out = self._write_inline(unit)
+        if done:
+            return out  # type: ignore[return-value]
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._handed += 1
         self._queue.put(_Pending(unit, future))
         return await future
+
+    def _write_inline(self, unit: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
+        """(True, its result) when `unit` was committed here, on the loop's thread; (False, None) when it
+        must go to the writer.
+
+        A lone write (a conversation's message, a coupon) pays two thread hops and a wake-up of the loop
+        on the writer (≈0.3 ms against ≈0.1 ms for the commit itself). It runs here only when nothing can
+        make the loop wait: every unit handed over is committed and the writer idle (so the order of
+        writes and the one-writer rule hold), it is the loop turn's first write (`_inline_turn`), no
+        background thread is at work (`loop_share.
+        background_busy`: the loop would wait for the GIL at each statement), no other connection holds
+        the write lock (`BEGIN IMMEDIATE` fails at once: the unit goes to the writer, which waits), and
+        the last inline write was not slow (`INLINE_SLOW_S`: some other thread wanted the GIL; the next
+        `INLINE_PAUSE_S` of writes go to the writer)."""
+        if (
+            self._inline_turn
+            or self._handed != self._committed
+            or background_busy()
+            or time.monotonic() < self._inline_paused_until
+            or not self._writing.acquire(blocking=False)
+        ):
+            return False, None
+        self._inline_turn = True
+        asyncio.get_running_loop().call_soon(self._next_turn)
+        try:
+            conn = self._inline_conn
+            if conn is None:
+                conn = self._inline_conn = _connect(self._path, lock_wait_s=0)
+            started = time.perf_counter()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if _locked(exc):
+                    return False, None  # another connection writes: the writer waits for it, not the loop
+                raise
+            out = _transaction(conn, None, unit)
+            if time.perf_counter() - started > INLINE_SLOW_S:
+                self._inline_paused_until = time.monotonic() + INLINE_PAUSE_S
+        finally:
+            self._writing.release()
+        self._after_commit(1)
+        return True, out
+
+    def _next_turn(self) -> None:
+        """Runs at the start of the loop's next turn: that turn may commit one write inline again."""
+        self._inline_turn = False
 
     def _write_loop(self) -> None:
         """The writer thread: group after group until `close` hands over `_STOP`."""
@@ -150,17 +222,28 @@ class DirectSQLite:
                         stop = True
                         break
                     group.append(item)
-                self._commit_group(conn, group)
+                with self._writing:
+                    outcome = self._commit_group(conn, group)
+                self._settle_group(group, outcome)  # the writer idle by the time a caller resumes
         finally:
             conn.close()
 
-    def _commit_group(self, conn: sqlite3.Connection, group: list[_Pending]) -> None:
+    def _commit_group(
+        self, conn: sqlite3.Connection, group: list[_Pending]
+    ) -> tuple[dict[int, Any], dict[int, BaseException]]:
         try:
-            outcome: tuple[dict[int, Any], dict[int, BaseException]] = _run_group(conn, group)
+            return _run_group(conn, group)
         except BaseException as exc:  # locked past LOCK_WAIT_S, the commit (disk full, I/O): nothing stored
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            outcome = ({}, dict.fromkeys(range(len(group)), exc))
+            return {}, dict.fromkeys(range(len(group)), exc)
+        finally:
+            self._committed += len(group)  # the writer is done with them (only this thread adds to it)
+
+    def _settle_group(
+        self, group: list[_Pending], outcome: tuple[dict[int, Any], dict[int, BaseException]]
+    ) -> None:
+        """Each caller's loop is told its units' outcome."""
         by_loop: dict[asyncio.AbstractEventLoop, list[int]] = {}
         for i, pending in enumerate(group):
             by_loop.setdefault(pending.future.get_loop(), []).append(i)
@@ -199,11 +282,12 @@ class DirectSQLite:
         return out
 
     def _write_in_thread(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
-        try:
-            return _transaction(conn, "BEGIN IMMEDIATE", unit)
-        finally:
-            conn.close()
+        with background_work():
+            conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
+            try:
+                return _transaction(conn, "BEGIN IMMEDIATE", unit)
+            finally:
+                conn.close()
 
     async def read(self, unit: Callable[[sqlite3.Connection], T], *, snapshot: bool = True) -> T:
         """Run `unit(conn)` at once, on one consistent snapshot (a deferred read transaction); a unit of
@@ -227,7 +311,8 @@ class DirectSQLite:
     def _read_in_thread(self, unit: Callable[[sqlite3.Connection], T], begin: str | None) -> T:
         if self._reader_conn is None:  # only ever touched on the one reader thread
             self._reader_conn = _connect(self._path, lock_wait_s=LOCK_WAIT_S)
-        return _transaction(self._reader_conn, begin, unit)
+        with background_work():
+            return _transaction(self._reader_conn, begin, unit)
 
     def _close_reader(self) -> None:
         if self._reader_conn is not None:
@@ -278,6 +363,8 @@ class DirectSQLite:
             self._reader.shutdown(wait=True)
         if self._checkpoint is not None and not self._checkpoint.done():
             self._checkpoint.cancel()
+        if self._inline_conn is not None:
+            self._inline_conn.close()
         self._conn.close()
 
 
