@@ -37,6 +37,10 @@ corpus, 33 of 37 on its Korean-only copy), not adopted: USE in the ranking of En
 documents with an English line (weight 0.2–1.5: 33–35 of 37, R@1 26 → 24–26); a top 3 of distinct
 documents, a shown document's later section becoming its hit's neighbour (32 of 37, and Korean 44 → 38
 of 45). The misses are vocabulary ("duping items" for the exploit rules ranks them 5th–17th).
+Also tried (2026-12-03) and not adopted: the second model scoring a section by its section vector mixed
+with its best sentence's (English tuning questions, Korean-only copy | shipped | farm, answer-bearing R@3
+0.892 | 0.919 | 1.00 today): 0.865 | 0.919 | 1.00 at a third and at 0.6 of the best sentence, 0.892 |
+0.919 | 0.958 on the best sentence alone, with R@1 no better and small talk abstained less.
 """
 
 from __future__ import annotations
