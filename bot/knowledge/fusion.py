@@ -40,7 +40,11 @@ of 45). The misses are vocabulary ("duping items" for the exploit rules ranks th
 Also tried (2026-12-03) and not adopted: the second model scoring a section by its section vector mixed
 with its best sentence's (English tuning questions, Korean-only copy | shipped | farm, answer-bearing R@3
 0.892 | 0.919 | 1.00 today): 0.865 | 0.919 | 1.00 at a third and at 0.6 of the best sentence, 0.892 |
-0.919 | 0.958 on the best sentence alone, with R@1 no better and small talk abstained less.
+0.919 | 0.958 on the best sentence alone, with R@1 no better and small talk abstained less. Nor a
+lexical bridge for English questions: each English word's nearest Korean corpus term under the second
+model (word vectors; "gift" → 선물, "logs" → 기록, "double" → 중복) added to the BM25 terms, at a
+similarity of at least 0.5 / 0.6 / 0.7 / 0.75: answer-bearing R@3 0.865 | 0.892 | 1.00 at each, R@1 at
+most today's.
 """
 
 from __future__ import annotations
