@@ -90,6 +90,16 @@ def background_busy() -> bool:
     return _busy > 0
 
 
+def _counted(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    with background_work():
+        return fn(*args, **kwargs)
+
+
+async def to_background_thread(fn: Callable[..., T], /, *args: Any) -> T:
+    """`asyncio.to_thread` for background work (embedding, an index rebuild): counted while it runs."""
+    return await asyncio.to_thread(_counted, fn, *args)
+
+
 class BackgroundExecutor(ThreadPoolExecutor):
     """Worker threads of background work: they run at `background_priority()`, and each task runs under
     `background_work()`."""
@@ -100,11 +110,7 @@ class BackgroundExecutor(ThreadPoolExecutor):
         )
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        def counted() -> T:
-            with background_work():
-                return fn(*args, **kwargs)
-
-        return super().submit(counted)
+        return super().submit(_counted, fn, *args, **kwargs)
 
 
 class _Turn:

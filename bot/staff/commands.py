@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
 from sqlalchemy import select
 
 from bot.attachments.texts import attachment_lines
+from bot.loop_share import to_background_thread
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES, Order, Player
 from tools import coupon_staff, ledger
@@ -194,7 +194,7 @@ async def cmd_policy_reindex(inv: Invocation, args: dict[str, Any]) -> StaffRepl
     index = inv.conversations.services.policy_search
     if index is None or not hasattr(index, "reindex"):
         return StaffReply("정책 색인을 사용할 수 없습니다. / The policy index is not available.", ok=False)
-    report = await asyncio.to_thread(index.reindex)
+    report = await to_background_thread(index.reindex)
     return StaffReply(f"정책 색인 갱신 완료 / reindexed: {report}")
 
 

@@ -100,7 +100,7 @@ async def test_the_policy_searchs_workers_yield_the_cpu_to_the_loop_thread(polic
 async def test_the_loop_knows_while_a_background_thread_is_at_work() -> None:
     import threading
 
-    from bot.loop_share import BackgroundExecutor, background_busy
+    from bot.loop_share import BackgroundExecutor, background_busy, to_background_thread
 
     started, release = threading.Event(), threading.Event()
 
@@ -122,6 +122,9 @@ async def test_the_loop_knows_while_a_background_thread_is_at_work() -> None:
         with pytest.raises(ZeroDivisionError):
             failing.result(5)
         assert not background_busy()  # a task that raised is no longer counted either
+        # A one-off thread of background work (a staff reindex, the gaps page's grouping) counts alike.
+        assert await to_background_thread(background_busy) is True
+        assert not background_busy()
     finally:
         release.set()
         executor.shutdown(wait=True)

@@ -21,6 +21,7 @@ import uvicorn
 from bot.channels.web.app import WebDeps, create_app
 from bot.channels.web.player.identity import IdentityService, secret_problem
 from bot.config import ConfigError
+from bot.loop_share import background_work
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +139,8 @@ class BackgroundPolicyIndex:
 
         def work() -> None:
             try:
-                self._index = self._build(self._cancel.is_set)
+                with background_work():  # the loop knows it: no inline write while the build embeds
+                    self._index = self._build(self._cancel.is_set)
                 self.state = "ready"
             except Exception:
                 if self._cancel.is_set():

@@ -4,7 +4,6 @@ conversations and a CSV export (formula-safe, like the audit CSV)."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +13,7 @@ from fastapi.responses import Response
 from bot.channels.web.staff import queries
 from bot.channels.web.staff.pages import conversations_of, csv_response, render, require_user
 from bot.knowledge.gap_groups import GapGroup, group_gaps
+from bot.loop_share import to_background_thread
 from bot.store import utcnow
 from bot.store.policy_gaps import policy_gaps
 
@@ -33,7 +33,7 @@ async def gap_groups(conv: Any, days: int) -> list[GapGroup]:
     """The gaps of the last `days` days, grouped with the policy index's embedder (off the event loop)."""
     gaps = await policy_gaps(conv.store, since=utcnow() - timedelta(days=days))
     embedder = getattr(conv.services.policy_search, "embedder", None)
-    return await asyncio.to_thread(group_gaps, gaps, embedder)
+    return await to_background_thread(group_gaps, gaps, embedder)
 
 
 def csv_row(group: GapGroup) -> list[Any]:
