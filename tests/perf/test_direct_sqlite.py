@@ -338,7 +338,7 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
     import sqlite3
     import threading
 
-    from bot.store.backends import sqlite_direct
+    from bot.store.backends import sqlite_writer
 
     store = Store(f"sqlite+aiosqlite:///{tmp_path / 'i.db'}")
     await store.open(create=True)
@@ -380,12 +380,12 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
         # The writer idle again: inline again.
         assert await put(5) == loop_thread
         # An inline write that was slow (it waited for the GIL): the next ones go to the writer a while.
-        monkeypatch.setattr(sqlite_direct, "INLINE_SLOW_S", 0.0)
+        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 0.0)
         assert await put(6) == loop_thread
         assert await put(7) == "arca-sqlite-writer"
         # A failing unit raises to its caller and stores nothing, inline as on the writer.
-        monkeypatch.setattr(sqlite_direct, "INLINE_SLOW_S", 1.0)
-        direct._inline_paused_until = 0.0
+        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 1.0)
+        direct.writer._inline_paused_until = 0.0
         with pytest.raises(sqlite3.IntegrityError):
             await put(7)
         assert not direct.connection.in_transaction and [k for k, _ in rows()] == [1, 2, 3, 4, 5, 6, 7]

@@ -1,0 +1,252 @@
+"""The writes of the store's SQLite file (`DirectSQLite.write`): group-committed on one writer thread, or,
+for a lone write, at once on the loop's thread.
+
+Every `sqlite3` call gives the GIL away; a loop thread that ran a group of writes had to win it back once
+per statement, and while the search workers were busy that was one switch interval (5 ms) each: 60–80 ms
+of a deaf loop for one group commit in the 200-conversation burst (`python -m bench.loop_stalls`). On the
+writer thread that wait is the writer's alone; the loop hands a unit over, goes on, and its caller resumes
+once the unit's rows are committed.
+
+Writes are group-committed: the writer takes every unit waiting when it is free (`GROUP_MAX` at most) and
+runs them in ONE `BEGIN IMMEDIATE … COMMIT`, in the order they were handed over, each seeing the ones
+before it (the ledger's read-check-insert stays serial: one writer at a time). A unit that raises gets its
+exception and nothing of it is stored: the group is rolled back and run again without it. A burst of runs
+appending their messages costs one commit and one WAL write of the shared pages instead of one per
+message. A unit whose caller was cancelled meanwhile still runs: a write handed over is committed.
+
+A lone write, with the writer idle and no background thread at work, is committed on the loop's thread at
+once instead (`SQLiteWriter._write_inline`): without competition for the GIL its statements cost what they
+cost (≈0.1 ms), and the run spares the two thread hops and the loop's wake-up (≈0.3 ms a message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bot.loop_share import background_busy
+from bot.store.backends.sqlite_files import LOCK_WAIT_S, connect, locked, transaction
+
+T = TypeVar("T")
+
+INLINE_SLOW_S = 0.002
+"""An inline write (`SQLiteWriter._write_inline`) that took longer than this waited for the GIL or the
+disk: the writes of the next `INLINE_PAUSE_S` go to the writer thread."""
+INLINE_PAUSE_S = 0.5
+
+GROUP_MAX = 64
+"""Units in one group commit at most, so a failing unit's rerun stays short."""
+
+_STOP = object()
+"""Handed to the writer by `close`: every unit before it is run, then the thread ends."""
+
+
+class _Pending:
+    """A unit handed to the writer: the future its caller awaits, and the caller's context."""
+
+    __slots__ = ("context", "future", "unit")
+
+    def __init__(self, unit: Callable[[sqlite3.Connection], Any], future: asyncio.Future[Any]) -> None:
+        self.unit = unit
+        self.future = future
+        self.context = contextvars.copy_context()
+
+
+class SQLiteWriter:
+    """The writer thread of one SQLite file, and the loop thread's inline writes beside it.
+    `on_commit(n)` is called on the caller's loop after `n` units were committed (the WAL checkpoint's
+    count)."""
+
+    def __init__(self, path: Path, on_commit: Callable[[int], None]) -> None:
+        self._path = path
+        self._on_commit = on_commit
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._handed = 0
+        """Units handed to the writer (counted on the loop's thread)."""
+        self._committed = 0
+        """Units the writer is done with (counted on the writer's thread): equal to `_handed` when none is
+        waiting or being written."""
+        self._writing = threading.Lock()
+        """Held by whoever writes: the writer for a group, the loop's thread for an inline write."""
+        self._inline_conn: sqlite3.Connection | None = None
+        """The loop thread's write connection (`_write_inline`): it never waits for the file's lock."""
+        self._inline_paused_until = 0.0
+        self._inline_turn = False
+        """True once a write was committed inline in the loop's current turn: the turn's other writes go
+        to the writer, so that runs arriving together never stretch one turn by a commit each."""
+        self._thread = threading.Thread(target=self._write_loop, name="arca-sqlite-writer", daemon=True)
+        self._thread.start()
+
+    async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `unit(conn)` in a write transaction, committed with the units handed over alongside it
+        (see the module's doc); resumes once it is committed. A lone write runs at once on the loop's
+        thread instead (`_write_inline`)."""
+        done, out = self._write_inline(unit)
+        if done:
+            return out  # type: ignore[return-value]
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._handed += 1
+        self._queue.put(_Pending(unit, future))
+        return await future
+
+    def _write_inline(self, unit: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
+        """(True, its result) when `unit` was committed here, on the loop's thread; (False, None) when it
+        must go to the writer.
+
+        A lone write (a conversation's message, a coupon) pays two thread hops and a wake-up of the loop
+        on the writer (≈0.3 ms against ≈0.1 ms for the commit itself). It runs here only when nothing can
+        make the loop wait: every unit handed over is committed and the writer idle (so the order of
+        writes and the one-writer rule hold), it is the loop turn's first write (`_inline_turn`), no
+        background thread is at work (`loop_share.background_busy`: the loop would wait for the GIL at
+        each statement), no other connection holds
+        the write lock (`BEGIN IMMEDIATE` fails at once: the unit goes to the writer, which waits), and
+        the last inline write was not slow (`INLINE_SLOW_S`: some other thread wanted the GIL; the next
+        `INLINE_PAUSE_S` of writes go to the writer)."""
+        if (
+            self._inline_turn
+            or self._handed != self._committed
+            or background_busy()
+            or time.monotonic() < self._inline_paused_until
+            or not self._writing.acquire(blocking=False)
+        ):
+            return False, None
+        self._inline_turn = True
+        asyncio.get_running_loop().call_soon(self._next_turn)
+        try:
+            conn = self._inline_conn
+            if conn is None:
+                conn = self._inline_conn = connect(self._path, lock_wait_s=0)
+            started = time.perf_counter()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if locked(exc):
+                    return False, None  # another connection writes: the writer waits for it, not the loop
+                raise
+            out = transaction(conn, None, unit)
+            if time.perf_counter() - started > INLINE_SLOW_S:
+                self._inline_paused_until = time.monotonic() + INLINE_PAUSE_S
+        finally:
+            self._writing.release()
+        self._on_commit(1)
+        return True, out
+
+    def _next_turn(self) -> None:
+        """Runs at the start of the loop's next turn: that turn may commit one write inline again."""
+        self._inline_turn = False
+
+    def _write_loop(self) -> None:
+        """The writer thread: group after group until `close` hands over `_STOP`."""
+        conn = connect(self._path, lock_wait_s=LOCK_WAIT_S)
+        try:
+            stop = False
+            while not stop:
+                first = self._queue.get()
+                if first is _STOP:
+                    break
+                group = [first]
+                while len(group) < GROUP_MAX:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stop = True
+                        break
+                    group.append(item)
+                with self._writing:
+                    outcome = self._commit_group(conn, group)
+                self._settle_group(group, outcome)  # the writer idle by the time a caller resumes
+        finally:
+            conn.close()
+
+    def _commit_group(
+        self, conn: sqlite3.Connection, group: list[_Pending]
+    ) -> tuple[dict[int, Any], dict[int, BaseException]]:
+        try:
+            return _run_group(conn, group)
+        except BaseException as exc:  # locked past LOCK_WAIT_S, the commit (disk full, I/O): nothing stored
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            return {}, dict.fromkeys(range(len(group)), exc)
+        finally:
+            self._committed += len(group)  # the writer is done with them (only this thread adds to it)
+
+    def _settle_group(
+        self, group: list[_Pending], outcome: tuple[dict[int, Any], dict[int, BaseException]]
+    ) -> None:
+        """Each caller's loop is told its units' outcome."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[int]] = {}
+        for i, pending in enumerate(group):
+            by_loop.setdefault(pending.future.get_loop(), []).append(i)
+        for loop, indexes in by_loop.items():
+            # A closed loop refuses the callback: nobody awaits those units any more (they are committed).
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._settle, [group[i] for i in indexes], indexes, *outcome)
+
+    def _settle(
+        self,
+        group: list[_Pending],
+        indexes: list[int],
+        results: dict[int, Any],
+        failed: dict[int, BaseException],
+    ) -> None:
+        """On the caller's loop: each caller gets its unit's result or exception."""
+        committed = 0
+        for pending, i in zip(group, indexes, strict=True):
+            if i not in failed:
+                committed += 1
+            if pending.future.done():
+                continue
+            if i in failed:
+                pending.future.set_exception(failed[i])
+            else:
+                pending.future.set_result(results[i])
+        if committed:
+            self._on_commit(committed)
+
+    def close(self) -> None:
+        """Every unit handed over is run and committed (the thread is joined), then the inline connection
+        closes."""
+        self._queue.put(_STOP)
+        self._thread.join()
+        if self._inline_conn is not None:
+            self._inline_conn.close()
+
+
+def _run_group(
+    conn: sqlite3.Connection, group: list[_Pending]
+) -> tuple[dict[int, Any], dict[int, BaseException]]:
+    """All units of `group` in one transaction, each in its caller's context. When one raises, the
+    transaction is rolled back and run again without it: units are written to be re-run whole, and a
+    failure is rare (a lost race), so no savepoint per unit."""
+    failed: dict[int, BaseException] = {}
+    while True:
+        results: dict[int, Any] = {}
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for i, pending in enumerate(group):
+                if i in failed:
+                    continue
+                try:
+                    results[i] = pending.context.run(pending.unit, conn)
+                except Exception as exc:
+                    failed[i] = exc
+                    break
+            else:
+                conn.execute("COMMIT")
+                return results, failed
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        if conn.in_transaction:  # a unit failed: undo the pass, run the others again
+            conn.execute("ROLLBACK")
