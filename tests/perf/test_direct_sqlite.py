@@ -284,17 +284,24 @@ async def test_writes_handed_over_together_commit_together_and_a_failing_one_alo
         await put("b", 6)
 
 
+async def _store_with_scratch_table(tmp_path, table: str) -> Store:
+    """A file store with a scratch table `table` of (k, the name of the thread that wrote the row)."""
+    store = Store(f"sqlite+aiosqlite:///{tmp_path / (table + '.db')}")
+    await store.open(create=True)
+    assert store.direct is not None
+    store.direct.connection.execute(f"CREATE TABLE {table} (k INTEGER PRIMARY KEY, thread TEXT)")
+    return store
+
+
 async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_handed_over(
     tmp_path,
 ) -> None:
     import sqlite3
     import threading
 
-    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'w.db'}")
-    await store.open(create=True)
+    store = await _store_with_scratch_table(tmp_path, "t_w")
     direct = store.direct
     assert direct is not None
-    direct.connection.execute("CREATE TABLE t_w (k INTEGER PRIMARY KEY, thread TEXT)")
 
     def put(k: int):
         def unit(conn: sqlite3.Connection) -> str:
@@ -320,7 +327,7 @@ async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_hand
     await asyncio.sleep(0)  # every unit handed over to the writer …
     busy.__exit__(None, None, None)
     await store.close()  # … is committed before close returns
-    check = sqlite3.connect(str(tmp_path / "w.db"))
+    check = sqlite3.connect(str(tmp_path / "t_w.db"))
     try:
         assert check.execute("SELECT count(*), count(DISTINCT thread) FROM t_w").fetchone() == (50, 1)
     finally:
@@ -340,11 +347,9 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
 
     from bot.store.backends import sqlite_writer
 
-    store = Store(f"sqlite+aiosqlite:///{tmp_path / 'i.db'}")
-    await store.open(create=True)
+    store = await _store_with_scratch_table(tmp_path, "t_i")
     direct = store.direct
     assert direct is not None
-    direct.connection.execute("CREATE TABLE t_i (k INTEGER PRIMARY KEY, thread TEXT)")
     loop_thread = threading.current_thread().name
     release = threading.Event()
 
