@@ -13,7 +13,9 @@ arrival order). `tests/bench/test_concurrency_bench.py` runs this routine on a f
 
     python -m bench.concurrency [--conversations 200] [--latency-ms 50]
 
-Prints a table and `concurrency_wall_ratio=N`; `main(argv)` returns the figures as a dict.
+Prints a table and `concurrency_wall_ratio=N`, and `idle_loop_max_lag_ms=N`: the worst lag of the same loop
+watched for `IDLE_S` with nothing to run, the machine's own share of any lag; `main(argv)` returns the
+figures as a dict.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ from bot.store import Order, Player, Store
 
 STALL_MS = 50.0
 TICK_S = 0.010
+IDLE_S = 3.0
+"""Seconds the loop is watched with nothing to run before the burst: the machine's own jitter (a loop with
+no work woken late by the host), printed beside the burst's lag so that runs on different days and
+machines can be told apart (2026-12-03: up to 9.6 ms on a day the burst's lag was 14–45 ms against 11–20 ms
+the day before on the same code)."""
 QUERIES = [
     "배송이 늦으면 보상 받을 수 있나요?",
     "환불은 언제까지 되나요?",
@@ -217,10 +224,11 @@ async def run(
     *,
     policy_index: Any = None,
     watch: list[LoopWatchdog] | None = None,
+    idle_s: float = IDLE_S,
 ) -> dict[str, Any]:
     """The burst's figures. `policy_index`: an index already built (a test's); None builds the settings'
     index into `data_dir` and closes it after. `watch` receives the burst's watchdog (`bench.loop_stalls`
-    reads its late wake-ups)."""
+    reads its late wake-ups). `idle_s`: how long the idle loop is watched first (`IDLE_S`)."""
     settings: Settings = load_settings(data_dir=data_dir, llm_concurrency=max(n, 1), edit_interval=0.0)
     store = Store(f"sqlite+aiosqlite:///{data_dir / 'concurrency.db'}")
     await store.open()
@@ -233,6 +241,8 @@ async def run(
     collections.start()
     try:
         await index.search("warm-up", 3)  # loads the model and the lexical index outside the timing
+        with LoopWatchdog() as idle_dog:
+            await asyncio.sleep(idle_s)
         with LoopWatchdog() as solo_dog:
             solo_wall, _ = await _round(app, range(n, n + 1))
         with LoopWatchdog() as dog:
@@ -257,6 +267,7 @@ async def run(
         "loop_stalls_over_50ms": dog.stalls,
         "loop_max_lag_ms": round(dog.max_lag_ms, 1),
         "loop_stalls_single": solo_dog.stalls,
+        "idle_loop_max_lag_ms": round(idle_dog.max_lag_ms, 1),
     }
 
 
@@ -278,7 +289,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"{figures['concurrency_wall_ratio']:>8}{figures['conversation_p50_s']:>8}{figures['conversation_p95_s']:>8}"
         f"{figures['loop_stalls_over_50ms']:>13}{figures['loop_max_lag_ms']:>12}"
     )
-    for key in ("concurrency_wall_ratio", "loop_stalls_over_50ms", "loop_max_lag_ms", "conversations_per_s"):
+    keys = ("concurrency_wall_ratio", "loop_stalls_over_50ms", "loop_max_lag_ms", "conversations_per_s")
+    for key in (*keys, "idle_loop_max_lag_ms"):
         print(f"{key}={figures[key]}")
     return figures
 
