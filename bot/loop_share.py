@@ -86,7 +86,7 @@ def background_work() -> Iterator[None]:
 def background_busy() -> bool:
     """True while a background thread is at work (a search, an index build, a long store unit): then the
     loop thread should not start anything that gives the GIL away statement by statement, since each time
-    it may wait a switch interval (5 ms) to win it back (`bot.store.backends.sqlite_direct`)."""
+    it may wait a switch interval (5 ms) to win it back (`bot.store.backends.sqlite_writer`)."""
     return _busy > 0
 
 

@@ -1,4 +1,4 @@
-"""File SQLite without aiosqlite: reads on the event loop's thread, writes on one writer thread.
+"""File SQLite without aiosqlite: reads on the event loop's thread, writes through `sqlite_writer`.
 
 aiosqlite runs every statement, fetch and commit of a connection on that connection's thread: one
 thread hop each (≈0.2 ms on a busy 2-core machine), while a small insert + commit in WAL mode with
@@ -49,7 +49,7 @@ CHECKPOINT_EVERY = 1000
 
 
 class DirectSQLite:
-    """The Store's file, read on the loop thread and written on one writer thread."""
+    """The Store's file, read on the loop thread and written through its `SQLiteWriter`."""
 
     def __init__(self, path: Path, dialect: Dialect) -> None:
         self.dialect = dialect
