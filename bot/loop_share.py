@@ -7,7 +7,13 @@ conversations arrive together, or their model replies land together, each does a
 same turn: nothing else (a stream's next chunk, a Discord heartbeat, a staff page) runs until they are
 done. `give_way()` is a point where a run lets the rest of the loop go first once the current turn has
 run longer than `TURN_S`: the run continues at the start of the next turn, after what is waiting. It
-costs a clock read when the turn is young, and it never reorders work inside one run.
+costs a clock read when the turn is young, and it never reorders work inside one run. A run gives way
+before its model call, after each reply, before a read on the loop's thread, when a message comes in,
+and through its answer: before the output guard's evidence is built, at each streamed delta, before
+each sentence's checks (`bot.guards.output`), before the final check and before its end is announced
+(`bot.conversations.run`). Between two such points a slice stays short (the evidence, one sentence's
+checks: ~1 ms); before the answer's points were added, the answer phase ran in one slice of 2–8 ms, and
+ten runs' answers landing in one turn made the burst's longest turns.
 
 The loop also shares the machine's cores with threads of background work (the policy search's embedders
 on `bot.knowledge`'s workers: in the 200-conversation burst they used 1.6 s of CPU against the loop

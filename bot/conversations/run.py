@@ -23,6 +23,7 @@ from bot.engine.results import AgentResult
 from bot.guards.notice_use import relays_notice
 from bot.guards.output import OutputGuard
 from bot.incidents.notice import open_incidents, pinned_notice
+from bot.loop_share import give_way
 from bot.observability import log_context
 from tools.base import Actor, RequestTrust, ToolContext
 
@@ -148,6 +149,9 @@ async def _answer(
             result=result,
             notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
         )
+        # The answer's checks run in the loop's turns like the tool loop's slices (`loop_share`): the
+        # evidence, each streamed delta and the final check each wait while the turn is spent.
+        await give_way()
         output_guard = await OutputGuard.for_actor(
             deps.store,
             actor,
@@ -157,15 +161,18 @@ async def _answer(
             tools=deps.tools,
             facts=facts,
         )
-        guard = output_guard.stream(outcomes=result.tool_outcomes)
+        await give_way()
+        guard = output_guard.stream(outcomes=result.tool_outcomes)  # builds the run's evidence
         try:
             async for delta in agent.stream_answer(result, query=query, on_event=on_event):
+                await give_way()
                 safe = await guard.feed(delta)
                 if safe:
                     await hooks.on_answer_text(info, safe)
                     await renderer.append(safe)
         except Exception:  # synthesis broke mid-stream: what was checked so far stands
             log.exception("synthesis failed on %s", thread_id)
+        await give_way()
         final = await guard.finish()
         if result.synthesis_error and result.answer.strip():
             # The stream broke mid-answer: the loop's complete answer replaces the fragment.
@@ -177,6 +184,7 @@ async def _answer(
         if not final.strip():  # the guard withheld every sentence: the player still gets an answer
             final = failure_text(locale)
     state.ended = run_id
+    await give_way()
     await hooks.on_run_end(info, final)
     await renderer.finish(final)
     await deps.memory.append_assistant(thread_id, final, run_id=state.run_id)

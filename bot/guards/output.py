@@ -30,6 +30,7 @@ from bot.guards.fact_check import ENFORCE, FACT_UNBACKED, FACT_WITHHELD, OBSERVE
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
 from bot.guards.voice import to_the_player
+from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
 from bot.vocabulary.model_notes import is_model_note
@@ -262,6 +263,7 @@ class StreamingOutputGuard:
     async def _release(self, sentences: Iterable[str]) -> str:
         out = []
         for sentence in sentences:
+            await give_way()  # each sentence's checks are a slice of the loop's turn (`bot.loop_share`)
             checked = await self.checker.check(sentence)
             if checked.strip() and self.guard.to_player:
                 checked = self._to_the_player(checked)

@@ -299,10 +299,11 @@ class PolicyIndex:
         return gather(chunks, lexical, collection, found, vector, bm25, second), lexical
 
     def explain(
-        self, query: str, *, fusion: FusionParams | None = None, top_k: int = 3
+        self, query: str, *, fusion: FusionParams | None = None, top_k: int = 3, rest: bool = True
     ) -> tuple[list[PolicyHit], Evidence]:
         """Every fused candidate above the dense floor, best first (the first `top_k` with their close
-        neighbours, `context.with_neighbours`), and the abstain evidence (no cut)."""
+        neighbours, `context.with_neighbours`), and the abstain evidence (no cut). `rest=False`: the
+        first `top_k` hits only (what a search returns; the evaluation ranks the rest too)."""
         params = fusion or self.fusion
         query = (query or "").strip()[:MAX_QUERY_CHARS]
         if not query:
@@ -327,9 +328,11 @@ class PolicyIndex:
         ranked = [r for r in fused if r.candidate.dense >= self.min_score]
         top_k = max(1, int(top_k))
         hits = with_neighbours(ranked, top_k, params.neighbour_margin, scope=params.neighbour_scope)
-        hits += [
-            PolicyHit.from_metadata(r.candidate.metadata, r.candidate.text, r.score) for r in ranked[top_k:]
-        ]
+        if rest:
+            hits += [
+                PolicyHit.from_metadata(r.candidate.metadata, r.candidate.text, r.score)
+                for r in ranked[top_k:]
+            ]
         evidence = self._yardstick.evidence(query, vector, terms, found, lexical, ranked, languages, params)
         return hits, evidence
 
@@ -338,7 +341,7 @@ class PolicyIndex:
     ) -> list[PolicyHit]:
         """The `top_k` best passages for `query`, or `[]` when no policy covers it."""
         params = fusion or self.fusion
-        hits, evidence = self.explain(query, fusion=params, top_k=top_k)
+        hits, evidence = self.explain(query, fusion=params, top_k=top_k, rest=False)
         if not hits or evidence.abstains(params):
             return []
         return hits[: max(1, int(top_k))]
@@ -350,6 +353,8 @@ class PolicyIndex:
             dict.fromkeys(q for q in ((q or "").strip()[:MAX_QUERY_CHARS] for q, _ in requests) if q)
         )
         vectors = self._query_vector.many(queries)
+        if self.second is not None:
+            self.second.warm_up_many(queries)
         with self._lock:
             collection = self._current()
             if collection is not None and self._lexical is not None and vectors:

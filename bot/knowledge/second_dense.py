@@ -103,6 +103,10 @@ class SecondDense:
         embedded before the index's lock is taken does not hold up the other searches."""
         self._query(query)
 
+    def warm_up_many(self, queries: list[str]) -> None:
+        """`warm_up` for a batch of searches: the uncached queries embedded in one model call."""
+        self._query.many(queries)
+
     def query_vector(self, query: str) -> np.ndarray:
         """The second model's vector of `query` (cached)."""
         return self._query(query)

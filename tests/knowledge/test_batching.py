@@ -100,6 +100,22 @@ async def test_an_empty_query_in_a_batch_fails_only_its_own_search(
     assert isinstance(hits, list) and hits[0].source == "coupons.md"
 
 
+def test_a_search_builds_only_the_hits_it_returns_and_they_are_the_explained_ones(
+    tmp_path: Path, small_corpus: Path, e5: E5Embedder
+) -> None:
+    index = PolicyIndex(e5, chroma_dir=tmp_path / "chroma")
+    index.build(small_corpus)
+    try:
+        for query in ("쿠폰 한도", "이름 변경 제한", "how do refunds work?"):
+            every, _ = index.explain(query, top_k=2)
+            served, _ = index.explain(query, top_k=2, rest=False)
+            assert len(every) > 2  # the evaluation ranks every candidate
+            assert served == every[:2]
+            assert index.search_sync(query, top_k=2) in ([], served)
+    finally:
+        index.close()
+
+
 def test_the_query_vector_cache_is_bounded_and_embeds_each_miss_once(e5: E5Embedder) -> None:
     embedder = BatchRecordingEmbedder(e5)
     vectors = QueryVectors(embedder, maxsize=2)

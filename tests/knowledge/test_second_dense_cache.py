@@ -45,3 +45,25 @@ def test_a_rebuild_embeds_only_new_or_changed_chunks_and_scores_stay_by_id() -> 
     assert scores["a#2.0"] == len("보상 정책 § a#2.0\n유효 기간은 14일")
     second.refresh(3, Snapshot({}))
     assert second.scores("쿠폰") == {}
+
+
+class QueryRecording(Recording):
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_batches: list[list[str]] = []
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        self.query_batches.append(list(texts))
+        return np.asarray([[1.0, 0.0, 0.0, 0.0]] * len(texts), dtype=np.float32)
+
+
+def test_a_batch_of_searches_embeds_its_new_queries_with_the_second_model_in_one_call() -> None:
+    model = QueryRecording()
+    second = SecondDense(model)
+    second.warm_up_many(["쿠폰 한도", "daily limit", "쿠폰 한도"])
+    assert model.query_batches == [["쿠폰 한도", "daily limit"]]
+    second.warm_up_many(["daily limit", "이름 변경"])
+    assert model.query_batches[1:] == [["이름 변경"]]  # the cached one is not embedded again
+    second.warm_up("쿠폰 한도")
+    second.query_vector("이름 변경")
+    assert len(model.query_batches) == 2

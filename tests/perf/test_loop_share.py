@@ -128,3 +128,25 @@ async def test_the_loop_knows_while_a_background_thread_is_at_work() -> None:
     finally:
         release.set()
         executor.shutdown(wait=True)
+
+
+async def test_an_answers_sentence_checks_wait_for_the_next_turn_once_the_turn_is_spent() -> None:
+    """The output guard checks a streamed answer sentence by sentence; past `TURN_S` of the turn, the
+    next sentence waits, so what was already waiting runs first (the answer is unchanged)."""
+    from bot.guards.output import OutputGuard
+
+    answer = "주문 상태를 확인했습니다. 배송은 내일 도착합니다. 더 궁금한 점이 있으면 말씀해 주세요."
+    loop = asyncio.get_running_loop()
+
+    async def check_in_a_spent_turn() -> tuple[str, list[str]]:
+        ran: list[str] = []
+        await asyncio.sleep(0)  # a fresh turn
+        await give_way()  # the turn's count starts here
+        _work(2 * TURN_S)
+        loop.call_soon(ran.append, "other")
+        verdict = await OutputGuard().check(answer, outcomes=[])
+        return verdict.text, ran
+
+    text, ran = await check_in_a_spent_turn()
+    assert text == answer
+    assert ran == ["other"]  # it ran while the answer was being checked
