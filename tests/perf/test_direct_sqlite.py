@@ -366,9 +366,12 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
         return direct.connection.execute("SELECT k, thread FROM t_i ORDER BY rowid").fetchall()
 
     try:
-        # Alone: committed on the loop's thread.
+        # Alone: committed on the loop's thread. The connection's first write (schema read, statements
+        # compiled) is slow by itself: it does not send the next writes to the writer.
+        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 0.0)
         assert await put(1) == loop_thread
         assert rows() == [(1, loop_thread)]
+        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 1.0)
         # A background thread at work: to the writer.
         with background_work():
             assert await put(2) == "arca-sqlite-writer"

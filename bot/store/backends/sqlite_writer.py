@@ -122,6 +122,7 @@ class SQLiteWriter:
         asyncio.get_running_loop().call_soon(self._next_turn)
         try:
             conn = self._inline_conn
+            fresh = conn is None
             if conn is None:
                 conn = self._inline_conn = connect(self._path, lock_wait_s=0)
             started = time.perf_counter()
@@ -132,7 +133,11 @@ class SQLiteWriter:
                     return False, None  # another connection writes: the writer waits for it, not the loop
                 raise
             out = transaction(conn, None, unit)
-            if time.perf_counter() - started > INLINE_SLOW_S:
+            # A new connection's first write reads the schema and compiles its statements (over 2 ms):
+            # slow by itself, not for want of the GIL, so it pauses nothing. (It did: a store's first
+            # write sent the next half second of writes to the writer, sequential coupon issues
+            # included: 1,720–1,890/s against 1,830–2,270 without the pause, same sitting.)
+            if time.perf_counter() - started > INLINE_SLOW_S and not fresh:
                 self._inline_paused_until = time.monotonic() + INLINE_PAUSE_S
         finally:
             self._writing.release()
