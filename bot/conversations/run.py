@@ -149,9 +149,6 @@ async def _answer(
             result=result,
             notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
         )
-        # The answer's checks run in the loop's turns like the tool loop's slices (`loop_share`): the
-        # evidence, each streamed delta and the final check each wait while the turn is spent.
-        await give_way()
         output_guard = await OutputGuard.for_actor(
             deps.store,
             actor,
@@ -161,6 +158,9 @@ async def _answer(
             tools=deps.tools,
             facts=facts,
         )
+        # The answer's checks run in the loop's turns like the tool loop's slices (`loop_share`): the
+        # evidence, each streamed delta and the final check each wait while the turn is spent (the
+        # contacts read above gives way in the store).
         await give_way()
         guard = output_guard.stream(outcomes=result.tool_outcomes)  # builds the run's evidence
         try:
