@@ -3,7 +3,8 @@ the loop's own answer as the fallback when synthesis is skipped, fails or yields
 
 The answer stays in the player's language (issue 28): the first letters of the stream are held until
 their language is clear; a reply in the wrong language is dropped unseen, asked for once more with an
-explicit instruction, and then replaced by a fixed text in the right language."""
+explicit instruction, and then replaced by a fixed text in the right language (so is a retry that only
+repeats the instruction)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from bot.engine.results import NO_SYNTHESIS, AgentResult
 from bot.engine.trace import format_trace
 from bot.llm.base import LLM
 from bot.vocabulary.language import detect_language, reply_language
+from bot.vocabulary.model_notes import talks_of_its_language
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +43,8 @@ async def stream_answer(
         trace = format_trace(result.messages, result_chars)
         for attempt in range(2):
             messages = synthesis_messages(question, trace, result.answer, insist=attempt > 0)
-            gate = LanguageGate(want)
+            # The retry is held whole: a small model may answer it by repeating the instruction.
+            gate = LanguageGate(want, hold_all=attempt > 0)
             stream = _bounded(llm.stream_chat(messages, purpose="synthesis"), time_limit)
             try:
                 async for delta in stream:
@@ -87,16 +90,24 @@ async def stream_answer(
 
 class LanguageGate:
     """Holds the first deltas of an answer until their language is clear, then lets the stream through;
-    `wrong` is set (and nothing shown) when the reply is in another language than the player's."""
+    `wrong` is set (and nothing shown) when the reply is in another language than the player's.
 
-    def __init__(self, want: str | None) -> None:
+    `hold_all` (the retry after a wrong-language reply) holds the whole reply to the end, and a reply
+    that talks about its own language (the instruction echoed back: "다시 한 번 Korean으로 답하세요")
+    is wrong too."""
+
+    def __init__(self, want: str | None, *, hold_all: bool = False) -> None:
         self.want = want
+        self.hold_all = hold_all
         self.held = ""
         self.decided = False
         self.wrong = False
 
     def feed(self, delta: str) -> list[str]:
         if not delta:
+            return []
+        if self.hold_all:
+            self.held += delta
             return []
         if self.decided or self.want is None:
             return [delta]
@@ -107,6 +118,12 @@ class LanguageGate:
         """At the end of the stream: decide on whatever letters there are."""
         if self.decided or self.wrong or not self.held:
             return []
+        if self.hold_all and talks_of_its_language(self.held):
+            self.wrong = True
+            return []
+        if self.want is None:
+            self.decided = True
+            return [self.held]
         return self._decide(reply_language(self.held, min_letters=0) or self.want)
 
     def _decide(self, language: str | None) -> list[str]:

@@ -43,6 +43,28 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 """A sentence matching one of these addresses the model, not the player."""
 
+LANGUAGE_TALK: tuple[re.Pattern[str], ...] = (
+    # "다시 한 번 Korean으로 답하세요", "한국어로만 답변하세요": an order to answer in a language.
+    re.compile(
+        r"(?:한국어|영어|한글|korean|english)\s*(?:로|으로)\s*(?:만\s*)?(?:다시\s*)?"
+        r"(?:답|대답|답변|응답|작성|써)\s*(?:하세요|해\s*주세요|하십시오|주세요|해야)",
+        re.IGNORECASE,
+    ),
+    # "저의 이전 대답은 한국어가 아닙니다": the model on its previous reply's language (seen live).
+    re.compile(
+        r"(?:이전|앞선|앞의|방금|지난)\s*(?:의\s*)?(?:대답|답변|응답)(?:은|이|는)?\s*(?:\S+\s*){0,3}?"
+        r"(?:한국어|영어|한글|korean|english)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:reply|answer|respond|write)\s+(?:again\s+|only\s+)?in\s+(?:korean|english)(?:\s+only)?\s*[.!]?\s*$"
+        r"|\b(?:previous|last)\s+(?:reply|answer|response)\s+(?:was|is)\s+not\s+in\s+(?:korean|english)\b",
+        re.IGNORECASE,
+    ),
+)
+"""A sentence about the reply's own language: the model repeating the instruction it was given when its
+first reply came out in the wrong language (`bot.engine.synthesis`), never something a player needs."""
+
 EXAMPLE_VALUE = re.compile(
     r"\(\s*(?:예|예시|e\.g\.|eg\.|for example)\s*[:：]?[^)]*\)|\b(?:e\.g\.|예:)\s*\S+", re.IGNORECASE
 )
@@ -50,8 +72,14 @@ EXAMPLE_VALUE = re.compile(
 
 
 def is_model_note(sentence: str) -> bool:
-    """Whether `sentence` is written for the model (an instruction, or talk about "the player")."""
-    return any(p.search(sentence) for p in MODEL_NOTE_PATTERNS)
+    """Whether `sentence` is written for the model (an instruction, talk about "the player", or about
+    the reply's own language)."""
+    return any(p.search(sentence) for p in MODEL_NOTE_PATTERNS) or talks_of_its_language(sentence)
+
+
+def talks_of_its_language(text: str) -> bool:
+    """Whether `text` speaks about the language the reply should be in (`LANGUAGE_TALK`)."""
+    return any(p.search(line) for line in re.split(r"(?<=[.!?。])\s+|\n", text) for p in LANGUAGE_TALK)
 
 
 def without_examples(text: str) -> str:

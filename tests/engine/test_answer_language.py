@@ -60,6 +60,15 @@ async def test_a_second_wrong_language_answer_becomes_the_fixed_text_in_the_play
     assert reply_language(answer) == "ko" and "운영진" in answer
 
 
+async def test_a_retry_that_repeats_the_instruction_is_replaced_by_the_fixed_text(tools):
+    # Seen live (Qwen2.5-Coder-1.5B): the retry answered with the instruction it was given.
+    llm, seen = answering(ENGLISH, "저의 이전 대답은 한국어가 아닙니다. 다시 한 번 Korean으로 답하세요.")
+    answer = await answer_of(llm, "쿠폰은 하루에 몇 장까지 받을 수 있어요?", tools)
+    assert len(seen) == 2
+    assert "이전 대답" not in answer and "Korean" not in answer
+    assert reply_language(answer) == "ko" and "운영진" in answer
+
+
 async def test_a_korean_answer_to_an_english_player_is_replaced_too(tools):
     llm, _ = answering(KOREAN, KOREAN)
     answer = await answer_of(llm, "What is the status of my order ORD101?", tools)

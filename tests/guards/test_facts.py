@@ -78,6 +78,12 @@ def test_notes_to_the_model_are_recognised() -> None:
     assert is_model_note("주문 번호를 다시 확인해 달라고 요청하세요(예: ORD001).")
     assert not is_model_note("쿠폰 코드는 ARCA-7K2P-9XQM이고 유효기간은 2027-01-01까지입니다.")
     assert not is_model_note("보상은 플레이어 1명당 하루 3장까지입니다.")
+    # The reply's own language is the model's business (the synthesis retry's instruction, echoed).
+    assert is_model_note("저의 이전 대답은 한국어가 아닙니다.")
+    assert is_model_note("다시 한 번 Korean으로 답하세요.")
+    assert is_model_note("Your previous reply was not in English.")
+    assert not is_model_note("이전 답변에서 말씀드린 쿠폰은 7일 동안 유효해요.")
+    assert not is_model_note("영어로 된 공지는 공지 채널에 있어요.")
 
 
 def test_example_values_back_nothing() -> None:
