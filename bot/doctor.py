@@ -79,7 +79,11 @@ def policies_problem(settings: Settings) -> tuple[str | None, str]:
         load_coupon_rules(coupon_rules_path(settings))
     except CouponRulesError as exc:
         return str(exc), ""
-    return None, f"{len(documents)} policy document(s) and the coupon rules in {folder}"
+    sections = sum(len(d.sections) for d in documents)
+    answered = sum(len(d.questions) for d in documents)
+    stale = sum(len(d.stale_questions) for d in documents)
+    questions = f"questions for {answered} of {sections} sections" + (f", {stale} stale" if stale else "")
+    return None, f"{len(documents)} policy document(s) ({questions}) and the coupon rules in {folder}"
 
 
 async def check_policies(settings: Settings) -> Check:
@@ -87,6 +91,16 @@ async def check_policies(settings: Settings) -> Check:
     if problem:
         return Check(
             "policies", "fail", problem, "fix the file (the line above names it), or ARCA_POLICIES_DIR"
+        )
+    from bot.app import policies_dir
+    from bot.knowledge.documents import load_policies
+
+    if any(d.stale_questions for d in load_policies(policies_dir(settings))):
+        return Check(
+            "policies",
+            "warn",
+            f"{summary}: a stale section's questions are left out of the search",
+            "run `arca-bot questions` to write them from the sections' current text",
         )
     return Check("policies", "ok", summary)
 

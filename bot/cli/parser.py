@@ -9,7 +9,16 @@ from bot import __version__
 from bot.cli.conversing import cmd_chat, cmd_demo, cmd_replay
 from bot.cli.preflight import checked_settings
 from bot.cli.records import cmd_console_link, cmd_seed, cmd_stats
-from bot.cli.serving import cmd_doctor, cmd_index, cmd_run, cmd_search, cmd_start, cmd_web, cmd_web_token
+from bot.cli.serving import (
+    cmd_doctor,
+    cmd_index,
+    cmd_questions,
+    cmd_run,
+    cmd_search,
+    cmd_start,
+    cmd_web,
+    cmd_web_token,
+)
 
 
 def _at_least_one(value: str) -> int:
@@ -39,6 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="rebuild the policy index from a directory of Markdown policies")
     p.add_argument("--policies", help="policy directory (default: policies/)")
     p.set_defaults(fn=cmd_index)
+
+    p = sub.add_parser(
+        "questions", help="write, with the configured model, the questions each policy section answers"
+    )
+    p.add_argument("--policies", help="policy directory (default: policies/)")
+    p.add_argument("--languages", default="en,ko", help="comma-separated: en, ko (default en,ko)")
+    p.add_argument("--force", action="store_true", help="write every section again, not only stale ones")
+    p.add_argument(
+        "--check", action="store_true", help="list sections without current questions; exit 1 if any"
+    )
+    p.set_defaults(fn=cmd_questions)
 
     p = sub.add_parser("search", help="search the policy index")
     p.add_argument("query")

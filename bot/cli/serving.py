@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from bot.cli.conversing import cmd_chat, cmd_demo
-from bot.cli.preflight import checked_settings, require_policies
+from bot.cli.preflight import CommandError, checked_settings, require_policies
 from bot.config import load_settings
 
 
@@ -69,6 +69,30 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     settings = checked_settings()
     return index_command(settings, Path(args.policies) if args.policies else None)
+
+
+def cmd_questions(args: argparse.Namespace) -> int:
+    """`arca-bot questions`: the model configured for `main` writes each section's questions."""
+    from bot.knowledge.question_writer import LANGUAGES, questions_command
+    from bot.llm.registry import ModelRegistry
+
+    settings = checked_settings()
+    directory = Path(args.policies) if args.policies else settings.policies_dir
+    languages = [x.strip() for x in args.languages.split(",") if x.strip()]
+    unknown = [x for x in languages if x not in LANGUAGES]
+    if unknown or not languages:
+        raise CommandError(f"--languages takes {', '.join(LANGUAGES)} (got {args.languages!r})")
+    llm, model = None, ""
+    if not args.check:
+        registry = ModelRegistry.from_settings(settings)
+        if not len(registry):
+            raise CommandError("writing questions needs a model: set ARCA_MODEL (and OPENAI_BASE_URL)")
+        name = registry.roles["main"]
+        llm, model = registry.get(name), settings.model_configs()[name].model
+    run = questions_command(
+        llm, directory, model=model, languages=languages, force=args.force, check=args.check
+    )
+    return asyncio.run(run)
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
+from bot.knowledge.questions import QuestionFileError, read_questions, section_hash
 from bot.yaml_files import load_yaml, yaml_error_at
+
+log = logging.getLogger(__name__)
 
 REQUIRED_KEYS = ("id", "title", "lang", "version", "effective")
 
@@ -55,6 +59,11 @@ class Section:
     line: int
     """1-based line of the heading in the file."""
 
+    @property
+    def hash(self) -> str:
+        """What the section's questions are tied to (`questions.section_hash`)."""
+        return section_hash(self.title, self.body)
+
 
 @dataclass(frozen=True)
 class PolicyDocument:
@@ -67,6 +76,10 @@ class PolicyDocument:
     version: str
     effective: str
     sections: list[Section] = field(default_factory=list)
+    questions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Section title → the questions players ask that it answers (`<stem>.questions.yaml`, fresh only)."""
+    stale_questions: tuple[str, ...] = ()
+    """Sections whose questions were written from an older text: left out until written again."""
 
     @property
     def source(self) -> str:
@@ -90,6 +103,9 @@ class Chunk:
     """What a hit shows and quotes: the section body (or this part of it)."""
     content_hash: str
     """sha256 over everything that shapes the embedding; a changed hash means re-embed."""
+    questions: tuple[str, ...] = ()
+    """Questions players ask that the section answers: the second dense model matches them with the
+    section (`bot.knowledge.second_dense`); never shown, never in `passage` (`bot.knowledge.questions`)."""
 
     @property
     def passage(self) -> str:
@@ -235,7 +251,7 @@ def load_policies(policies_dir: Path) -> list[PolicyDocument]:
     files = policy_files(policies_dir)
     if not files:
         raise KnowledgeError(f"no policy documents (*.md) in {policies_dir}")
-    docs = [parse_policy(p) for p in files]
+    docs = [with_questions(parse_policy(p)) for p in files]
     by_id: dict[str, PolicyDocument] = {}
     for doc in docs:
         if doc.doc_id in by_id:
@@ -244,6 +260,37 @@ def load_policies(policies_dir: Path) -> list[PolicyDocument]:
             )
         by_id[doc.doc_id] = doc
     return docs
+
+
+def with_questions(doc: PolicyDocument) -> PolicyDocument:
+    """`doc` with the questions of its `<stem>.questions.yaml`: those of sections whose text is the one
+    they were written from; the others are named in `stale_questions` and logged."""
+    try:
+        stored = read_questions(doc.path)
+    except QuestionFileError as exc:
+        raise PolicyFormatError(exc.path, exc.line, exc.message) from None
+    if stored is None:
+        return doc
+    entries = stored.by_section()
+    fresh: dict[str, tuple[str, ...]] = {}
+    stale: list[str] = []
+    for section in doc.sections:
+        entry = entries.get(section.title)
+        if entry is None:
+            continue
+        if entry.hash == section.hash:
+            fresh[section.title] = entry.questions
+        else:
+            stale.append(section.title)
+    if stale:
+        log.warning(
+            "%s: the questions of %d section(s) were written from an older text and are left out until "
+            "`arca-bot questions` writes them again: %s",
+            doc.source,
+            len(stale),
+            ", ".join(stale),
+        )
+    return replace(doc, questions=fresh, stale_questions=tuple(stale))
 
 
 def _split_long(text: str, limit: int) -> list[str]:
@@ -283,12 +330,10 @@ def chunk_document(doc: PolicyDocument, max_chars: int = MAX_CHUNK_CHARS) -> lis
     chunks: list[Chunk] = []
     for s_index, section in enumerate(doc.sections, start=1):
         parts = [section.body] if len(section.body) <= max_chars else _split_long(section.body, max_chars)
+        questions = tuple(doc.questions.get(section.title, ()))
         for p_index, part in enumerate(parts, start=1):
-            digest = hashlib.sha256(
-                "\x1f".join((doc.doc_id, doc.title, section.title, doc.lang, doc.version, part)).encode(
-                    "utf-8"
-                )
-            ).hexdigest()
+            shaped_by = (doc.doc_id, doc.title, section.title, doc.lang, doc.version, part, *questions)
+            digest = hashlib.sha256("\x1f".join(shaped_by).encode("utf-8")).hexdigest()
             chunks.append(
                 Chunk(
                     chunk_id=f"{doc.source}#{s_index}.{p_index}",
@@ -300,6 +345,7 @@ def chunk_document(doc: PolicyDocument, max_chars: int = MAX_CHUNK_CHARS) -> lis
                     version=doc.version,
                     text=part,
                     content_hash=digest,
+                    questions=questions,
                 )
             )
     return chunks

@@ -17,6 +17,7 @@ from bot.knowledge.documents import policy_files, strip_english_summaries
 from bot.knowledge.fusion import Evidence, FusionParams
 from bot.knowledge.hits import PolicyHit
 from bot.knowledge.index import PolicyIndex
+from bot.knowledge.questions import questions_path
 from bot.yaml_files import load_yaml
 
 OFF_TOPIC = "off_topic"
@@ -233,8 +234,10 @@ def calibrate_abstain_by_pair(
     return tuple(thresholds)
 
 
-def write_korean_only_copy(src: Path, dst: Path) -> Path:
-    """Copy a policy directory with every `> EN:` summary line removed (an operator's Korean-only set)."""
+def write_korean_only_copy(src: Path, dst: Path, *, questions_from: Path | None = None) -> Path:
+    """Copy a policy directory with every `> EN:` summary line removed (an operator's Korean-only set),
+    with the questions files of `questions_from` (written from the Korean-only text: questions written
+    from the text with its English lines would be stale here, `bot.knowledge.questions`)."""
     dst = Path(dst)
     if dst.exists():
         shutil.rmtree(dst)
@@ -243,4 +246,17 @@ def write_korean_only_copy(src: Path, dst: Path) -> Path:
         (dst / path.name).write_text(
             strip_english_summaries(path.read_text(encoding="utf-8")), encoding="utf-8"
         )
+        if questions_from is not None and questions_path(Path(questions_from) / path.name).is_file():
+            shutil.copyfile(questions_path(Path(questions_from) / path.name), questions_path(dst / path.name))
+    return dst
+
+
+def copy_without_questions(src: Path, dst: Path) -> Path:
+    """Copy a policy directory without its questions files: what retrieval does without them."""
+    dst = Path(dst)
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    for path in policy_files(Path(src)):
+        shutil.copyfile(path, dst / path.name)
     return dst

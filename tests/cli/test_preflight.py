@@ -118,4 +118,7 @@ def test_doctor_reports_a_missing_policies_dir(
 
 def test_doctor_says_the_policies_are_fine(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main(["doctor"])
-    assert f"✔ policies: 1 policy document(s) and the coupon rules in {env}" in capsys.readouterr().out
+    assert (
+        f"✔ policies: 1 policy document(s) (questions for 0 of 6 sections) and the coupon rules in {env}"
+        in (capsys.readouterr().out)
+    )

@@ -62,3 +62,24 @@ def test_doctor_runs_an_integrity_check_on_a_damaged_sqlite_file(
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "✘ database:" in out and "integrity check" in out, out
+
+
+def test_doctor_warns_when_a_sections_questions_were_written_from_an_older_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from bot.knowledge.questions import QuestionFile, SectionQuestions, write_questions
+
+    folder = tmp_path / "policies"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "policies", folder)
+    for old in folder.glob("*.questions.yaml"):
+        old.unlink()
+    entry = SectionQuestions(section="1. 청약 철회 기간", hash="0" * 16, questions=("refund window?",))
+    write_questions(folder / "refunds.md", QuestionFile(document="refunds.md", sections=(entry,)))
+    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("ARCA_POLICIES_DIR", str(folder))
+    main(["doctor"])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "policy document(s)" in x)
+    assert "questions for 0 of" in line and "1 stale" in line
+    assert "arca-bot questions" in line or "stale section" in line

@@ -11,7 +11,13 @@ from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import EvalCase, load_eval_cases, write_korean_only_copy
 from bot.knowledge.index import PolicyIndex
 from bot.knowledge.second_dense import SecondDense, USEEmbedder
-from tests.support.knowledge import EVAL_FILE, POLICIES, CountingEmbedder, write_small_corpus
+from tests.support.knowledge import (
+    EVAL_FILE,
+    KOREAN_ONLY_QUESTIONS,
+    POLICIES,
+    CountingEmbedder,
+    write_small_corpus,
+)
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +62,9 @@ def korean_only_index(
     e5: E5Embedder, use: USEEmbedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[PolicyIndex]:
     """The shipped policies with every `> EN:` line removed: a Korean-only set an operator might bring."""
-    corpus = write_korean_only_copy(POLICIES, tmp_path_factory.mktemp("korean-only") / "policies")
+    corpus = write_korean_only_copy(
+        POLICIES, tmp_path_factory.mktemp("korean-only") / "policies", questions_from=KOREAN_ONLY_QUESTIONS
+    )
     index = PolicyIndex(e5, chroma_dir=tmp_path_factory.mktemp("chroma-korean-only"), second=SecondDense(use))
     index.build(corpus)
     yield index

@@ -14,6 +14,8 @@ from tools.base import Actor, ToolContext
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
 EVAL_FILE = REPO / "tests" / "retrieval_eval.yaml"
+KOREAN_ONLY_QUESTIONS = REPO / "tests" / "knowledge" / "korean_only_questions"
+"""The questions `arca-bot questions` wrote for the Korean-only copy of policies/ (from its own text)."""
 
 
 class CountingEmbedder:
