@@ -23,7 +23,7 @@ from bot.knowledge.questions import (
 )
 from bot.knowledge.second_dense import SecondDense, USEEmbedder
 from tests.fakes.openai_server import FakeOpenAIServer, fault, reply
-from tests.support.knowledge import POLICIES
+from tests.support.knowledge import KOREAN_ONLY_QUESTIONS, POLICIES
 
 SENDING = """---
 id: mail
@@ -288,3 +288,23 @@ def test_an_english_question_reaches_a_korean_only_section_through_its_questions
     assert wanted not in [(h.source, h.section) for h in before]
     assert (after[0].source, after[0].section) == wanted
     assert "dup" not in after[0].text.casefold() and "penalty" not in after[0].text.casefold()
+
+
+@pytest.mark.parametrize("corpus_name", ["policies", "korean-only copy", "farm_game", "other_game"])
+def test_every_shipped_and_evaluated_section_has_questions_written_from_its_current_text(
+    corpus_name: str, tmp_path: Path
+) -> None:
+    # A policy edited without `arca-bot questions` would silently lose its questions (stale ones are left
+    # out) and the retrieval figures would no longer be the README's.
+    folder = {
+        "policies": POLICIES,
+        "korean-only copy": tmp_path / "ko",
+        "farm_game": POLICIES.parent / "tests" / "knowledge" / "farm_game",
+        "other_game": POLICIES.parent / "tests" / "knowledge" / "other_game",
+    }[corpus_name]
+    if corpus_name == "korean-only copy":
+        write_korean_only_copy(POLICIES, folder, questions_from=KOREAN_ONLY_QUESTIONS)
+    docs = load_policies(folder)
+    assert all(not d.stale_questions for d in docs), [(d.source, d.stale_questions) for d in docs]
+    missing = [(d.source, s.title) for d in docs for s in d.sections if not d.questions.get(s.title)]
+    assert not missing
