@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from pathlib import Path
 
@@ -77,6 +78,8 @@ def cmd_questions(args: argparse.Namespace) -> int:
     from bot.llm.registry import ModelRegistry
 
     settings = checked_settings()
+    for name in ("httpx", "httpx2"):  # one line per model call would bury the progress lines
+        logging.getLogger(name).setLevel(logging.WARNING)
     directory = Path(args.policies) if args.policies else settings.policies_dir
     languages = [x.strip() for x in args.languages.split(",") if x.strip()]
     unknown = [x for x in languages if x not in LANGUAGES]
