@@ -66,11 +66,15 @@ class Yardstick:
         background = Evidence.background_of(self.background(languages) @ vector, params.background_k)
         second_margin = second_standout = 0.0
         if self._second is not None and found.second_pool:
-            best = max(found.candidates, key=lambda c: c.second)
+            # The sections' text alone: their questions lift small talk that shares a word with them.
+            plain = found.plain_second or {c.chunk_id: c.second for c in found.candidates}
+            pool = list(found.plain_second.values()) if found.plain_second else found.second_pool
+            best = max(found.candidates, key=lambda c: plain.get(c.chunk_id, c.second))
+            best_second = plain.get(best.chunk_id, best.second)
             second_background = self._second.background(query, text_languages(best.text), params.background_k)
-            second_margin = best.second - second_background
-            nearest = np.sort(np.asarray(found.second_pool))[-CANDIDATES:]
-            second_standout = best.second - float(nearest.mean())
+            second_margin = best_second - second_background
+            nearest = np.sort(np.asarray(pool))[-CANDIDATES:]
+            second_standout = best_second - float(nearest.mean())
         domain = self._domain.logit(vector) if params.domain_weight else 0.0
         second_domain = 0.0
         if self._second_domain is not None and params.second_domain_weight(query_language(query)):

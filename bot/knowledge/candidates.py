@@ -28,6 +28,9 @@ class CandidateSet:
     """BM25 of every chunk."""
     second_pool: list[float]
     """Second-model similarity of every chunk (empty without a second model)."""
+    plain_second: dict[str, float] | None = None
+    """Second-model similarity of every chunk's text without its questions: the abstain evidence's
+    (None when it is `second_pool`'s)."""
 
 
 def gather(
@@ -38,6 +41,7 @@ def gather(
     vector: np.ndarray,
     bm25: np.ndarray,
     second: dict[str, float],
+    plain_second: dict[str, float] | None = None,
 ) -> CandidateSet:
     """Candidates from the dense neighbours `found`, the best BM25 chunks and the best second-model
     chunks; a candidate one list missed gets its dense similarity from the stored vector."""
@@ -55,7 +59,7 @@ def gather(
         position = lexical.position(cid)
         score = float(bm25[position]) if position is not None else 0.0
         candidates.append(Candidate(cid, *chunks.row(cid), similarity, score, second.get(cid, 0.0)))
-    return CandidateSet(candidates, dense_pool, bm25, list(second.values()))
+    return CandidateSet(candidates, dense_pool, bm25, list(second.values()), plain_second)
 
 
 def steered_alone(nearest: Candidate | None, languages: frozenset[str]) -> frozenset[str]:

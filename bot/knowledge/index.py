@@ -259,11 +259,12 @@ class PolicyIndex:
         found = found or nearest(collection, [vector], min(CANDIDATES, len(lexical)))[0]
         bm25 = lexical.scores(terms, params.heading_weight, head=head, head_weight=params.head_weight)
         second: dict[str, float] = {}
+        plain: dict[str, float] = {}
         uses_second = params.second_weight or params.second_evidence_weight or params.second_standout_weight
         if self.second is not None and uses_second:
             self.second.refresh(self._built_at, chunks)
-            second = self.second.scores(query)
-        return gather(chunks, lexical, collection, found, vector, bm25, second), lexical
+            second, plain = self.second.scores(query), self.second.scores(query, questions=False)
+        return gather(chunks, lexical, collection, found, vector, bm25, second, plain or None), lexical
 
     def explain(
         self, query: str, *, fusion: FusionParams | None = None, top_k: int = 3, rest: bool = True

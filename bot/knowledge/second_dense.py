@@ -81,6 +81,8 @@ class SecondDense:
         self._stamp: object = None
         self._ids: list[str] = []
         self._matrix = np.zeros((0, int(embedder.dim)), dtype=np.float32)
+        self._plain = self._matrix
+        """The chunks' vectors without their questions: what the abstain evidence was calibrated on."""
         self._background: np.ndarray | None = None
         self._by_content: dict[bytes, np.ndarray] = {}
         """The vector of each chunk's text by its SHA-256: a rebuild embeds only changed or new chunks."""
@@ -91,18 +93,24 @@ class SecondDense:
         only those whose text was not embedded before; called under the index's lock."""
         if stamp == self._stamp and len(chunks) == len(self._ids):
             return
-        passages = [
-            "\n".join((f"{m.get('title', '')} § {m.get('section', '')}", d, *stored_questions(m)))
-            for m, d in chunks.rows()
-        ]
+        plain = [f"{m.get('title', '')} § {m.get('section', '')}\n{d}" for m, d in chunks.rows()]
+        asked = [stored_questions(m) for m, _ in chunks.rows()]
+        passages = [p + "".join(f"\n{q}" for q in qs) for p, qs in zip(plain, asked, strict=True)]
+        passages += [p for p, qs in zip(plain, asked, strict=True) if qs]  # the plain text of those too
         keys = [hashlib.sha256(p.encode("utf-8")).digest() for p in passages]
         missing = {k: p for k, p in zip(keys, passages, strict=True) if k not in self._by_content}
         if missing:  # only passages whose text is new since the last build are embedded
             vectors = np.asarray(self.embedder.embed_passages(list(missing.values())), dtype=np.float32)
             self._by_content.update(zip(missing, vectors, strict=True))
         self._by_content = {k: self._by_content[k] for k in keys}  # forget the chunks that are gone
-        rows = [self._by_content[k] for k in keys]
+        n = len(plain)
+        rows = [self._by_content[k] for k in keys[:n]]
         self._matrix = np.stack(rows) if rows else np.zeros((0, int(self.embedder.dim)), dtype=np.float32)
+        extra = iter(keys[n:])
+        plain_rows = [
+            self._by_content[next(extra)] if qs else row for row, qs in zip(rows, asked, strict=True)
+        ]
+        self._plain = np.stack(plain_rows) if plain_rows else self._matrix
         self._ids, self._stamp = list(chunks.ids), stamp
 
     def warm_up(self, query: str) -> None:
@@ -128,9 +136,9 @@ class SecondDense:
             vectors = self._background[background_rows(languages)]
         return float(np.sort(vectors @ self._query(query))[-max(1, k) :].mean())
 
-    def scores(self, query: str) -> dict[str, float]:
-        """Cosine similarity of the query with every chunk, by chunk id."""
+    def scores(self, query: str, *, questions: bool = True) -> dict[str, float]:
+        """Cosine similarity of the query with every chunk (with its questions, or its text alone), by id."""
         if not self._ids:
             return {}
-        similarities = self._matrix @ self._query(query)
+        similarities = (self._matrix if questions else self._plain) @ self._query(query)
         return {cid: float(s) for cid, s in zip(self._ids, similarities, strict=True)}

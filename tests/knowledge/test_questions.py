@@ -290,6 +290,30 @@ def test_an_english_question_reaches_a_korean_only_section_through_its_questions
     assert "dup" not in after[0].text.casefold() and "penalty" not in after[0].text.casefold()
 
 
+def test_questions_leave_the_abstain_evidence_as_it_was(
+    tmp_path: Path, e5: E5Embedder, use: USEEmbedder
+) -> None:
+    # Small talk that shares a word with a section's questions is still turned away: the evidence reads
+    # the second model's vectors of the section's text alone.
+    folder = write_korean_only_copy(POLICIES, tmp_path / "policies")
+    index = PolicyIndex(e5, chroma_dir=tmp_path / "chroma", second=SecondDense(use))
+    try:
+        index.build(folder)
+        before = index.explain("너 이름이 뭐야?")[1]
+        give_questions(
+            folder / "name_change.md",
+            **{"1. 이름 변경권": ["내 이름 뭐로 바꿀 수 있어?", "너 이름 바꿀 수 있어?"]},
+        )
+        index.reindex(folder)
+        after = index.explain("너 이름이 뭐야?")[1]
+        hits = index.search_sync("너 이름이 뭐야?")
+    finally:
+        index.close()
+    assert after.second_standout == pytest.approx(before.second_standout)
+    assert after.second_margin == pytest.approx(before.second_margin)
+    assert hits == []
+
+
 @pytest.mark.parametrize("corpus_name", ["policies", "korean-only copy", "farm_game", "other_game"])
 def test_every_shipped_and_evaluated_section_has_questions_written_from_its_current_text(
     corpus_name: str, tmp_path: Path
