@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, ThinkingEvent
-from bot.engine.grounding import RequiredCall, call_args, send_back_text
+from bot.engine.grounding import RequiredCall, call_args, made_for_model_text, send_back_text
 from bot.engine.outcomes import Answer, CallTools, StepOutcome, Stop, Unreadable
 from bot.engine.prompts import language_of, observation_message, reformat_request
 from bot.engine.results import StopReason
+from bot.llm.base import ToolCall
 
 if TYPE_CHECKING:
     from bot.engine.run import AgentRun
@@ -25,7 +26,7 @@ async def apply(run: AgentRun, outcome: StepOutcome, iteration: int) -> Stop | N
         if isinstance(outcome, CallTools):
             return await _native_calls(run, outcome, iteration)
         assert isinstance(outcome, Answer)
-        return await _answer(run, outcome, run.take_interrupts())
+        return await _answer(run, outcome, run.take_interrupts(), iteration)
     # JSON mode: the reply joins the messages first, and interrupts are taken right after it, before the
     # final-answer check.
     run.messages.append(outcome.message)
@@ -34,11 +35,11 @@ async def apply(run: AgentRun, outcome: StepOutcome, iteration: int) -> Stop | N
         return await _unreadable(run, outcome, injected)
     run.parse_failures = 0
     if isinstance(outcome, Answer):
-        return await _answer(run, outcome, injected)
+        return await _answer(run, outcome, injected, iteration)
     return await _json_call(run, outcome, injected, iteration)
 
 
-async def _answer(run: AgentRun, answer: Answer, injected: list[str]) -> Stop | None:
+async def _answer(run: AgentRun, answer: Answer, injected: list[str], iteration: int) -> Stop | None:
     if injected:
         # The player added something: this answer is no longer final, keep looping.
         await _keep(run, answer)
@@ -49,7 +50,10 @@ async def _answer(run: AgentRun, answer: Answer, injected: list[str]) -> Stop | 
         if run.sent_back:
             if answer.in_messages:
                 run.messages.pop()  # the unchecked answer stays out of the thread
-            return ungrounded(run, missing)
+            if run.made_for_model or not may_make(run, missing):
+                return ungrounded(run, missing)
+            await make_for_model(run, missing, iteration)
+            return None
         await _keep(run, answer)
         await send_back(run, missing)
         return None
@@ -112,11 +116,50 @@ async def send_back(run: AgentRun, missing: list[RequiredCall]) -> None:
     await run.add({"role": "user", "content": text}, kind="reformat")
 
 
+def may_make(run: AgentRun, missing: list[RequiredCall]) -> bool:
+    """Whether the engine may make the missing calls itself: reads the actor may run (never a side
+    effect: what the player did not ask the model to do is not done for it)."""
+    registry = run.registry
+    return all(
+        registry.get(c.tool) is not None
+        and not registry.is_side_effect(c.tool)
+        and registry.allowed(c.tool, run.ctx.actor)
+        for c in missing
+    )
+
+
+async def make_for_model(run: AgentRun, missing: list[RequiredCall], iteration: int) -> None:
+    """A second answer without the required reads: the engine makes them itself, with the arguments it
+    had asked for, and asks once more for an answer from their results (a small model that ignores the
+    instruction twice still gets the player an answer from the policy or the order, not a refusal).
+    The calls run as the model's would (same checks, events and trace); native mode sees them as an
+    assistant tool call with its results, JSON mode as observations."""
+    run.made_for_model += 1
+    calls = [
+        run.ids.unique(
+            ToolCall(id="", name=c.tool, arguments=json.dumps(call_args(c, run.query), ensure_ascii=False))
+        )
+        for c in missing
+    ]
+    if run.native:
+        message = {"role": "assistant", "content": None, "tool_calls": [c.to_message() for c in calls]}
+        await _native_calls(run, CallTools(calls=calls, message=message), iteration)
+    else:
+        outcomes = await run.calls.run_batch(calls, iteration)
+        for outcome in outcomes:
+            await run.add(
+                {"role": "user", "content": observation_message(outcome.name, outcome.observation)},
+                kind="observation",
+            )
+    await run.add({"role": "user", "content": made_for_model_text(json_mode=not run.native)}, kind="reformat")
+
+
 def ungrounded(run: AgentRun, missing: list[RequiredCall]) -> Stop:
-    """A second answer without the required call: the honest fallback, not the answer."""
+    """An answer without the required call that the engine could not make itself, or an answer still
+    without it after that: the honest fallback, not the answer."""
     ids = [c.order_id for c in missing if c.order_id]
     policy = any(not c.order_id for c in missing)
-    why = "the model answered twice without " + ", ".join(
+    why = "the model answered without " + ", ".join(
         f"{c.tool} {json.dumps(c.args, ensure_ascii=False)}" for c in missing
     )
     return Stop(fallbacks.ungrounded_text(run.ctx, ids, policy), StopReason.UNGROUNDED, why)

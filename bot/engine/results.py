@@ -80,6 +80,8 @@ class AgentResult:
     """Set when the answer stream broke; text already streamed is then incomplete."""
     sent_back: int = 0
     """Answers the engine sent back because a required call was missing (`bot.engine.grounding`)."""
+    made_for_model: int = 0
+    """1 when the model answered twice without a required read and the engine made it itself."""
     selected_tools: list[str] | None = None
     """Names picked by tool selection (None when selection did not run)."""
     delivered_answer: str | None = None

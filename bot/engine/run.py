@@ -89,7 +89,10 @@ class AgentRun:
         self.iterations = 0
         self.parse_failures = 0
         self.sent_back = 0
-        """Answers sent back for a missing required call (one is allowed; the next ends the run)."""
+        """Answers sent back for a missing required call (one is allowed; after the next the engine makes
+        the calls itself, `made_for_model`)."""
+        self.made_for_model = 0
+        """Times the engine made the required reads the model skipped (once a run at most)."""
         self.selected: list[str] | None = None
         self.open_calls: dict[str, str] = {}
         """Calls whose assistant message is in the history but whose result is not yet appended."""
@@ -203,6 +206,7 @@ class AgentRun:
             injected=self.injected,
             selected_tools=self.selected,
             sent_back=self.sent_back,
+            made_for_model=self.made_for_model,
         )
 
     async def choose_tools(self) -> None:

@@ -244,7 +244,8 @@ async def test_stop_cancels_the_run_and_leaves_a_valid_history(harness: Harness)
 
 
 async def test_llm_failure_gives_a_clear_message_and_keeps_the_question(harness: Harness) -> None:
-    harness.script({"raw": "x"}, {"raw": "y"})  # JSON mode: unparseable twice; native: plain text answer
+    # JSON mode: unparseable twice; native: plain text answers (the engine makes the lookup after two)
+    harness.script({"raw": "x"}, {"raw": "y"}, {"raw": "z"})
     surface = RecordingSurface()
     outcome = await _say(harness, "ORD001 상태?", surface)
     assert outcome.kind == "answered"

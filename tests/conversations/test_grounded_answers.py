@@ -21,13 +21,18 @@ async def _ask(h: Harness, text: str):
 
 
 async def test_an_unparseable_runs_invented_number_is_not_delivered(harness: Harness) -> None:
-    # Two unparseable replies (JSON mode) or two answers without the required search (native) end in the
-    # engine's honest fallback: the invented cap never reaches the player.
-    harness.script({"raw": INVENTED}, {"raw": INVENTED})
+    # JSON mode: two unparseable replies end in the engine's honest fallback, which offers a person.
+    # Native mode: the same text is an answer without the required search, twice, so the engine makes the
+    # search, and the third answer, which invents the cap again, is corrected from the policy it found.
+    harness.script({"raw": INVENTED}, {"raw": INVENTED}, {"raw": INVENTED})
     outcome = await _ask(harness, "보상 쿠폰은 하루에 최대 몇 장까지 받을 수 있나요?")
-    delivered = outcome.runs[0].delivered_answer
+    run = outcome.runs[0]
+    delivered = run.delivered_answer
     assert "5 장" not in delivered and "5장" not in delivered
-    assert "운영진" in delivered  # offers a person
+    if run.stopped_reason == "parse_failure":
+        assert run.mode == "json" and "운영진" in delivered  # offers a person
+    else:
+        assert run.mode == "native" and run.made_for_model == 1 and "최대 3장" in delivered
 
 
 async def test_the_bots_own_stop_notice_keeps_its_numbers(harness: Harness) -> None:

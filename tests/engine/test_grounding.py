@@ -1,14 +1,15 @@
 """Look up before you state (issue 28), in both modes: an answer without the call the player's message
-requires is sent back once with that exact call; a second one ends in the honest fallback."""
+requires is sent back once with that exact call; after a second one the engine makes that read itself and
+asks once more; a call it may not make (a side effect) ends in the honest fallback."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.support.context import make_ctx
-from tests.support.engine import MODES, run_scripted
-from tools.base import Actor, ToolRegistry
-from tools.requirements import is_policy_question, named_order_ids
+from tests.support.engine import MODES, QueryArgs, run_scripted
+from tools.base import Actor, ToolContext, ToolRegistry, ToolResult, tool
+from tools.requirements import is_policy_question, named_order_ids, on_policy_question
 
 
 @pytest.fixture
@@ -44,14 +45,58 @@ async def test_an_answer_about_a_named_order_without_its_lookup_is_sent_back_wit
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_second_answer_without_the_lookup_ends_in_the_fallback_not_the_answer(grounded, mode):
-    steps = [{"final": "ORD101은 배송 중입니다."}, {"final": "배송 중이에요. 내일 도착합니다."}]
-    run = await run_scripted(steps, grounded, mode=mode, query=STATUS_KO)
-    assert run.result.stopped_reason == "ungrounded"
-    assert "배송 중" not in run.answer and "내일" not in run.answer
-    assert "ORD101" in run.answer and "운영진" in run.answer
-    assert not [r for r in run.llm.requests if r.purpose == "synthesis"]  # nothing to invent from
+async def test_after_a_second_answer_without_the_lookup_the_engine_makes_it_and_asks_once_more(
+    grounded, mode
+):
+    steps = [
+        {"final": "ORD101은 배송 중입니다."},
+        {"final": "배송 중이에요. 내일 도착합니다."},
+        {"final": "ORD101은 배송 지연 상태입니다."},
+    ]
+    run = await run_scripted(steps, grounded, mode=mode, query=STATUS_KO, synthesize=False)
+    assert run.result.stopped_reason == "final_answer"
+    assert run.result.answer == "ORD101은 배송 지연 상태입니다."
+    assert run.result.sent_back == 1 and run.result.made_for_model == 1
+    assert [(o.name, o.args) for o in run.result.tool_outcomes] == [("lookup_order", {"order_id": "ORD101"})]
+    third = loop_requests(run)[2].messages
+    seen = "\n".join(str(m.get("content") or "") for m in third)
+    assert "배송 지연 (delayed)" in seen and "it was made for you" in seen
+    assert "내일 도착" not in seen  # the unchecked answers stay out of what the model reads
     assert all("내일 도착" not in (m.get("content") or "") for m in run.result.messages)
+    if mode == "native":  # an assistant tool call paired with its result, as the API requires
+        call = next(m for m in third if m.get("tool_calls"))
+        result = third[third.index(call) + 1]
+        assert result["role"] == "tool" and result["tool_call_id"] == call["tool_calls"][0]["id"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_policy_question_answered_twice_without_a_search_gets_the_search_made(grounded, mode):
+    q = "What is the refund window for cash items?"
+    steps = [{"final": "7 days."}, {"final": "7 days, really."}, {"final": "Up to 3 a day [보상 정책 §2]."}]
+    run = await run_scripted(steps, grounded, mode=mode, query=q, ctx=make_ctx(locale="en"))
+    assert run.result.made_for_model == 1
+    assert [(o.name, o.args) for o in run.result.tool_outcomes] == [("search_policy", {"query": q})]
+    assert "하루 최대 3장" in "\n".join(str(m.get("content") or "") for m in loop_requests(run)[2].messages)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_engine_makes_a_skipped_call_once_and_never_one_with_a_side_effect(grounded, mode):
+    """A required call the engine may not make for the model (a side effect) ends in the fallback, in
+    the player's language, never in the unchecked answer; nothing is run."""
+
+    @tool(name="claim_daily_box", side_effect=True, required_before_answer=on_policy_question)
+    async def claim_daily_box(args: QueryArgs, ctx: ToolContext) -> ToolResult:
+        """Claim a box."""
+        raise AssertionError("a side effect the model did not ask for was run")
+
+    registry = ToolRegistry([*grounded, claim_daily_box])
+    q = "What is the refund window for cash items?"
+    steps = [{"final": "7 days."}, {"final": "7 days, really."}]
+    run = await run_scripted(steps, registry, mode=mode, query=q, ctx=make_ctx(locale="en"))
+    assert run.result.stopped_reason == "ungrounded" and run.result.made_for_model == 0
+    assert "policy" in run.answer and "staff" in run.answer and "7 days" not in run.answer
+    assert not run.result.tool_outcomes
+    assert not [r for r in run.llm.requests if r.purpose == "synthesis"]  # nothing to invent from
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -70,20 +115,6 @@ async def test_a_policy_question_needs_a_search_before_the_answer(grounded, mode
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_the_policy_fallback_is_in_the_players_language(grounded, mode):
-    q = "What is the refund window for cash items?"
-    run = await run_scripted(
-        [{"final": "7 days."}, {"final": "7 days, really."}],
-        grounded,
-        mode=mode,
-        query=q,
-        ctx=make_ctx(locale="en"),
-    )
-    assert run.result.stopped_reason == "ungrounded"
-    assert "policy" in run.answer and "staff" in run.answer and "7 days" not in run.answer
-
-
-@pytest.mark.parametrize("mode", MODES)
 async def test_a_coupon_call_for_the_named_order_counts_as_its_lookup(grounded, mode):
     steps = [
         {"tool": "issue_coupon", "args": {"order_id": "ord101", "amount": 10000}},
@@ -99,9 +130,11 @@ async def test_a_lookup_of_another_order_does_not_count(grounded, mode):
         {"tool": "lookup_order", "args": {"order_id": "ORD102"}},
         {"final": "ORD101도 지연입니다."},
         {"final": "ORD101도 지연입니다."},
+        {"final": "ORD101은 배송 지연입니다."},
     ]
     run = await run_scripted(steps, grounded, mode=mode, query="ORD101 어떻게 됐어요?", synthesize=False)
-    assert run.result.stopped_reason == "ungrounded"
+    assert run.result.sent_back == 1 and run.result.made_for_model == 1
+    assert [o.args for o in run.result.tool_outcomes] == [{"order_id": "ORD102"}, {"order_id": "ORD101"}]
 
 
 @pytest.mark.parametrize("mode", MODES)
