@@ -66,6 +66,12 @@ def policies_problem(settings: Settings) -> tuple[str | None, str]:
 
     The same check runs before `chat`, `demo`, `replay`, `run` (exit 2) and in `doctor` (✘ policies).
     """
+    problem, summary, _ = _policy_state(settings)
+    return problem, summary
+
+
+def _policy_state(settings: Settings) -> tuple[str | None, str, int]:
+    """`policies_problem`'s (problem, summary) and the number of sections with stale questions."""
     from bot.app import coupon_rules_path, policies_dir
     from bot.knowledge.documents import KnowledgeError, load_policies
     from tools.coupon_rules import CouponRulesError, load_coupon_rules
@@ -74,28 +80,25 @@ def policies_problem(settings: Settings) -> tuple[str | None, str]:
     try:
         documents = load_policies(folder)
     except KnowledgeError as exc:
-        return f"ARCA_POLICIES_DIR: {exc}", ""
+        return f"ARCA_POLICIES_DIR: {exc}", "", 0
     try:
         load_coupon_rules(coupon_rules_path(settings))
     except CouponRulesError as exc:
-        return str(exc), ""
+        return str(exc), "", 0
     sections = sum(len(d.sections) for d in documents)
     answered = sum(len(d.questions) for d in documents)
     stale = sum(len(d.stale_questions) for d in documents)
     questions = f"questions for {answered} of {sections} sections" + (f", {stale} stale" if stale else "")
-    return None, f"{len(documents)} policy document(s) ({questions}) and the coupon rules in {folder}"
+    return None, f"{len(documents)} policy document(s) ({questions}) and the coupon rules in {folder}", stale
 
 
 async def check_policies(settings: Settings) -> Check:
-    problem, summary = policies_problem(settings)
+    problem, summary, stale = _policy_state(settings)
     if problem:
         return Check(
             "policies", "fail", problem, "fix the file (the line above names it), or ARCA_POLICIES_DIR"
         )
-    from bot.app import policies_dir
-    from bot.knowledge.documents import load_policies
-
-    if any(d.stale_questions for d in load_policies(policies_dir(settings))):
+    if stale:
         return Check(
             "policies",
             "warn",
