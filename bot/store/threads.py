@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, false, func, literal_column, null, select, union_all
 
 from bot.store.models import ThreadMessage, ThreadState, ThreadSummary, utcnow
 from bot.store.units import Fetch, Insert, Unit, UnitRunner
@@ -31,18 +31,24 @@ MESSAGE_COLUMNS = (
     "created_at",
 )
 
-_RESET_POINT = select(ThreadState.reset_before_id).where(ThreadState.thread_id == bindparam("thread_id"))
+_RESET_POINT = func.coalesce(
+    select(ThreadState.reset_before_id)
+    .where(ThreadState.thread_id == bindparam("thread_id"))
+    .scalar_subquery(),
+    0,
+)
+"""The thread's `/thread reset` point (0: never reset), as a value inside the statements below."""
 _LATEST_SUMMARY = (
     select(ThreadSummary.upto_message_id, ThreadSummary.summary)
-    .where(
-        ThreadSummary.thread_id == bindparam("thread_id"),
-        ThreadSummary.upto_message_id > bindparam("after"),
-    )
+    .where(ThreadSummary.thread_id == bindparam("thread_id"), ThreadSummary.upto_message_id > _RESET_POINT)
     .order_by(ThreadSummary.id.desc())
     .limit(1)
+    .cte("latest_summary")
 )
-_MESSAGES_AFTER = (
+_SUMMARY_PART, _MESSAGE_PART = 0, 1
+_THREAD = union_all(
     select(
+        literal_column(str(_MESSAGE_PART)).label("part"),
         _MESSAGES.c.id,
         _MESSAGES.c.role,
         _MESSAGES.c.content,
@@ -50,13 +56,28 @@ _MESSAGES_AFTER = (
         _MESSAGES.c.tool_call_id,
         _MESSAGES.c.name,
         _MESSAGES.c.pinned,
-    )
-    .where(_MESSAGES.c.thread_id == bindparam("thread_id"), _MESSAGES.c.id > bindparam("after"))
-    .order_by(_MESSAGES.c.id)
-)
+    ).where(
+        _MESSAGES.c.thread_id == bindparam("thread_id"),
+        _MESSAGES.c.id > _RESET_POINT,
+        _MESSAGES.c.id > func.coalesce(select(_LATEST_SUMMARY.c.upto_message_id).scalar_subquery(), 0),
+    ),
+    select(
+        literal_column(str(_SUMMARY_PART)),
+        _LATEST_SUMMARY.c.upto_message_id,
+        null(),
+        _LATEST_SUMMARY.c.summary,
+        null(),
+        null(),
+        null(),
+        false(),
+    ),
+).order_by("part", "id")
+"""A thread as `Threads.load` gives it, in one statement (one snapshot on every backend, no transaction
+to open): the latest summary after the reset point as a row of its own (`part` 0), then the messages after
+both, oldest first."""
 _NEWEST_SINCE = (
     select(_MESSAGES.c.role, _MESSAGES.c.content, _MESSAGES.c.meta, _MESSAGES.c.run_id)
-    .where(_MESSAGES.c.thread_id == bindparam("thread_id"), _MESSAGES.c.id > bindparam("after"))
+    .where(_MESSAGES.c.thread_id == bindparam("thread_id"), _MESSAGES.c.id > _RESET_POINT)
     .order_by(_MESSAGES.c.id.desc())
     .limit(bindparam("limit"))
 )
@@ -113,29 +134,24 @@ class Threads:
         self._store = store
 
     async def load(self, thread_id: str) -> StoredThread:
-        """The reset point, the latest summary and the messages after both, on one snapshot."""
+        """The latest summary after the reset point and the messages after both, in one statement."""
 
         def unit() -> Unit[StoredThread]:
-            state = yield Fetch(_RESET_POINT, {"thread_id": thread_id}, one=True)
-            reset_before = (state[0] or 0) if state else 0
-            summary = yield Fetch(_LATEST_SUMMARY, {"thread_id": thread_id, "after": reset_before}, one=True)
-            start = max(reset_before, summary[0] if summary else 0)
-            rows = yield Fetch(_MESSAGES_AFTER, {"thread_id": thread_id, "after": start})
-            return StoredThread(summary[1] if summary else None, [_to_message(r) for r in rows])
+            rows = yield Fetch(_THREAD, {"thread_id": thread_id})
+            summary = rows[0].content if rows and rows[0].part == _SUMMARY_PART else None
+            return StoredThread(summary, [_to_message(r) for r in rows if r.part == _MESSAGE_PART])
 
-        return await self._store.run(unit, write=False)
+        return await self._store.run(unit, write=False, snapshot=False)
 
     async def since_reset(self, thread_id: str, limit: int) -> list[Any]:
         """The newest `limit` messages since the thread's `/thread reset`, oldest first, each with `role`,
         `content`, `meta` and `run_id` (summaries aside: what was said, for the fact check's evidence)."""
 
         def unit() -> Unit[list[Any]]:
-            state = yield Fetch(_RESET_POINT, {"thread_id": thread_id}, one=True)
-            reset_before = (state[0] or 0) if state else 0
-            rows = yield Fetch(_NEWEST_SINCE, {"thread_id": thread_id, "after": reset_before, "limit": limit})
+            rows = yield Fetch(_NEWEST_SINCE, {"thread_id": thread_id, "limit": limit})
             return list(reversed(rows))
 
-        return await self._store.run(unit, write=False, off_loop=True)
+        return await self._store.run(unit, write=False, snapshot=False, off_loop=True)
 
     async def append(self, rows: list[dict[str, Any]]) -> list[int]:
         """Store `rows` (`message_row`s) in one transaction; their ids, in order."""

@@ -225,6 +225,28 @@ async def test_summary_and_reset_move_where_every_path_starts_the_thread(pair: P
         loaded = await store.threads.load("t:1")
         assert (loaded.summary, loaded.messages) == (None, [])
         assert await store.threads.recent("t:1") == []
+    after = await pair.fast.threads.append(
+        [
+            message_row(
+                "t:1", {"role": "user", "content": f"새 메시지 {i}"}, run_id=None, pinned=False, kind="query"
+            )
+            for i in range(3)
+        ]
+    )
+    for _name, store in pair.both():  # after a reset: the messages after it, no summary yet
+        assert [m["content"] for m in (await store.threads.load("t:1")).messages] == [
+            "새 메시지 0",
+            "새 메시지 1",
+            "새 메시지 2",
+        ]
+    await pair.engine.threads.save_summary("t:1", after[0], "요약: 리셋 뒤 첫 메시지")
+    for _name, store in pair.both():  # the newest summary after the reset point starts the thread again
+        loaded = await store.threads.load("t:1")
+        assert loaded.summary == "요약: 리셋 뒤 첫 메시지"
+        assert [(m["content"], m["_id"]) for m in loaded.messages] == [
+            ("새 메시지 1", after[1]),
+            ("새 메시지 2", after[2]),
+        ]
 
 
 async def test_the_newest_messages_since_the_reset_read_the_same_on_every_path(pair: Pair) -> None:
