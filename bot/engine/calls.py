@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.engine.events import Emitter, IterationEvent
-from bot.engine.example_values import example_refusal
+from bot.engine.example_values import EXAMPLE_VALUE, example_refusal
 from bot.engine.grounding import RequiredCall, call_args
 from bot.engine.observations import observation_text
 from bot.engine.repairs import repair_call, repaired_name
@@ -182,15 +182,20 @@ class ToolCalls:
         return outcome
 
     def _instead_of(self, key: str, refusal: ToolResult | None) -> RequiredCall | None:
-        """For a refused call made a second time, once per run: the read the rules require that has not
-        run (`search_policy` on a policy question, the lookup of an order the player named). Seen live: a
-        policy question began with a lookup of an order id made up from the clock, refused three times
-        with the search to make instead, and the run stopped."""
+        """For a refused call, once per run: the read the rules require that has not run yet
+        (`search_policy` on a policy question, the lookup of an order the player named), made at once
+        when the model guessed a value (an id nobody wrote, a placeholder, an example: it is about to guess
+        the answer too), else when the same refused call comes a second time. Seen live: a policy question
+        began with a lookup of an order id made up from the clock, refused three times with the search to
+        make instead, and the run stopped; and (2026-12-03, three runs of three) a policy question began
+        with a lookup of "ORD…", after which the model searched with words of its own ("[보상 정책 §2]",
+        one excerpt; "환불 정책") and answered from the wrong section, or not at all."""
         if refusal is None:
             return None
         again = key in self._refused
         self._refused.add(key)
-        if not again or self._made_instead or self.required is None:
+        guessed = refusal.data.get("reason") == EXAMPLE_VALUE
+        if not (again or guessed) or self._made_instead or self.required is None:
             return None
         for call in self.required():
             if not self.registry.is_side_effect(call.tool) and self.registry.allowed(

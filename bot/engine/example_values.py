@@ -17,6 +17,8 @@ from tools.base import Tool, ToolResult
 from tools.requirements import is_policy_question, named_order_ids
 
 PLACEHOLDER = re.compile(r"…|\.\.\.|<[^>]*>|^\s*$")
+EXAMPLE_VALUE = "example_value"
+"""The `reason` of a refused call whose value the model guessed (the run makes the read it needs at once)."""
 _NUMBER = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(만|천)?")
 _UNITS = {"만": 10_000, "천": 1_000, None: 1}
 
@@ -109,4 +111,4 @@ def _refusal(name: str, what: str, player: Iterable[str]) -> ToolResult:
         )
     else:
         then = f"Use the {name} the player asked for, or ask the player; never copy the example."
-    return ToolResult.error(f"Not run: {what}. {then}", reason="example_value", argument=name)
+    return ToolResult.error(f"Not run: {what}. {then}", reason=EXAMPLE_VALUE, argument=name)

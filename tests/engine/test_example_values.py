@@ -128,7 +128,8 @@ async def test_an_id_inside_a_longer_one_is_not_written(tools, probe, mode):
 async def test_a_search_that_copies_the_query_placeholder_is_refused_with_the_players_words(mode):
     """Seen live (2026-12-02): with a real example query in the tool's texts ('쿠폰 한도') a small model
     searched it in 15 of 19 searches, and answered a refund question from the coupon sections. The texts
-    show a placeholder now; a call that copies it is refused with the player's own words as the query."""
+    show a placeholder now; a call that copies it is refused, and the run searches the player's own words
+    instead."""
     from tools.policy_search import QUERY_PLACEHOLDER
     from tools.registry import build_registry
 
@@ -144,9 +145,11 @@ async def test_a_search_that_copies_the_query_placeholder_is_refused_with_the_pl
         query=question,
         synthesize=False,
     )
-    refused, searched = run.result.tool_outcomes
-    assert refused.result.code == "ERROR" and refused.result.data["reason"] == "example_value"
-    assert f'{{"query": "{question}"}}' in refused.observation, refused.observation
+    made, searched = run.result.tool_outcomes
+    # The placeholder is never searched: the run searches the player's own words at once, and the model
+    # reads why (the refusal) and what was made instead.
+    assert (made.name, made.args) == ("search_policy", {"query": question}), made
+    assert "placeholder" in made.observation and "made the call it needs instead" in made.observation
     assert searched.result.data.get("reason") != "example_value"  # the player's words are searched
 
 

@@ -132,9 +132,26 @@ async def test_a_lookup_of_another_order_does_not_count(grounded, mode):
         {"final": "ORD101도 지연입니다."},
         {"final": "ORD101은 배송 지연입니다."},
     ]
-    run = await run_scripted(steps, grounded, mode=mode, query="ORD101 어떻게 됐어요?", synthesize=False)
+    query = "ORD101 어떻게 됐어요? ORD102는 받았어요"
+    run = await run_scripted(steps, grounded, mode=mode, query=query, synthesize=False)
     assert run.result.sent_back == 1 and run.result.made_for_model == 1
     assert [o.args for o in run.result.tool_outcomes] == [{"order_id": "ORD102"}, {"order_id": "ORD101"}]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_guessed_order_id_gets_the_named_orders_lookup_at_once(grounded, mode):
+    """An order id nobody wrote is a guess: not run, and the lookup the player's message needs is made in
+    its place, so the model's next reply already reads the named order (no round spent asking)."""
+    steps = [
+        {"tool": "lookup_order", "args": {"order_id": "ORD102"}},
+        {"final": "ORD101은 배송 지연입니다."},
+    ]
+    run = await run_scripted(steps, grounded, mode=mode, query="ORD101 어떻게 됐어요?", synthesize=False)
+    [made] = run.result.tool_outcomes
+    assert (made.name, made.args, made.result.code) == ("lookup_order", {"order_id": "ORD101"}, "OK")
+    assert "did not write this order_id" in made.observation and "instead" in made.observation
+    assert run.result.sent_back == 0 and run.result.made_for_model == 0
+    assert (run.result.stopped_reason, run.result.answer) == ("final_answer", "ORD101은 배송 지연입니다.")
 
 
 @pytest.mark.parametrize("mode", MODES)
