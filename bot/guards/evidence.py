@@ -223,6 +223,12 @@ def _data_amounts(data: Any, depth: int = 0) -> list[int]:
     return out
 
 
+_LINE_MARK = re.compile(r"^(?:>\s*)+(?:EN\s*:\s*)?|^[-*+]\s+")
+"""A policy line's Markdown, not its words: the quote of a section's English line (`> EN: …`), a bullet.
+A passage sentence may become the answer's sentence (the fact check's replacement): seen 2026-12-03,
+"> EN: Unused cash-shop items can be fully refunded within 7 days …" was delivered with its marker."""
+
+
 def _passages(data: Mapping[str, Any]) -> list[Passage]:
     out = []
     for hit in data.get("hits") or []:
@@ -230,7 +236,7 @@ def _passages(data: Mapping[str, Any]) -> list[Passage]:
             continue
         citation = str(hit.get("citation") or "")
         for sentence in _sentences(str(hit.get("text") or "")):
-            sentence = " ".join(sentence.split())
+            sentence = _LINE_MARK.sub("", " ".join(sentence.split()))
             facts = tuple(extract_facts(sentence))
             if facts and not sentence.startswith("#"):
                 out.append(Passage(sentence, citation, facts, grams(sentence)))

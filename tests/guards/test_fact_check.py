@@ -317,6 +317,8 @@ async def test_an_english_number_taken_from_the_wrong_sentence_of_the_result_is_
     wrong = "You have 30 days from the date when you received your order to get a refund for an unused cash shop item."
     v = await guard(store, locale="en").check(wrong, outcomes=[REFUNDS])
     assert "30 days" not in v.text and "7 days" in v.text and "[환불 정책 §1 환불 기간]" in v.text, v.text
+    # The policy's own sentence, without the Markdown of its English line ("> EN: …", seen delivered).
+    assert v.text.startswith("Unused cash-shop items can be fully refunded within 7 days"), v.text
     # Seen live after the fix: "1 day" passed as a one-unit fact nothing needs to back.
     one = "You have 1 day to get a refund for an unused cash shop item."
     v = await guard(store, locale="en").check(one, outcomes=[REFUNDS])
