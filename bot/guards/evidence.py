@@ -78,6 +78,8 @@ class Evidence:
     counter)."""
 
     seen: list[str] = field(default_factory=list)
+    player_said: list[str] = field(default_factory=list)
+    """The player's messages, squashed: a sentence of the answer that only repeats one is not an answer."""
     """Every observation and player text, squashed (`squash`): a name the answer quotes is backed when
     one of them wrote it."""
 
@@ -129,6 +131,7 @@ class Evidence:
 
     def add_player_text(self, text: str) -> None:
         self.seen.append(squash(text))
+        self.player_said.append(squash(text))
         self.player.update(keys(extract_facts(text)))
 
 

@@ -41,6 +41,11 @@ FACT_UNBACKED = "guard.fact_unbacked"
 MODEL_NOTE = "model_note"
 """The `kind` of a dropped sentence that was written for the model."""
 ITEM = "item"
+ECHO = "echo"
+"""The `kind` of a dropped sentence that repeats the player's own words (seen live, 2026-12-03: a small
+model's streamed answer began with the player's question, quoted, before the answer)."""
+ECHO_MIN_CHARS = 12
+"""Letters and digits a repeated sentence must have to count as an echo ("ORD101 맞나요?" does not)."""
 """The `kind` of a sentence that gives an order another order's item."""
 
 _OPEN, _CLOSE = "'‘\"“「『《", "'’\"”」』》"
@@ -139,7 +144,7 @@ class FactChecker:
         return sentence if self.mode == OBSERVE else replacement
 
     def _replacement(self, finding: Finding, sentence: str) -> str:
-        if finding.kind == MODEL_NOTE:
+        if finding.kind in (MODEL_NOTE, ECHO):
             return ""
         text = finding.replacement or TO_CONFIRM(self.locale)
         if finding.citation and finding.citation not in text:
@@ -157,6 +162,8 @@ class FactChecker:
         """What is wrong with `body`, or None when every fact it states is backed."""
         if is_model_note(body):
             return Finding(MODEL_NOTE, body, "text written for the model")
+        if self._echoes(body):
+            return Finding(ECHO, body, "the player's own words repeated, not an answer")
         facts = extract_facts(body)
         if not facts:
             return None
@@ -166,6 +173,11 @@ class FactChecker:
             or self._orders(facts)
             or self._numbers(facts, body)
         )
+
+    def _echoes(self, body: str) -> bool:
+        """Whether the sentence is nothing but a piece of a player's message, word for word."""
+        mine = squash(body)
+        return len(mine) >= ECHO_MIN_CHARS and any(mine in said for said in self.evidence.player_said)
 
     def _item(self, facts: list[Fact], body: str) -> Finding | None:
         """An order named with another order's item (a model mixing up two orders of a listing)."""

@@ -472,3 +472,22 @@ async def test_a_sentence_stating_a_rules_numbers_together_in_other_words_passes
         "보상 쿠폰은 달력 날짜 기준으로 3장, 합계 70,000원입니다.", outcomes=[POLICY]
     )
     assert "70,000원" not in v.text
+
+
+async def test_an_answer_that_opens_with_the_players_own_question_loses_the_echo(store) -> None:
+    """Seen live (2026-12-03, Qwen2.5-Coder-1.5B): the streamed answer began with the player's question,
+    quoted, before the answer. Words the player wrote, repeated whole, are no answer: they are dropped;
+    an answer that uses a few of the player's words passes."""
+    asked = "보상 쿠폰 하루에 몇 장까지 받을 수 있어요? 하루 합계 금액 한도도 알려 주세요"
+    echoed = f'"{asked}"\n\n플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장, 합계 50,000원입니다.'
+    v = await guard(store, player=asked).check(echoed, outcomes=[POLICY])
+    assert (
+        v.text.strip() == "플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장, 합계 50,000원입니다."
+    ), v.text
+    assert [d["kind"] for d in v.facts] == ["echo", "echo"], v.facts
+    for right in (
+        "보상 쿠폰은 하루에 최대 3장까지 받을 수 있어요.",  # the player's words, answered
+        "ORD101 맞나요? 네, 배송 중입니다.",  # too short to be an echo
+    ):
+        v = await guard(store, player=f"{asked} ORD101 맞나요?").check(right, outcomes=[POLICY, LOOKUP])
+        assert v.text == right and not v.facts, (right, v.facts)
