@@ -114,6 +114,8 @@ class ToolContext:
     tool_call_id: str = ""
     """Unique within the thread; set by the engine through `for_call`."""
     trust: RequestTrust = field(default_factory=RequestTrust)
+    question: str = ""
+    """The player's message this run answers (the policy search brings its best section along)."""
 
     @property
     def idempotency_key(self) -> str:

@@ -6,6 +6,7 @@ retrieved text must never be read as instructions (DESIGN.md §6).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from typing import Any
@@ -15,12 +16,13 @@ from pydantic import BaseModel, Field
 from bot.knowledge.documents import KnowledgeError
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
-from tools.requirements import on_policy_question
+from tools.requirements import is_policy_question, on_policy_question
 
 log = logging.getLogger(__name__)
 
 MIN_TOP_K = 1
 MAX_TOP_K = 8
+DEFAULT_TOP_K = 3
 QUERY_SHOWN_CHARS = 200
 SNIPPET_CHARS = 700
 """An excerpt longer than this is cut: the model needs the rule, not the whole document."""
@@ -39,7 +41,7 @@ class SearchPolicyArgs(BaseModel):
         "keywords for Korean policies).",
         examples=[QUERY_PLACEHOLDER],
     )
-    top_k: int = Field(default=3, description="How many excerpts to return (1-8). Default 3.")
+    top_k: int = Field(default=DEFAULT_TOP_K, description="How many excerpts to return (1-8). Default 3.")
 
 
 def _label(hit: Any) -> str:
@@ -61,6 +63,42 @@ def _snippet(text: str) -> str:
 def _shown(query: str) -> str:
     """The query as an observation repeats it: a pasted 100 KB text is not echoed back whole."""
     return query if len(query) <= QUERY_SHOWN_CHARS else query[: QUERY_SHOWN_CHARS - 1] + "…"
+
+
+def _players_question(question: str, query: str) -> str:
+    """The player's own question, when this run answers a policy question the model searched in other
+    words ("" when the model searched the question itself, or the player asked no policy question)."""
+    question = question.strip()
+    if not question or not is_policy_question(question):
+        return ""
+    shown = _shown(question)  # a pasted essay is searched by its start, as the model would be shown it
+    theirs, ours = _squashed(shown), _squashed(query)
+    same = bool(ours) and (theirs.startswith(ours) if len(ours) >= 20 else theirs == ours)
+    return "" if same else shown
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def with_the_players_best(ours: list[Any], theirs: list[Any]) -> list[Any]:
+    """The model's hits, with the best section for the player's own question among them.
+
+    Seen live (2026-12-03, Qwen2.5-Coder-1.5B): a small model searches in words of its own ("[보상 정책
+    §2]" for one excerpt, "환불 정책", "보상 한도") and answers from whatever those find, though the player's
+    question ranks its answering section first. So what the model reads always holds that section: added
+    when the model's hits are fewer than the usual three, else in place of their last; the player's
+    hits whole when the model's query found nothing (a covered question is never turned away for the
+    model's choice of words). The model's own hits keep their order and come first."""
+    if not theirs:
+        return ours
+    if not ours:
+        return theirs
+    best = theirs[0]
+    if any(_label(best) in (_label(h), getattr(h, "neighbour_citation", None)) for h in ours):
+        return ours
+    kept = ours if len(ours) < DEFAULT_TOP_K else ours[:-1]
+    return [*kept, best]
 
 
 def _hit_data(hit: Any) -> dict[str, Any]:
@@ -107,8 +145,15 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
             reason="knowledge_base_unavailable",
         )
     top_k = min(MAX_TOP_K, max(MIN_TOP_K, int(args.top_k)))
+    asked = _players_question(ctx.question, query)
     try:
-        hits = await searcher.search(query, top_k=top_k)
+        if asked:
+            ours, theirs = await asyncio.gather(
+                searcher.search(query, top_k=top_k), searcher.search(asked, top_k=top_k)
+            )
+            hits = with_the_players_best(ours, theirs)
+        else:
+            hits = await searcher.search(query, top_k=top_k)
     except ValueError as exc:  # e.g. an empty query after normalisation
         return ToolResult.error(str(exc), reason="bad_query")
     except Exception as exc:  # Chroma or the embedder failed: the model reads an error, the run goes on

@@ -139,6 +139,7 @@ async def _answer(
             clock=deps.clock,
             services=deps.services,
             trust=state.trust,
+            question=query,
         )
         result = await agent.run(query, ctx, memory=deps.memory, interrupts=state.queue, on_event=on_event)
         facts = await fact_context(

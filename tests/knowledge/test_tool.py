@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from bot.knowledge.index import PolicyIndex
 from tests.support.knowledge import CountingEmbedder, policy_ctx
-from tools.base import ResultCode, ToolRegistry
+from tools.base import ResultCode, ToolContext, ToolRegistry
 from tools.policy_search import search_policy_tool
 
 
@@ -127,3 +128,82 @@ async def test_a_pasted_long_text_is_not_echoed_back_whole(registry: ToolRegistr
     result = await registry.execute("search_policy", {"query": "ㅋ" * 50_000}, policy_ctx(searcher))
     assert result.ok and len(result.message) < 1_000
     assert len(result.data["query"]) <= 200
+
+
+@dataclass
+class Hit:
+    citation: str
+    text: str
+    neighbour_citation: str | None = None
+    neighbour_text: str | None = None
+
+
+class ScriptedSearcher:
+    """Answers each query from a table (checks how the tool merges two searches, not the ranking)."""
+
+    def __init__(self, table: dict[str, list[Hit]]) -> None:
+        self.table = table
+        self.queries: list[str] = []
+
+    async def search(self, query: str, top_k: int = 3) -> list[Hit]:
+        self.queries.append(query)
+        return self.table.get(query, [])[:top_k]
+
+
+A, B, C, D = (Hit(f"[정책 §{n}]", f"본문 {n}") for n in "ABCD")
+QUESTION = "보상 쿠폰은 하루에 최대 몇 장까지 받을 수 있나요?"
+
+
+def asked(searcher: object, question: str, *, locale: str = "ko") -> ToolContext:
+    return replace(policy_ctx(searcher, locale=locale), question=question)
+
+
+async def citations(registry: ToolRegistry, ctx: ToolContext, query: str, top_k: int = 3) -> list[str]:
+    result = await registry.execute("search_policy", {"query": query, "top_k": top_k}, ctx)
+    assert result.ok, result.message
+    return [h["citation"] for h in result.data["hits"]]
+
+
+async def test_the_players_best_section_is_always_among_what_the_model_reads(registry: ToolRegistry) -> None:
+    """Seen live (2026-12-03): a small model searched "[보상 정책 §2]" for one excerpt, or "환불 정책", and
+    answered from the wrong section; the player's own question ranks the answering section first."""
+    searcher = ScriptedSearcher({"보상 한도": [A, B, C], QUESTION: [D, A]})
+    ctx = asked(searcher, QUESTION)
+    assert await citations(registry, ctx, "보상 한도") == ["[정책 §A]", "[정책 §B]", "[정책 §D]"]
+    assert searcher.queries == ["보상 한도", QUESTION]
+    # Fewer hits than three (the model asked for one): the player's best is added, the model's kept first.
+    assert await citations(registry, ctx, "보상 한도", top_k=1) == ["[정책 §A]", "[정책 §D]"]
+    # The model's query found nothing: the player's hits whole, never "no policy covers this".
+    assert await citations(registry, ctx, "아무 말") == ["[정책 §D]", "[정책 §A]"]
+
+
+async def test_the_player_question_adds_nothing_when_the_model_already_has_it(registry: ToolRegistry) -> None:
+    near = Hit("[정책 §A]", "본문 A", neighbour_citation="[정책 §D]", neighbour_text="본문 D")
+    searcher = ScriptedSearcher({"보상 한도": [A, D, B], "한도 이웃": [near, B, C], QUESTION: [D]})
+    ctx = asked(searcher, QUESTION)
+    assert await citations(registry, ctx, "보상 한도") == ["[정책 §A]", "[정책 §D]", "[정책 §B]"]
+    assert await citations(registry, ctx, "한도 이웃") == [
+        "[정책 §A]",
+        "[정책 §B]",
+        "[정책 §C]",
+    ]  # as a neighbour
+    # The model searched the player's question itself (spacing and marks aside): one search.
+    searcher.queries.clear()
+    assert await citations(registry, ctx, "보상 쿠폰은 하루에 최대 몇 장까지 받을 수 있나요") == []
+    assert searcher.queries == ["보상 쿠폰은 하루에 최대 몇 장까지 받을 수 있나요"]
+
+
+async def test_a_message_that_asks_no_policy_question_is_not_searched(registry: ToolRegistry) -> None:
+    searcher = ScriptedSearcher({"배송": [A]})
+    for message in ("ORD101 배송이 늦어요. 5000원 보상 쿠폰 부탁드려요", "", "안녕하세요"):
+        searcher.queries.clear()
+        assert await citations(registry, asked(searcher, message), "배송") == ["[정책 §A]"]
+        assert searcher.queries == ["배송"]
+
+
+async def test_an_english_question_brings_its_section_from_the_real_index(
+    registry: ToolRegistry, small_index: PolicyIndex
+) -> None:
+    ctx = asked(small_index, "How long do I have to wait after a rename?", locale="en")
+    found = await citations(registry, ctx, "쿠폰 한도")
+    assert found[0] == "[보상 정책 §2 발급 한도]" and "[이름 변경 §1 재변경 제한]" in found, found
