@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 
 from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, Emitter
+from bot.engine.parsing import FINAL_ANSWER, parse_action
 from bot.engine.prompts import synthesis_messages
 from bot.engine.results import NO_SYNTHESIS, AgentResult
 from bot.engine.trace import format_trace
@@ -45,15 +46,22 @@ async def stream_answer(
             messages = synthesis_messages(question, trace, result.answer, insist=attempt > 0)
             # The retry is held whole: a small model may answer it by repeating the instruction.
             gate = LanguageGate(want, hold_all=attempt > 0)
+            shape = ActionShape()
             stream = _bounded(llm.stream_chat(messages, purpose="synthesis"), time_limit)
             try:
                 async for delta in stream:
-                    for out in gate.feed(delta):
+                    for out in (o for text in shape.feed(delta) for o in gate.feed(text)):
                         produced = True
                         await emit(AnswerEvent(channel="answer", status="delta", content=out))
                         yield out
                     if gate.wrong:
                         break
+                if not gate.wrong:
+                    for text in shape.finish():
+                        for out in gate.feed(text):
+                            produced = True
+                            await emit(AnswerEvent(channel="answer", status="delta", content=out))
+                            yield out
                 for out in gate.finish():
                     produced = True
                     await emit(AnswerEvent(channel="answer", status="delta", content=out))
@@ -86,6 +94,44 @@ async def stream_answer(
         await emit(AnswerEvent(channel="answer", status="delta", content=answer))
         yield answer
     await emit(AnswerEvent(channel="answer", status="done"))
+
+
+class ActionShape:
+    """An answer written as a JSON-mode action is never shown as such: seen live (2026-12-03,
+    Qwen2.5-Coder-1.5B), the streamed answer was `{"action": "final_answer", "answer": "you have 7 days
+    …"}`, raw, to the player. A reply that opens with `{` or a code fence is held whole; a final answer's
+    text is then shown alone, and anything else (a tool call, text that is no action) shows nothing, so the
+    loop's own answer stands in. Any other reply passes as it streams."""
+
+    def __init__(self) -> None:
+        self.held = ""
+        self.holding: bool | None = None
+
+    def feed(self, delta: str) -> list[str]:
+        if self.holding is False:
+            return [delta]
+        self.held += delta
+        start = self.held.lstrip()
+        if not start or ("```".startswith(start) and len(start) < 3):
+            return []  # nothing yet, or a code fence not yet whole ("`ORD101`" is an answer)
+        self.holding = start.startswith(("{", "```"))
+        if self.holding:
+            return []
+        out, self.held = self.held, ""
+        return [out]
+
+    def finish(self) -> list[str]:
+        """At the end of the stream: a held action's answer text, if it is a final answer (or what was
+        held undecided: a reply of one or two backticks)."""
+        if self.holding is None:
+            return [self.held] if self.held.strip() else []
+        if not self.holding:
+            return []
+        action = parse_action(self.held)
+        if action is None or action.kind != FINAL_ANSWER or not action.answer.strip():
+            log.info("the streamed answer was an action, not an answer; the loop's answer stands")
+            return []
+        return [action.answer]
 
 
 class LanguageGate:

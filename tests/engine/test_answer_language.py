@@ -117,3 +117,32 @@ def test_markup_and_code_in_a_korean_answer_do_not_make_it_english() -> None:
     assert reply_language("<b>굵게</b> <img src=x onerror=window.pwned=2> 답변입니다.", min_letters=0) == "ko"
     assert reply_language("`/coupon list P100` 명령으로 확인하세요.", min_letters=0) == "ko"
     assert reply_language("Your order is on its way, it should arrive soon.", min_letters=0) == "en"
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 200])
+async def test_an_answer_streamed_as_a_json_action_shows_only_its_answer_text(tools, chunk):
+    """Seen live (2026-12-03, Qwen2.5-Coder-1.5B, JSON mode): the streamed answer was the action itself,
+    `{"action": "final_answer", "answer": "you have 7 days …"}`, delivered raw to the player."""
+    text = "You have 7 days to get a refund for an unused cash shop item."
+    for reply in (
+        f'{{"action": "final_answer", "answer": "{text}"}}',
+        f'  ```json\n{{"action": "final_answer", "answer": "{text}", "reasoning": "policy §1"}}\n```',
+    ):
+        llm, seen = answering(reply, chunk=chunk)
+        assert await answer_of(llm, "How many days do I have to get a refund?", tools) == text
+        assert len(seen) == 1
+
+
+async def test_an_answer_streamed_as_a_tool_call_or_broken_json_leaves_the_loops_answer(tools):
+    for reply in (
+        '{"action": "tool_call", "tool": "search_policy", "args": {"query": "환불"}}',
+        '{"answer": ',
+    ):
+        llm, _ = answering(reply)
+        assert await answer_of(llm, "How many days do I have to get a refund?", tools) == "draft"
+
+
+@pytest.mark.parametrize("reply", ["`ORD101` is delayed.", "``", "Refunds take 7 days {or less}."])
+async def test_answers_that_only_contain_marks_of_code_stream_as_they_are(tools, reply):
+    llm, _ = answering(reply, chunk=1)
+    assert await answer_of(llm, "What about my refund?", tools) == reply
