@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
 from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
-from bot.guards.paraphrase import contradicting, unrelated
+from bot.guards.paraphrase import clause_of, contradicting, unrelated
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import is_model_note
 
@@ -308,7 +308,12 @@ class FactChecker:
             return False
         others = stated - {f.key}
         joined = [p for p in sources if p not in stating and any(g.key in others for g in p.facts)]
-        return unrelated(body, stating, joined=joined)
+        if not unrelated(body, stating, joined=joined):
+            return False
+        # The number's own clause decides when it has words enough: a clause added after it ("…, but only
+        # for delayed orders") does not make a rule's number about something else.
+        clause = clause_of(body, f.text)
+        return clause is None or unrelated(clause, stating, joined=joined)
 
     def _passage(
         self, body: str, fact: Fact, passages: list[Passage] | None = None

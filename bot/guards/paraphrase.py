@@ -113,3 +113,27 @@ def unrelated(body: str, stating: Iterable[Passage], *, joined: Iterable[Passage
     return bool(sentences) and all(
         len(mine & (content_words(p.sentence) | also)) < RELATED_SHARE * len(mine) for p in sentences
     )
+
+
+_CLAUSE_BREAK = re.compile(
+    r"(?<!\d),|,(?!\d)|[;:–—]|\s+(?:but|while|whereas|although|though)\s+|(?<=지만)\s+|(?<=는데)\s+",
+    re.IGNORECASE,
+)
+"""Where a sentence's clauses meet: commas (not a number's "50,000"), semicolons, dashes, "but", "-지만"."""
+
+
+def clause_of(body: str, text: str) -> str | None:
+    """The clause of `body` that states `text`, when the sentence has more than one and that clause has
+    words enough of its own (`MIN_TOPIC`) to say what its number is about; None otherwise.
+
+    Seen live (2026-12-03): "You can get up to 3 compensation coupons per day, but only for orders in the
+    'delivery delayed' status." — the rule "at most 3 compensation coupons a day" shares half the words of
+    the first clause, but not of the whole sentence, so a true answer was withheld for the clause the
+    model added after it."""
+    parts = [p for p in _CLAUSE_BREAK.split(body) if p and p.strip()]
+    if len(parts) < 2:
+        return None
+    found = [p for p in parts if text in p]
+    if len(found) != 1 or len(content_words(found[0]) - _UNITS) < MIN_TOPIC:
+        return None
+    return found[0]

@@ -491,3 +491,19 @@ async def test_an_answer_that_opens_with_the_players_own_question_loses_the_echo
     ):
         v = await guard(store, player=f"{asked} ORD101 맞나요?").check(right, outcomes=[POLICY, LOOKUP])
         assert v.text == right and not v.facts, (right, v.facts)
+
+
+async def test_a_clause_added_after_a_rules_number_does_not_make_it_about_something_else(store) -> None:
+    """Seen live (2026-12-03): "You can get up to 3 compensation coupons per day, but only for orders in
+    the 'delivery delayed' status." was withheld as "only sentences about something else state it": the
+    whole sentence shares too few words with the rule, its first clause shares half. The number's own
+    clause decides; a number about something else is still withheld with a clause added."""
+    right = "You can get up to 3 compensation coupons per day, but only for orders in the 'delivery delayed' status."
+    v = await ruled_guard(store, "en").check(right, outcomes=[COUPON_SECTIONS])
+    assert v.text == right and not v.facts, v.facts
+    for wrong in (
+        "You have 30 days to get a refund for an unused cash shop item, but only if you did not open it.",
+        "Unused cash shop items can be refunded within 30 days, though opened ones cannot.",
+    ):
+        v = await ruled_guard(store, "en").check(wrong, outcomes=[COUPON_SECTIONS])
+        assert "30 days" not in v.text and TO_CONFIRM("en") in v.text, (wrong, v.text)
