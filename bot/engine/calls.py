@@ -28,6 +28,7 @@ from bot.engine.repetition import (
 )
 from bot.engine.results import ToolOutcome
 from bot.engine.tool_prompt import example_call
+from bot.engine.unasked import NOT_ASKED, unasked_refusal
 from bot.engine.withdrawals import withdrawal
 from bot.llm.base import ToolCall
 from tools.base import ResultCode, ToolContext, ToolRegistry, ToolResult
@@ -115,6 +116,8 @@ class ToolCalls:
             and self.registry.allowed(name, self.ctx.actor)
         ):
             fixed.refusal = example_refusal(t, fixed.args, self.known_texts(), self.player_texts())
+            if fixed.refusal is None and t.coupon_outcome and self.registry.is_side_effect(name):
+                fixed.refusal = unasked_refusal(self.player_texts())
         args = fixed.args if isinstance(fixed.args, dict) else _parsed_args(call.arguments)
         await self.emit(
             IterationEvent(
@@ -194,7 +197,7 @@ class ToolCalls:
             return None
         again = key in self._refused
         self._refused.add(key)
-        guessed = refusal.data.get("reason") == EXAMPLE_VALUE
+        guessed = refusal.data.get("reason") in (EXAMPLE_VALUE, NOT_ASKED)
         if not (again or guessed) or self._made_instead or self.required is None:
             return None
         for call in self.required():
