@@ -18,20 +18,17 @@ import re
 from collections.abc import Sequence
 
 from tools.base import ToolResult
-from tools.requirements import is_policy_question
+from tools.requirements import is_policy_question, sentences
 
 NOT_ASKED = "not_asked"
 """The `reason` of a compensating call refused because the player asked about a rule, not for it."""
 
 _COMPENSATION = re.compile(r"쿠폰|보상|compensat|coupon", re.IGNORECASE)
-_SENTENCES = re.compile(r"(?<=[.!?？。])\s+|\n+")
 
 
 def asks_for_compensation(text: str) -> bool:
     """A sentence of `text` that speaks of compensation and is not a question about a rule."""
-    return any(
-        _COMPENSATION.search(s) and not is_policy_question(s) for s in _SENTENCES.split(text) if s.strip()
-    )
+    return any(_COMPENSATION.search(s) and not is_policy_question(s) for s in sentences(text))
 
 
 def unasked_refusal(player_texts: Sequence[str]) -> ToolResult | None:
