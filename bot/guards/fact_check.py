@@ -113,8 +113,6 @@ class FactChecker:
     """Awaited with each withheld (or, observing, would-be-withheld) sentence's detail."""
     details: list[dict[str, Any]] = field(default_factory=list)
     _written: set[str] = field(default_factory=set)
-    _said: set[str] = field(default_factory=set)
-    """The sentences delivered so far, squashed: one said again is dropped."""
 
     @property
     def withheld(self) -> int:
@@ -128,7 +126,7 @@ class FactChecker:
     async def check(self, sentence: str) -> str:
         if self.mode == OFF or not sentence.strip():
             return sentence
-        finding = self.find(sentence.strip()) or self._repeated(sentence.strip())
+        finding = self.find(sentence.strip())
         if finding is None:
             return sentence
         replacement = self._replacement(finding, sentence)
@@ -175,17 +173,6 @@ class FactChecker:
             or self._orders(facts)
             or self._numbers(facts, body)
         )
-
-    def _repeated(self, body: str) -> Finding | None:
-        """A sentence this answer already said, word for word (seen live, 2026-12-03: a small model's
-        streamed answer said "You have successfully issued a 20,000 KRW coupon …" twice)."""
-        mine = squash(body)
-        if len(mine) < ECHO_MIN_CHARS:
-            return None
-        if mine in self._said:
-            return Finding(ECHO, body, "the answer already said this sentence")
-        self._said.add(mine)
-        return None
 
     def _echoes(self, body: str) -> bool:
         """Whether the sentence is nothing but a piece of a player's message, word for word."""
