@@ -80,7 +80,7 @@ def long_answer(chars: int) -> str:
         i += 1
         lines.append(
             f"{i}. ORD001 배송 안내 {i}번째 문장입니다. 물류 센터에서 {i}번째 묶음을 순서대로 처리하고 있으며, "
-            "출고되면 알림으로 알려 드립니다."  # each line its own: a sentence said twice is dropped
+            "출고되면 알림으로 알려 드립니다."  # each line its own text
         )
     return "\n".join(lines)
 
