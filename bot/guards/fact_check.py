@@ -113,6 +113,8 @@ class FactChecker:
     """Awaited with each withheld (or, observing, would-be-withheld) sentence's detail."""
     details: list[dict[str, Any]] = field(default_factory=list)
     _written: set[str] = field(default_factory=set)
+    _said: set[str] = field(default_factory=set)
+    """The sentences delivered so far, squashed: one said again is dropped."""
 
     @property
     def withheld(self) -> int:
@@ -126,7 +128,7 @@ class FactChecker:
     async def check(self, sentence: str) -> str:
         if self.mode == OFF or not sentence.strip():
             return sentence
-        finding = self.find(sentence.strip())
+        finding = self.find(sentence.strip()) or self._repeated(sentence.strip())
         if finding is None:
             return sentence
         replacement = self._replacement(finding, sentence)
@@ -173,6 +175,19 @@ class FactChecker:
             or self._orders(facts)
             or self._numbers(facts, body)
         )
+
+    def _repeated(self, body: str) -> Finding | None:
+        """A sentence stating a fact (an amount, a code, an order, a date) that this answer already said
+        word for word (seen live, 2026-12-03: a small model's streamed answer said "You have successfully
+        issued a 20,000 KRW coupon …" twice). Only a fact's sentence: a list whose items end alike
+        ("확인해 주세요.") says its plain sentences again by design, and dropping them cut real answers."""
+        mine = squash(body)
+        if len(mine) < ECHO_MIN_CHARS or not (extract_facts(body) or _CODE.search(body)):
+            return None
+        if mine in self._said:
+            return Finding(ECHO, body, "the answer already said this sentence")
+        self._said.add(mine)
+        return None
 
     def _echoes(self, body: str) -> bool:
         """Whether the sentence is nothing but a piece of a player's message, word for word."""

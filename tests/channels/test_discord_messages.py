@@ -10,6 +10,7 @@ from bench.fake_discord import FakeDiscord
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.llm.scripted import ScriptedLLM
 from tests.fakes.held import Held
+from tests.support.answers import long_answer
 from tests.support.discord import EDIT_INTERVAL, SlowStreamLLM
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
@@ -18,10 +19,11 @@ STAFF = FakeDiscord.STAFF_CHANNEL
 THREAD = FakeDiscord.SUPPORT_THREAD
 DM_CHANNEL = 830_000_000_000_009_001
 
-ANSWER = (
+ANSWER = long_answer(
     "ORD001 주문(한정판 굿즈 세트)은 현재 배송 지연 상태입니다. 물류 센터에서 출고가 늦어지고 있어요. "
-    "출고되면 이 채널에서 다시 알려 드리겠습니다. 기다리게 해 드려 죄송합니다. "
-) * 4
+    "출고되면 이 채널에서 다시 알려 드리겠습니다.",
+    11,
+)
 
 
 def _answered(fake: FakeDiscord, channel: int, text: str) -> Any:

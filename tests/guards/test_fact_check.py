@@ -507,3 +507,22 @@ async def test_a_clause_added_after_a_rules_number_does_not_make_it_about_someth
     ):
         v = await ruled_guard(store, "en").check(wrong, outcomes=[COUPON_SECTIONS])
         assert "30 days" not in v.text and TO_CONFIRM("en") in v.text, (wrong, v.text)
+
+
+async def test_a_sentence_the_answer_already_said_is_not_said_again(store) -> None:
+    """Seen live (2026-12-03): "You have successfully issued a 20,000 KRW coupon for your order ORD301. …"
+    delivered twice in one answer."""
+    said = "주문 ORD101에 5,000원 쿠폰을 발급했습니다. 쿠폰 코드: ARCA-AAAA-BBBB."
+    v = await guard(store, player="ORD101 쿠폰 주세요").check(f"{said} {said} 감사합니다.", outcomes=[ISSUED])
+    assert v.text.count("ARCA-AAAA-BBBB") == 1 and v.text.count("발급했습니다") == 1, v.text
+    assert v.text.rstrip().endswith("감사합니다."), v.text
+    short = "네. 네. 확인했습니다."  # too short to count as a repeat
+    v = await guard(store).check(short, outcomes=[])
+    assert v.text == short and not v.facts
+
+
+async def test_a_plain_sentence_said_again_stays(store) -> None:
+    """A list whose items end alike repeats a sentence with no fact in it: every item keeps it."""
+    items = "1. 앱을 다시 실행해 주세요. 그래도 안 되면 문의해 주세요.\n2. 캐시를 지워 주세요. 그래도 안 되면 문의해 주세요."
+    v = await guard(store).check(items, outcomes=[])
+    assert v.text.count("그래도 안 되면 문의해 주세요") == 2, v.text

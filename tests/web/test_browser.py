@@ -9,6 +9,7 @@ import asyncio
 import aiohttp.web
 from playwright.async_api import expect
 
+from tests.support.answers import long_answer
 from tests.support.browser import DESKTOP, PHONE, open_widget, send, shot
 
 
@@ -53,7 +54,7 @@ async def test_player_sees_the_tool_card_and_the_answer_stream_in(browser, make_
 
 async def test_a_follow_up_mid_answer_is_handled(browser, make_web):
     web = await make_web("native")
-    first = "ORD004 마법사 코스튬은 배송 중입니다. 택배사에 인계되어 곧 도착할 예정이에요. " * 2
+    first = long_answer("ORD004 마법사 코스튬은 배송 중입니다. 택배사에 인계되어 곧 도착할 예정이에요.", 3)
     web.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD004"}},
         {"final": first.strip()},
@@ -227,7 +228,7 @@ async def test_a_game_page_embeds_the_widget_with_one_script_tag(browser, make_w
 
 async def test_reloading_mid_answer_picks_the_running_stream_back_up(browser, make_web):
     web = await make_web("native")
-    answer = "ORD024 쿠션 굿즈는 배송 지연 상태입니다. 출고 일정이 잡히면 바로 알려 드릴게요. " * 3
+    answer = long_answer("ORD024 쿠션 굿즈는 배송 지연 상태입니다. 출고 일정이 잡히면 바로 알려 드릴게요.", 5)
     web.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD024"}},
         {"final": answer.strip()},

@@ -12,6 +12,7 @@ import pytest
 from bot.config import load_settings
 from bot.observability import ArcaMetrics
 from tests.fakes.openai_server import FakeOpenAIServer, reply
+from tests.support.answers import long_answer
 from tests.support.web import SECRET, read_sse
 
 SEED_KEYS = {
@@ -202,7 +203,7 @@ async def test_second_post_during_a_run_joins_it_as_an_interrupt(make_web):
 
 async def test_a_client_that_disconnects_mid_answer_loses_nothing(make_web):
     web = await make_web("native")
-    answer = "ORD001 주문은 배송 지연 상태입니다. " * 6
+    answer = long_answer("ORD001 주문은 배송 지연 상태입니다.", 6)
     web.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
         {"final": "지연"},
@@ -229,7 +230,7 @@ async def test_a_client_that_disconnects_mid_answer_loses_nothing(make_web):
 
 async def test_last_event_id_resumes_a_run_still_going(make_web):
     web = await make_web("native")
-    answer = "ORD009 프리미엄 멤버십은 배송 중입니다. " * 8
+    answer = long_answer("ORD009 프리미엄 멤버십은 배송 중입니다.", 8)
     web.script(
         {"tool": "lookup_order", "args": {"order_id": "ORD009"}},
         {"final": "배송 중"},
