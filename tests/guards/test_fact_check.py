@@ -526,3 +526,13 @@ async def test_a_plain_sentence_said_again_stays(store) -> None:
     items = "1. 앱을 다시 실행해 주세요. 그래도 안 되면 문의해 주세요.\n2. 캐시를 지워 주세요. 그래도 안 되면 문의해 주세요."
     v = await guard(store).check(items, outcomes=[])
     assert v.text.count("그래도 안 되면 문의해 주세요") == 2, v.text
+
+
+async def test_a_wrong_status_of_the_one_looked_up_order_is_replaced_even_unnamed(store) -> None:
+    """Seen live (2026-12-03): "Your order has been delivered." after a lookup that said delayed was
+    withheld for the honest line, so the player never learnt the status; it is the only order looked
+    up, so its true status replaces the sentence."""
+    v = await guard(store, locale="en").check("Your order has been delivered.", outcomes=[LOOKUP])
+    assert "delivered" not in v.text and "ORD101" in v.text and "shipping" in v.text, v.text
+    v = await guard(store).check("주문하신 상품은 배송 완료되었습니다.", outcomes=[LOOKUP])
+    assert "배송 완료" not in v.text and "ORD101" in v.text and "배송 중" in v.text, v.text
