@@ -56,6 +56,15 @@ def repetition_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
     return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
 
 
+def repeated_read_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    """The loop kept repeating a read whose result it had: what it found stands, no failure is claimed."""
+    head = ctx.say(
+        "확인은 마쳤지만 답변을 정리하지 못했습니다.",
+        "I checked, but could not put the answer together.",
+    )
+    return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
+
+
 def budget_text(ctx: ToolContext, budget_s: float, outcomes: Sequence[ToolOutcome]) -> str:
     head = ctx.say(
         f"죄송합니다. 처리 시간이 제한({budget_s:g}초)을 넘어 여기서 멈췄습니다.",

@@ -17,6 +17,9 @@ class Stop:
     answer: str
     reason: StopReason
     error: str | None = None
+    answer_from_trace: bool = False
+    """The trace holds what the answer needs although the loop stopped (a read repeated with its result
+    in hand): the synthesis writes the answer, `answer` is its fallback."""
 
 
 @dataclass(frozen=True)

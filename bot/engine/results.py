@@ -84,8 +84,16 @@ class AgentResult:
     """1 when the model answered twice without a required read and the engine made it itself."""
     selected_tools: list[str] | None = None
     """Names picked by tool selection (None when selection did not run)."""
+    answer_from_trace: bool = False
+    """The loop stopped, but with what the answer needs in its trace (`Stop.answer_from_trace`): the
+    synthesis still runs."""
     delivered_answer: str | None = None
     """The text the player finally got (after the output guard); set by the caller that delivered it."""
+
+    @property
+    def synthesized(self) -> bool:
+        """Whether the answer is written by the synthesis (else the loop's text is delivered as is)."""
+        return self.stopped_reason not in NO_SYNTHESIS or self.answer_from_trace
 
     @property
     def codes(self) -> list[str]:

@@ -207,6 +207,7 @@ class AgentRun:
             selected_tools=self.selected,
             sent_back=self.sent_back,
             made_for_model=self.made_for_model,
+            answer_from_trace=stop.answer_from_trace,
         )
 
     async def choose_tools(self) -> None:
@@ -314,6 +315,11 @@ class AgentRun:
             if o.reused
             else f"{o.name} failed three times with the same arguments and the same result ({o.result.code})"
         )
+        if o.reused and o.result.ok:
+            # Seen live (2026-12-03): a 1.5B model looked the named order up three times and the player
+            # was told the step "kept failing". The result is in the trace: the synthesis answers from it.
+            text = fallbacks.repeated_read_text(self.ctx, self.calls.outcomes)
+            return Stop(text, StopReason.REPETITION, why, answer_from_trace=True)
         return Stop(fallbacks.repetition_text(self.ctx, self.calls.outcomes), StopReason.REPETITION, why)
 
     async def check_context(self) -> list[dict[str, Any]]:

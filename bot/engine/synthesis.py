@@ -40,7 +40,7 @@ async def stream_answer(
     produced = False
     # A message of ids and marks only ("ORD001?") has no language to hold the answer to.
     want = detect_language(question) if reply_language(question, min_letters=0) else None
-    if result.stopped_reason not in NO_SYNTHESIS:
+    if result.synthesized:
         trace = format_trace(result.messages, result_chars)
         for attempt in range(2):
             messages = synthesis_messages(question, trace, result.answer, insist=attempt > 0)

@@ -78,15 +78,19 @@ async def test_a_repeated_successful_read_is_answered_from_the_runs_earlier_resu
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_same_read_a_third_time_ends_the_run_instead_of_looping_to_the_budget(tools, probe, mode):
     """Seen live: a small model called one lookup 15 times, each time told it had the result, until the
-    run's 240 s ran out. The third identical read now ends the run at once, with the honest fallback."""
-    run = await run_scripted([LOOKUP] * 5 + [{"final": "never"}], tools, mode=mode, query=QUERY)
+    run's 240 s ran out. The third identical read now ends the loop at once; the answer is written from
+    the result the run has (seen live: the player was told the lookup "kept failing")."""
+    told = "ORD101 주문은 배송 중입니다."
+    run = await run_scripted([LOOKUP] * 3 + [{"answer": told}], tools, mode=mode, query=QUERY)
     result = run.result
     assert result.stopped_reason == "repetition" and result.iterations == 3
     assert probe.calls == ["lookup_order:ORD101"]  # run once, answered from its result twice
     assert [o.reused for o in result.tool_outcomes] == [False, True, True]
-    assert "운영진" in result.answer and run.llm.calls["synthesis"] == 0
+    assert run.llm.calls["synthesis"] == 1 and run.answer == told
     done = next(e for e in run.events if e.type == "done")
     assert "called three times" in (done.error or "")
+    # With no synthesis, the fallback says what was done and offers a person; it claims no failure.
+    assert "운영진" in result.answer and "lookup_order" in result.answer and "실패" not in result.answer
     # Two identical reads are still fine (the model is told it has the result), and a side effect
     # in between makes the read new again.
     issue = {"tool": "issue_coupon", "args": {"order_id": "ORD101", "amount": 10000}}
