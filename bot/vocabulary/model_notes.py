@@ -37,6 +37,16 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\bthe\s+assistant(?:'s|’s)\s+(?:draft|final)?\s*(?:answer|reply|response)\s*:", re.IGNORECASE
     ),
+    # The model describing its own reply (seen live, 2026-12-03: "This reply directly addresses your
+    # question about the status of their order ORD301. It provides factual information that the
+    # assistant found through calling `lookup_order` …").
+    re.compile(
+        r"\bthis\s+(?:reply|response|answer)\s+(?:\w+\s+)?(?:addresses|answers|provides|includes|is\s+based)\b"
+        r"|\bthe\s+assistant\s+(?:found|called|used|looked|searched|retrieved)\b"
+        r"|`(?:escalate_to_staff|search_policy|lookup_order|issue_coupon|list_my_orders)`"
+        r"|이\s*(?:답변|응답)(?:은|는)\s*(?:\S+\s*){0,4}?(?:다룹니다|제공합니다|포함합니다|기반으로)",
+        re.IGNORECASE,
+    ),
     re.compile(
         r"\bis\s+used\s+(?:here\s+)?as\s+a\s+(?:polite|formal|more\s+polite)\s+(?:form|way)\b", re.IGNORECASE
     ),

@@ -72,6 +72,23 @@ def test_the_models_comment_on_its_own_wording_is_a_note_to_the_model() -> None:
     assert not is_model_note("Note: coupons expire 30 days after they are issued.")
 
 
+def test_the_models_description_of_its_own_reply_is_a_note_to_the_model() -> None:
+    """Seen live (2026-12-03), after an English order-status answer."""
+    seen = (
+        "This reply directly addresses your question about the status of their order ORD301.",
+        "It provides factual information that the assistant found through calling `lookup_order` and "
+        "includes all relevant details from the result.",
+        "이 답변은 주문 조회 결과를 기반으로 작성되었습니다.",
+    )
+    assert all(is_model_note(s) for s in seen)
+    for players in (
+        "This answer is for your order ORD301: it is delayed.",
+        "The reply from staff usually comes within 4 hours.",
+        "이 답변이 도움이 되었으면 좋겠습니다.",
+    ):
+        assert not is_model_note(players), players
+
+
 async def test_the_live_answer_speaks_to_the_player_and_drops_the_comment(store) -> None:
     facts = FactContext(player_texts=("ORD301 is late, can I get a coupon?",), mode="enforce", run_id="r1")
     guard = OutputGuard(store=store, actor=LUNA, thread_id="test:voice", locale="en", facts=facts)
