@@ -114,7 +114,7 @@ class FactChecker:
     details: list[dict[str, Any]] = field(default_factory=list)
     _written: set[str] = field(default_factory=set)
     _said: set[str] = field(default_factory=set)
-    """The sentences delivered so far, squashed: one said again is dropped."""
+    """The sentences stating a fact delivered so far, squashed: one said again is dropped."""
 
     @property
     def withheld(self) -> int:
