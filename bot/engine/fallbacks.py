@@ -32,6 +32,11 @@ def _offer_human(ctx: ToolContext) -> str:
     )
 
 
+def _stopped(ctx: ToolContext, head: str, outcomes: Sequence[ToolOutcome]) -> str:
+    """A stop's text: why it stopped, what was done so far, and a person offered."""
+    return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
+
+
 def max_iterations_text(ctx: ToolContext, limit: int, outcomes: Sequence[ToolOutcome]) -> str:
     head = ctx.say(
         f"요청을 끝까지 처리하지 못했습니다(최대 {limit}회 반복에 도달). 지금까지 실행한 작업:",
@@ -53,7 +58,7 @@ def repetition_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
         "죄송합니다. 같은 작업이 같은 이유로 계속 실패해 처리를 멈췄습니다.",
         "Sorry, the same step kept failing for the same reason, so I stopped.",
     )
-    return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
+    return _stopped(ctx, head, outcomes)
 
 
 def repeated_read_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
@@ -62,7 +67,7 @@ def repeated_read_text(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str
         "확인은 마쳤지만 답변을 정리하지 못했습니다.",
         "I checked, but could not put the answer together.",
     )
-    return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
+    return _stopped(ctx, head, outcomes)
 
 
 def budget_text(ctx: ToolContext, budget_s: float, outcomes: Sequence[ToolOutcome]) -> str:
@@ -70,7 +75,7 @@ def budget_text(ctx: ToolContext, budget_s: float, outcomes: Sequence[ToolOutcom
         f"죄송합니다. 처리 시간이 제한({budget_s:g}초)을 넘어 여기서 멈췄습니다.",
         f"Sorry, this took longer than the time limit ({budget_s:g} s), so I stopped here.",
     )
-    return f"{head}\n{_done_so_far(ctx, outcomes)}\n{_offer_human(ctx)}"
+    return _stopped(ctx, head, outcomes)
 
 
 def stopped_text(ctx: ToolContext) -> str:
