@@ -105,6 +105,8 @@ def _hit_data(hit: Any) -> dict[str, Any]:
     to_dict = getattr(hit, "to_dict", None)
     data = dict(to_dict()) if callable(to_dict) else dict(vars(hit))
     data["citation"] = _label(hit)
+    if getattr(hit, "neighbour_citation", ""):
+        data["neighbour_citation"] = hit.neighbour_citation
     return data
 
 
@@ -122,7 +124,7 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
     quote the returned citation label, e.g. "[보상 정책 §2 발급 한도]". Search with the words of the
     player's question, never with a topic they did not ask about.
     The policies are written in Korean: for an English question you may search in Korean as well
-    (e.g. "선물 하루 한도" for "daily gift limit"). An excerpt may bring the neighbouring section along
+    (e.g. "선물 하루 한도" for "daily gift limit"). An excerpt may bring one more section along
     ("+ [...]"); cite the label of the section you actually use.
     """
     query = (args.query or "").strip()
@@ -193,7 +195,7 @@ async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolRe
     for i, hit in enumerate(hits, start=1):
         lines.append(f"{i}. {_label(hit)} {_snippet(str(getattr(hit, 'text', '')))}")
         neighbour = str(getattr(hit, "neighbour_text", "") or "")
-        if neighbour:  # the next or previous section of the same document, which scored close
+        if neighbour:  # another section that scored close (bot/knowledge/context.py)
             lines.append(f"   + {getattr(hit, 'neighbour_citation', '')} {_snippet(neighbour)}")
     lines.append(EXCERPTS_CLOSE)
     return ToolResult(

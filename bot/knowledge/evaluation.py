@@ -117,7 +117,9 @@ def load_eval_cases(path: Path) -> list[EvalCase]:
 
 def _record(report: EvalReport, case: EvalCase, hits: Sequence[PolicyHit]) -> None:
     keys = [(h.source, h.section) for h in hits[: report.k]]
-    given = keys + [(h.source, h.neighbour_section) for h in hits[: report.k] if h.neighbour_section]
+    given = keys + [
+        (h.neighbour_source or h.source, h.neighbour_section) for h in hits[: report.k] if h.neighbour_section
+    ]
     if case.off_topic:
         report.off_topic_total += 1
         abstained, total = report.off_topic_by_lang.get(case.lang, (0, 0))

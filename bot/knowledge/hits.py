@@ -44,6 +44,11 @@ class PolicyHit:
     none scored close."""
     neighbour_text: str = ""
     """That neighbour's text."""
+    neighbour_source: str = ""
+    """The neighbour's document file name: the hit's own, or another's when the hit's document had no
+    close section and the best section not yet shown went along instead (`context.with_neighbours`)."""
+    neighbour_title: str = ""
+    """That document's title."""
 
     @classmethod
     def from_metadata(cls, metadata: dict[str, Any], text: str, score: float) -> PolicyHit:
@@ -60,7 +65,13 @@ class PolicyHit:
 
     def with_neighbour(self, neighbour: PolicyHit) -> PolicyHit:
         """This hit carrying `neighbour`'s section along."""
-        return replace(self, neighbour_section=neighbour.section, neighbour_text=neighbour.text)
+        return replace(
+            self,
+            neighbour_section=neighbour.section,
+            neighbour_text=neighbour.text,
+            neighbour_source=neighbour.source,
+            neighbour_title=neighbour.title,
+        )
 
     @property
     def citation(self) -> str:
@@ -70,14 +81,16 @@ class PolicyHit:
     @property
     def neighbour_citation(self) -> str:
         """The label of the neighbouring section ("" without one)."""
-        return self._label(self.neighbour_section) if self.neighbour_section else ""
+        if not self.neighbour_section:
+            return ""
+        return self._label(self.neighbour_section, self.neighbour_title or self.title)
 
-    def _label(self, section: str) -> str:
+    def _label(self, section: str, title: str | None = None) -> str:
         section = label_text(section)
         head, _, rest = section.partition(" ")
         if head.endswith(".") and head[:-1].isdigit() and rest:
             section = f"{head[:-1]} {rest}"
-        return f"[{label_text(self.title)} §{section}]"
+        return f"[{label_text(self.title if title is None else title)} §{section}]"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

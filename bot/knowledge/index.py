@@ -295,7 +295,14 @@ class PolicyIndex:
         )
         ranked = [r for r in fused if r.candidate.dense >= self.min_score]
         top_k = max(1, int(top_k))
-        hits = with_neighbours(ranked, top_k, params.neighbour_margin, scope=params.neighbour_scope)
+        hits = with_neighbours(
+            ranked,
+            top_k,
+            params.neighbour_margin,
+            scope=params.neighbour_scope,
+            within=params.neighbour_rank or None,
+            fill=params.neighbour_fill,
+        )
         if rest:
             hits += [
                 PolicyHit.from_metadata(r.candidate.metadata, r.candidate.text, r.score)

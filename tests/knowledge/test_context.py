@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot.knowledge.context import section_position, with_neighbours
 from bot.knowledge.fusion import Candidate, Ranked
+from bot.knowledge.hits import PolicyHit
 from tests.support.knowledge import policy_ctx
 from tools.base import ToolRegistry
 from tools.policy_search import search_policy_tool
@@ -90,3 +91,41 @@ async def test_the_search_tool_shows_the_neighbour_with_its_own_citation() -> No
     assert "1. [보상 정책 §1 조항] compensation.md#1.0 본문" in result.message
     assert "   + [보상 정책 §2 조항] compensation.md#2.0 본문" in result.message
     assert result.data["hits"][0]["neighbour_section"] == "2. 조항"
+
+
+def test_a_same_document_neighbour_must_rank_within_the_limit() -> None:
+    rows = (("a.md#1.0", 4.0), ("b.md#1.0", 3.9), ("c.md#1.0", 3.8), ("d.md#1.0", 3.7), ("a.md#2.0", 3.6))
+    assert [h.neighbour_section for h in with_neighbours(ranked(*rows), 1, 5.0, scope="document")] == [
+        "2. 조항"
+    ]
+    limited = with_neighbours(ranked(*rows), 1, 5.0, scope="document", within=4)
+    assert [h.neighbour_section for h in limited] == [""]  # a.md §2 ranks fifth
+
+
+def test_a_hit_without_a_neighbour_gives_its_place_to_the_best_section_not_yet_shown() -> None:
+    rows = (
+        ("a.md#1.0", 4.0),
+        ("b.md#1.0", 3.9),
+        ("a.md#2.0", 3.8),  # a.md's neighbour
+        ("c.md#3.0", 3.7),  # b.md has no other section: the best one not shown goes along with it
+        ("d.md#1.0", 3.6),
+        ("e.md#1.0", -9.0),
+    )
+    got = with_neighbours(ranked(*rows), 2, 5.0, scope="document", within=10, fill=True)
+    assert [(h.source, h.section, h.neighbour_source, h.neighbour_section) for h in got] == [
+        ("a.md", "1. 조항", "a.md", "2. 조항"),
+        ("b.md", "1. 조항", "c.md", "3. 조항"),
+    ]
+    assert got[1].neighbour_text == "c.md#3.0 본문"
+    # and never one beyond the margin
+    far = with_neighbours(ranked(("b.md#1.0", 4.0), ("e.md#1.0", -9.0)), 1, 5.0, scope="document", fill=True)
+    assert [h.neighbour_section for h in far] == [""]
+
+
+def test_a_neighbour_of_another_document_is_cited_with_that_documents_title() -> None:
+    hit = PolicyHit("refunds.md", "refunds", "환불 정책", "1. 청약 철회 기간", 2.0, "본문", "ko")
+    other = PolicyHit("delivery.md", "delivery", "배송 정책", "4. 배송지 변경", 1.9, "다른 본문", "ko")
+    same = PolicyHit("refunds.md", "refunds", "환불 정책", "2. 환불 불가", 1.9, "또 다른 본문", "ko")
+    assert hit.with_neighbour(other).neighbour_citation == "[배송 정책 §4 배송지 변경]"
+    assert hit.with_neighbour(same).neighbour_citation == "[환불 정책 §2 환불 불가]"
+    assert hit.with_neighbour(other).citation == "[환불 정책 §1 청약 철회 기간]"

@@ -5,10 +5,14 @@ from __future__ import annotations
 import pytest
 
 from bot.knowledge.documents import chunk_documents, load_policies
-from bot.knowledge.evaluation import EvalCase, evaluate
+from bot.knowledge.evaluation import EvalCase, evaluate, load_eval_cases
 from bot.knowledge.fusion import DEFAULT_FUSION
+from bot.knowledge.hits import PolicyHit
 from bot.knowledge.index import PolicyIndex
-from tests.support.knowledge import POLICIES
+from tests.support.knowledge import POLICIES, REPO
+
+TUNING_MORE_FILE = REPO / "tests" / "retrieval_tuning_more.yaml"
+HELDOUT_FILE = REPO / "tests" / "retrieval_heldout.yaml"
 
 pytestmark = pytest.mark.slow
 
@@ -91,3 +95,40 @@ def test_a_keyword_query_ranks_the_section_its_head_noun_names_first(shipped_ind
 def test_small_talk_finds_no_policy(shipped_index: PolicyIndex, query: str) -> None:
     # "점심" is in the contact-hours section; the query is still about no policy
     assert shipped_index.search_sync(query, top_k=3) == []
+
+
+def test_second_tuning_set_is_fresh_and_points_at_real_sections(eval_cases: list[EvalCase]) -> None:
+    more = load_eval_cases(TUNING_MORE_FILE)
+    heldout = {c.query.casefold() for c in load_eval_cases(HELDOUT_FILE)}
+    first = {c.query.casefold() for c in eval_cases}
+    chunks = chunk_documents(load_policies(POLICIES))
+    sections = {(c.source, c.section) for c in chunks}
+    corpus = "\n".join(c.text for c in chunks)
+    assert sum(not c.off_topic for c in more) >= 96 and sum(c.off_topic for c in more) >= 20
+    assert {c.source for c in more if not c.off_topic} == {s for s, _ in sections}  # every document
+    for case in more:
+        assert case.off_topic or (case.source, case.section) in sections, case
+        assert case.query.rstrip("?") not in corpus, f"copied from a document: {case.query}"
+        assert case.query.casefold() not in heldout | first, case.query
+    assert len({c.query for c in more}) == len(more)
+
+
+def test_a_section_given_as_another_documents_neighbour_counts_as_answer_bearing() -> None:
+    hit = PolicyHit("refunds.md", "refunds", "환불 정책", "1. 청약 철회 기간", 2.0, "본문", "ko")
+    given = hit.with_neighbour(
+        PolicyHit("delivery.md", "delivery", "배송 정책", "4. 배송지 변경", 1.9, "…", "ko")
+    )
+
+    class Index:
+        def search_sync(self, query: str, top_k: int = 3, **_: object) -> list[PolicyHit]:
+            return [given]
+
+    cases = [
+        EvalCase("주소 바꿀래요", "ko", "delivery.md", "4. 배송지 변경"),
+        EvalCase(
+            "환불 정책 1조", "ko", "refunds.md", "4. 배송지 변경"
+        ),  # that section, but of another document
+    ]
+    report = evaluate(Index(), cases)  # type: ignore[arg-type]
+    assert report.answer_bearing_at_k == {"ko": 1}
+    assert report.not_given == [cases[1]]
