@@ -7,8 +7,9 @@ Prints a table and `name=value` lines (`retrieval_recall_at3=0.94`, `heldout_rec
 `retrieval_p50_ms=31`, ...); `main()` returns the same figures as a dict. Not a test: nothing here
 asserts a time.
 
-Three query sets: tests/retrieval_eval.yaml (`retrieval_*`) is the tuning set, the only one `--tune`
-looks at; tests/retrieval_heldout.yaml (`heldout_*`) was written before tuning and is only measured;
+Query sets: tests/retrieval_eval.yaml (`retrieval_*`) and tests/retrieval_tuning_more.yaml (`tuning_more_*`)
+are the tuning sets, the only ones `--tune` and `--calibrate` look at (with the farm corpus's tuning part);
+tests/retrieval_heldout.yaml (`heldout_*`) was written before tuning and is only measured;
 tests/retrieval_other_game.yaml (`other_game_*`) queries a different game's Korean-only policies
 (tests/knowledge/other_game/) that nothing was tuned on. Each reports recall over its on-topic cases,
 the share of off-topic cases answered with nothing, and the share of on-topic cases wrongly abstained.
