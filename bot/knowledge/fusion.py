@@ -48,8 +48,9 @@ most today's.
 2026-12-04: the first tuning set no longer told choices apart (one or two questions either way), so a
 second one was written (tests/retrieval_tuning_more.yaml, 96 on-topic and 20 off-topic questions, by a
 writer who saw no other eval set and no questions file). On it the second model's weight went 1.5 →
-2.0 (the lexical weight stayed at 0.4, see there), and a hit without a close section of its own document gives its neighbour's
-place to the best section not yet shown (`neighbour_rank`, `neighbour_fill`). Its hard off-topic
+2.0 (the lexical weight stayed at 0.4, see there), and a hit without a close section of its own
+document gives its neighbour's place to the best section not yet shown (`neighbour_rank`,
+`neighbour_fill`). Its hard off-topic
 questions (other companies' support desks: a bank's double charge, an airline's lost suitcase, a
 landlord's deposit) are abstained 6 of 20 times; 34 Korean help-desk-shaped everyday questions added to
 the domain bank moved the first tuning set's off-topic abstain 0.90 → 0.93 and none of the held-out
@@ -89,11 +90,12 @@ class FusionParams:
     rrf_k: float = 10.0
     dense_weight: float = 1.0
     lexical_weight: float = 0.4
-    """BM25's weight beside the dense z-score. With the second tuning set (tests/retrieval_tuning_more.yaml)
-    and `second_weight` 2.0, R@1 over the shipped corpus, its Korean-only copy (263 on-topic questions,
-    Korean | English) and the farm set: 68 | 73, 68 | 57, 6 | 22 at 0.4; 68 | 74, 68 | 59, 6 | 22 at 0.3,
-    with one answer-bearing question more; at 0.5 fewer. Kept at 0.4: at 0.3 "배송 지연 보상 쿠폰 한도"
-    ranks the delivery delay section before "보상 정책 §2 발급 한도" (tests/knowledge/test_retrieval.py)."""
+    """BM25's weight beside the dense z-score. With the second tuning set
+    (tests/retrieval_tuning_more.yaml) and `second_weight` 2.0, R@1 over the shipped corpus, its
+    Korean-only copy (263 on-topic questions, Korean | English) and the farm set: 68 | 73, 68 | 57,
+    6 | 22 at 0.4; 68 | 74, 68 | 59, 6 | 22 at 0.3, with one answer-bearing question more; at 0.5
+    fewer. Kept at 0.4: at 0.3 "배송 지연 보상 쿠폰 한도" ranks the delivery delay section before
+    "보상 정책 §2 발급 한도" (tests/knowledge/test_retrieval.py)."""
     heading_weight: float = 1.0
     """Heading (title and `##` title) BM25 counts this much relative to the body's."""
     head_weight: float = 2.0
