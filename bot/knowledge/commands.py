@@ -100,6 +100,8 @@ def _hit_json(hit: PolicyHit) -> dict[str, object]:
         "doc_id": hit.doc_id,
         "neighbour_section": hit.neighbour_section,
         "neighbour_text": hit.neighbour_text,
+        "neighbour_source": hit.neighbour_source,
+        "neighbour_title": hit.neighbour_title,
     }
 
 

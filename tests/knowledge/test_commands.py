@@ -25,6 +25,8 @@ def test_search_json_prints_exactly_one_json_array(settings, capfd: pytest.Captu
     assert set(hits[0]) == {"source", "section", "score", "text", "title", "doc_id"} | {
         "neighbour_section",
         "neighbour_text",
+        "neighbour_source",
+        "neighbour_title",
     }
     assert hits[0]["source"] == "coupons.md" and hits[0]["section"] == "2. 발급 한도"
 

@@ -51,6 +51,7 @@ from bot.store import COUPON_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
 from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
+from tools.policy_search import DEFAULT_TOP_K
 
 
 def staff_router() -> APIRouter:
@@ -292,7 +293,7 @@ def staff_router() -> APIRouter:
         error = None
         if query and index is not None:
             try:
-                hits = await index.search(query, 5)
+                hits = await index.search(query, DEFAULT_TOP_K)  # what the bot's search is given
             except Exception as exc:  # an empty query, an unbuilt index: shown, not a 500
                 error = f"{type(exc).__name__}: {exc}"
         return render(
