@@ -59,6 +59,13 @@ languages (a streaming service's charge, a food-delivery refund, a shop's coupon
 account), measured on the tuning sets with thresholds calibrated again: the second set's hard off-topic
 questions stayed at 6 of 20 with the domain weight at 0.03, 0.05 and 0.1, and the first set's Korean
 small talk fell from 20 to 18 and 15 of 21 at the two higher weights.
+Also tried on both tuning sets (2026-12-04) and not kept: the second model matching a query against each
+of a section's questions on its own (its best question's similarity mixed with the section vector's at
+0.25 / 0.5 / 1). R@1 over 386 on-topic questions 294 today, 300 / 294 / 284; answer-bearing R@3 383,
+382 / 383 / 379. It helps where the questions are staff-written (English R@1 on the shipped corpus
+73 → 77 / 77 / 78 of 85) and hurts where a small model wrote them (the Korean-only copy's 57 → 59 / 54
+/ 45, answer-bearing 85 → 83 / 84 / 81): within noise overall, and it trusts questions most where they
+are worst.
 """
 
 from __future__ import annotations
