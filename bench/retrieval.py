@@ -1,7 +1,8 @@
 """Policy retrieval benchmark: recall@1/@3 and abstain rates on the tuning set, the held-out set and a
 second corpus; fusion tuning; latency on the real corpus and on ~20,000 synthetic chunks.
 
-    python bench/retrieval.py [--tune] [--misses] [--no-st] [--skip-synthetic] [--synthetic-chunks N]
+    python bench/retrieval.py [--tune] [--calibrate] [--cross-validate] [--misses] [--no-st]
+                              [--skip-synthetic] [--synthetic-chunks N]
 
 Prints a table and `name=value` lines (`retrieval_recall_at3=0.94`, `heldout_recall_at1=...`,
 `retrieval_p50_ms=31`, ...); `main()` returns the same figures as a dict. Not a test: nothing here
@@ -38,12 +39,13 @@ from bot.knowledge.evaluation import (  # noqa: E402
     EvalCase,
     EvalReport,
     copy_without_questions,
+    cross_validate_margins,
     evaluate,
     load_eval_cases,
     tune_fusion,
     write_korean_only_copy,
 )
-from bot.knowledge.fusion import DEFAULT_FUSION  # noqa: E402
+from bot.knowledge.fusion import DEFAULT_FUSION, FusionParams  # noqa: E402
 from bot.knowledge.index import PolicyIndex  # noqa: E402
 from bot.knowledge.second_dense import SecondDense, USEEmbedder  # noqa: E402
 
@@ -172,6 +174,30 @@ def _misses(label: str, report: EvalReport) -> None:
         print(f"  {label} miss{how} [{case.lang}/{case.kind}] {case.query!r}: want {want}; got {got}")
 
 
+CV_MARGINS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05)
+
+
+def _cross_validate(
+    corpora: Sequence[tuple[PolicyIndex, Sequence[EvalCase], Sequence[EvalCase]]],
+    farm: tuple[PolicyIndex, Sequence[EvalCase]],
+    fusion: FusionParams,
+) -> None:
+    """Print `cross_validate_margins` over the tuning sets: the first set's off-topic questions are
+    small talk, the second set's are other companies' support questions (hard), the farm's small talk."""
+    rows = []
+    for index, first, second in corpora:
+        for name, run in (("small talk", first), ("hard", second)):
+            rows += [(name, c, index.explain(c.query, fusion=fusion, rest=False)[1]) for c in run]
+    index, farm_cases = farm
+    rows += [("small talk", c, index.explain(c.query, fusion=fusion, rest=False)[1]) for c in farm_cases]
+    print(
+        f"{'language':<9} {'margin':>7} {'wrongly abstained':>18} {'small talk abstained':>21} {'hard abstained':>15}"
+    )
+    for o in cross_validate_margins(rows, fusion, CV_MARGINS):
+        small, hard = o.off_topic_abstained.get("small talk", 0.0), o.off_topic_abstained.get("hard", 0.0)
+        print(f"{o.language:<9} {o.margin:>7.3f} {o.wrongly_abstained:>17.2%} {small:>21.3f} {hard:>15.3f}")
+
+
 def _st_embedder() -> SentenceTransformerEmbedder | None:
     if importlib.util.find_spec("sentence_transformers") is None:
         return None
@@ -197,6 +223,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         "--calibrate",
         action="store_true",
         help="only calibrate the abstain thresholds per language pair on the tuning sets and print them",
+    )
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="only print what each abstain margin does to questions it was not calibrated on (5-fold, tuning sets)",
     )
     parser.add_argument(
         "--no-second",
@@ -245,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         farm, _, _ = _build(e5, farm_game, root, "e5-farm", second)
         figures["index_chunks"] = n_chunks
         figures["index_passages_per_s"] = round(n_chunks / build_s, 2)
+
+        if args.cross_validate:
+            _cross_validate([(shipped, cases, more), (ko_index, cases, more)], (farm, farm_tuning), fusion)
+            return figures
 
         if args.tune or args.calibrate:
             tuning = [(shipped, cases + more), (ko_index, cases + more), (farm, farm_tuning)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -234,6 +235,73 @@ def calibrate_abstain_by_pair(
         lowest = calibrate_abstain(rows, params, max_wrong_abstain) - margin
         thresholds.append((pair, math.floor(lowest * 1e4) / 1e4))
     return tuple(thresholds)
+
+
+@dataclass(frozen=True)
+class MarginOutcome:
+    """What a threshold margin does to new questions of one language, by cross-validation."""
+
+    language: str
+    margin: float
+    wrongly_abstained: float
+    """Share of held-out-fold on-topic questions under their pair's threshold."""
+    off_topic_abstained: dict[str, float]
+    """Share of held-out-fold off-topic questions under it, by the set they come from."""
+
+
+def cross_validate_margins(
+    rows: Sequence[tuple[str, EvalCase, Evidence]],
+    params: FusionParams,
+    margins: Sequence[float],
+    *,
+    folds: int = 5,
+    shuffles: int = 20,
+) -> list[MarginOutcome]:
+    """How a pair's threshold set `margin` below its lowest on-topic question does on questions it was
+    not calibrated on: for each query language, `shuffles` times, the questions are split into `folds`;
+    each fold is judged by thresholds calibrated on the others (`calibrate_abstain_by_pair`'s rule, a
+    pair without on-topic questions there taking the lowest threshold). `rows` are (set name, case,
+    evidence) of the tuning sets; the off-topic share is reported per set, so small talk and hard
+    off-topic questions are told apart. This is how `FusionParams.abstain_margin_by_language` is chosen
+    (bench/retrieval.py --cross-validate)."""
+    out = []
+    for language in sorted({case.lang for _, case, _ in rows}):
+        mine = [(name, case, ev.pair, ev.score(params)) for name, case, ev in rows if case.lang == language]
+        for margin in margins:
+            wrong = on_topic = 0
+            off: dict[str, list[int]] = {}
+            for shuffle in range(shuffles):
+                order = list(range(len(mine)))
+                random.Random(shuffle).shuffle(order)
+                for fold in range(folds):
+                    judged = set(order[fold::folds])
+                    lowest: dict[str, float] = {}
+                    for i in order:
+                        _, case, pair, score = mine[i]
+                        if i not in judged and not case.off_topic:
+                            lowest[pair] = min(lowest.get(pair, math.inf), score)
+                    if not lowest:
+                        continue
+                    floor = min(lowest.values())
+                    for i in judged:
+                        name, case, pair, score = mine[i]
+                        below = score < lowest.get(pair, floor) - margin
+                        if case.off_topic:
+                            counts = off.setdefault(name, [0, 0])
+                            counts[0] += below
+                            counts[1] += 1
+                        else:
+                            wrong += below
+                            on_topic += 1
+            out.append(
+                MarginOutcome(
+                    language,
+                    margin,
+                    wrong / on_topic if on_topic else 0.0,
+                    {name: a / n for name, (a, n) in sorted(off.items())},
+                )
+            )
+    return out
 
 
 def write_korean_only_copy(src: Path, dst: Path, *, questions_from: Path | None = None) -> Path:

@@ -178,7 +178,12 @@ class FusionParams:
     0.92 at 0.03, 1.1 % / 0.90 at 0.04, 1.0 % / 0.88 at 0.05: 0.04 is the largest margin that keeps
     0.90 of the small talk abstained. The held-out sets showed the need: at no margin (their first
     measurement of this abstain) English on-topic questions were abstained there, 1 of 40 on the shipped
-    corpus and 2 of 40 on its Korean-only copy; none with the margin."""
+    corpus and 2 of 40 on its Korean-only copy; none with the margin.
+    With the second tuning set (`bench/retrieval.py --cross-validate`, 2026-12-04), wrongly abstained /
+    small talk / hard off-topic abstained: English 1.31 % / 1.00 / 0.32 at 0, 0.70 % / 0.91 / 0.23 at
+    0.02, 0.57 % / 0.89 / 0.23 at 0.04; Korean 1.28 % / 0.96 / 0.40 at 0, 0.83 % / 0.96 / 0.40 at
+    0.005, 0.42 % / 0.86 / 0.40 at 0.01, 0.10 % / 0.77 / 0.31 at 0.02. Not changed yet: these came after
+    the second held-out set's one measurement, which turned away 1 or 2 covered questions per pair."""
     abstain_below: float = -0.0561
     """Below this evidence the search returns nothing ("no matching policy"), for a language pair not
     in `abstain_by_pair`."""

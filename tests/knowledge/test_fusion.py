@@ -8,6 +8,7 @@ from bot.knowledge.evaluation import (
     EvalCase,
     calibrate_abstain,
     calibrate_abstain_by_pair,
+    cross_validate_margins,
     evaluate_explained,
 )
 from bot.knowledge.fusion import DEFAULT_FUSION, Candidate, Evidence, fuse
@@ -90,3 +91,34 @@ def test_the_second_models_domain_log_odds_count_only_for_the_languages_given_a_
     without = Evidence(0.9, 0.0, 0.0, 0.8, pair="en→ko")
     assert english.score(params) == pytest.approx(without.score(params) - 0.2)
     assert korean.score(params) == pytest.approx(without.score(params))
+
+
+def test_cross_validation_judges_each_question_by_thresholds_calibrated_without_it() -> None:
+    def row(name: str, lang: str, score: float, pair: str, on_topic: bool = True):  # type: ignore[no-untyped-def]
+        case = EvalCase(f"{lang} {score}", lang, "a.md" if on_topic else None, "1. s" if on_topic else None)
+        return (name, case, Evidence(score, 0.0, 0.0, 0.0, pair=pair))
+
+    rows = [row("set", "ko", 1.0 + i / 10, "ko→ko") for i in range(10)]
+    rows.append(row("set", "ko", 0.5, "ko→ko"))  # the one on-topic question far below the others
+    rows += [row("small talk", "ko", 0.45, "ko→ko", False), row("hard", "ko", 0.95, "ko→ko", False)]
+    # English questions score lower by nature and have their own pair: its small talk is under them
+    rows += [row("set", "en", 0.1 + i / 100, "en→ko") for i in range(10)]
+    rows.append(row("small talk", "en", 0.05, "en→ko", False))
+    params = DEFAULT_FUSION.with_(domain_weight=0.0, second_standout_weight=0.0)
+    out = {(o.language, o.margin): o for o in cross_validate_margins(rows, params, (0.0, 0.3, 0.8))}
+
+    korean = [out["ko", m] for m in (0.0, 0.3, 0.8)]
+    # at no margin the low question is abstained whenever it is judged: at least 1 in 11
+    assert korean[0].wrongly_abstained >= 1 / 11 - 1e-9
+    assert korean[2].wrongly_abstained == 0.0  # a fold holds at most two others: 0.5 is never under 1.2 − 0.8
+    assert [o.wrongly_abstained for o in korean] == sorted(
+        (o.wrongly_abstained for o in korean), reverse=True
+    )
+    assert set(korean[0].off_topic_abstained) == {"hard", "small talk"}
+    assert korean[0].off_topic_abstained["small talk"] == 1.0
+    assert korean[0].off_topic_abstained["hard"] < 1.0  # 0.95 is above 0.5 whenever 0.5 is calibrated on
+    assert korean[2].off_topic_abstained["small talk"] < 1.0
+    # every English question is under every Korean one: judged by its own pair, most are kept
+    english = out["en", 0.0]
+    assert english.wrongly_abstained < 0.5 and english.off_topic_abstained == {"small talk": 1.0}
+    assert out["en", 0.3].wrongly_abstained == 0.0
