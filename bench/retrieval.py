@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
+from bench.retrieval_report import HEADER, figures_of, pair_tables, print_misses, row  # noqa: E402
 from bench.synthetic_corpus import RandomPassageEmbedder, synthetic_corpus  # noqa: E402
 from bot.knowledge.embedders import E5Embedder, Embedder, SentenceTransformerEmbedder  # noqa: E402
 from bot.knowledge.evaluation import (  # noqa: E402
@@ -104,74 +105,6 @@ def _latencies(index: PolicyIndex, queries: Sequence[str]) -> list[float]:
         index.search_sync(query, top_k=3)
         out.append((time.perf_counter() - start) * 1000)
     return out
-
-
-HEADER = f"{'configuration':<44} {'R@1ko':>6} {'R@1en':>6} {'R@1':>6} {'R@3ko':>6} {'R@3en':>6} {'R@3':>6} {'AB@3':>6} {'off-ab':>6} {'wrong':>6}"
-
-
-def _row(label: str, report: EvalReport) -> str:
-    return (
-        f"{label:<44} {report.recall_at_1('ko'):>6.2f} {report.recall_at_1('en'):>6.2f} {report.recall_at_1():>6.2f}"
-        f" {report.recall_at_k('ko'):>6.2f} {report.recall_at_k('en'):>6.2f} {report.recall_at_k():>6.2f}"
-        f" {report.answer_bearing_recall():>6.2f} {report.off_topic_abstain_rate:>6.2f} {report.wrong_abstain_rate:>6.2f}"
-    )
-
-
-def _pair_header(title: str) -> str:
-    return f"{title + ', query → documents':<44} {'cases':>6} {'R@1':>6} {'R@3':>6} {'AB@3':>6} {'wrong':>6} {'off':>6} {'off-ab':>6}"
-
-
-def _pairs(runs: Sequence[tuple[str, EvalReport]]) -> dict[str, dict[str, float]]:
-    """Figures per (query language, document language) pair, summed over the reports of `runs`
-    (each a document language — `ko+en` for documents with an English line, `ko` for Korean-only —
-    and its report)."""
-    pairs: dict[str, dict[str, float]] = {}
-    for doc_lang, report in runs:
-        for lang in ("ko", "en"):
-            p = pairs.setdefault(
-                f"{lang}→{doc_lang}", dict.fromkeys(("n", "r1", "r3", "ab", "wrong", "off", "off_ab"), 0)
-            )
-            p["n"] += report.totals.get(lang, 0)
-            p["r1"] += report.hits_at_1.get(lang, 0)
-            p["r3"] += report.hits_at_k.get(lang, 0)
-            p["ab"] += report.answer_bearing_at_k.get(lang, 0)
-            p["wrong"] += report.wrongly_abstained_by_lang.get(lang, 0)
-            abstained, total = report.off_topic_by_lang.get(lang, (0, 0))
-            p["off"] += total
-            p["off_ab"] += abstained
-    return pairs
-
-
-def _pair_row(name: str, p: dict[str, float]) -> str:
-    n, off = p["n"] or 1, p["off"] or 1
-    return (
-        f"{name:<44} {int(p['n']):>6} {p['r1'] / n:>6.2f} {p['r3'] / n:>6.2f} {p['ab'] / n:>6.2f}"
-        f" {p['wrong'] / n:>6.2f} {int(p['off']):>6} {p['off_ab'] / off:>6.2f}"
-    )
-
-
-def _figures(prefix: str, report: EvalReport) -> dict[str, float]:
-    out = {
-        f"{prefix}_recall_at1": round(report.recall_at_1(), 3),
-        f"{prefix}_recall_at3": round(report.recall_at_k(), 3),
-        f"{prefix}_off_topic_abstain_rate": round(report.off_topic_abstain_rate, 3),
-        f"{prefix}_wrong_abstain_rate": round(report.wrong_abstain_rate, 3),
-        f"{prefix}_answer_bearing_at3": round(report.answer_bearing_recall(), 3),
-    }
-    for lang in ("ko", "en"):
-        out[f"{prefix}_recall_at1_{lang}"] = round(report.recall_at_1(lang), 3)
-        out[f"{prefix}_recall_at3_{lang}"] = round(report.recall_at_k(lang), 3)
-    return out
-
-
-def _misses(label: str, report: EvalReport) -> None:
-    """Each miss; `not given` marks an on-topic one whose section the model was not given even as a hit's
-    neighbour (an answer-bearing miss), `in a neighbour` one it was given that way."""
-    not_given = {id(case) for case in report.not_given}
-    for case, got in report.misses:
-        want = "nothing" if case.off_topic else f"{case.source} §{case.section}"
-        how = "" if case.off_topic else (" not given" if id(case) in not_given else " in a neighbour")
-        print(f"  {label} miss{how} [{case.lang}/{case.kind}] {case.query!r}: want {want}; got {got}")
 
 
 CV_MARGINS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05)
@@ -317,30 +250,23 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
         dense_only = fusion.with_(lexical_weight=0.0, second_weight=0.0)
         held: dict[str, list[tuple[str, EvalReport]]] = {"first": [], "second": []}
         for label, prefix, run_cases, index, doc_lang, heldout_group in runs:
-            print(_row(f"{label}, dense only", evaluate(index, run_cases, fusion=dense_only)))
+            print(row(f"{label}, dense only", evaluate(index, run_cases, fusion=dense_only)))
             report = evaluate(index, run_cases, fusion=fusion)
-            print(_row(f"{label}, fused", report))
-            figures.update(_figures(prefix, report))
+            print(row(f"{label}, fused", report))
+            figures.update(figures_of(prefix, report))
             if heldout_group:
                 held[heldout_group].append((doc_lang, report))
             if args.misses and heldout_group:
-                _misses(label, report)
-        tables = (
-            ("pair", "held-out", held["first"]),
-            ("pair_more", "held-out, second set", held["second"]),
-            ("pair_all", "every held-out set", held["first"] + held["second"]),
+                print_misses(label, report)
+        figures.update(
+            pair_tables(
+                (
+                    ("pair", "held-out", held["first"]),
+                    ("pair_more", "held-out, second set", held["second"]),
+                    ("pair_all", "every held-out set", held["first"] + held["second"]),
+                )
+            )
         )
-        for prefix, title, reports in tables:
-            print()
-            print(_pair_header(title))
-            for name, pair in _pairs(reports).items():
-                print(_pair_row(name, pair))
-                key = name.replace("→", "_to_").replace("+", "")
-                n, off = pair["n"] or 1, pair["off"] or 1
-                figures[f"{prefix}_{key}_recall_at1"] = round(pair["r1"] / n, 3)
-                figures[f"{prefix}_{key}_answer_bearing_at3"] = round(pair["ab"] / n, 3)
-                figures[f"{prefix}_{key}_wrong_abstain_rate"] = round(pair["wrong"] / n, 3)
-                figures[f"{prefix}_{key}_off_topic_abstain_rate"] = round(pair["off_ab"] / off, 3)
         figures["retrieval_cases"] = len(cases)
         figures["heldout_cases"] = len(heldout)
         figures["heldout_more_cases"] = len(heldout_more)
@@ -365,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
             else:
                 mini_index, mini_build, _ = _build(minilm, POLICIES, root, "minilm")
                 report = evaluate(mini_index, cases)
-                print(_row("MiniLM-L6 (st), tuning set", report))
+                print(row("MiniLM-L6 (st), tuning set", report))
                 figures["minilm_recall_at1"] = round(report.recall_at_1(), 3)
                 figures["minilm_recall_at3"] = round(report.recall_at_k(), 3)
                 figures["minilm_index_passages_per_s"] = round(n_chunks / mini_build, 2)

@@ -9,7 +9,7 @@ from bot.knowledge.evaluation import EvalCase, evaluate, load_eval_cases
 from bot.knowledge.fusion import DEFAULT_FUSION
 from bot.knowledge.hits import PolicyHit
 from bot.knowledge.index import PolicyIndex
-from tests.support.knowledge import POLICIES, REPO
+from tests.support.knowledge import POLICIES, REPO, assert_fresh_eval_set
 
 TUNING_MORE_FILE = REPO / "tests" / "retrieval_tuning_more.yaml"
 HELDOUT_FILE = REPO / "tests" / "retrieval_heldout.yaml"
@@ -99,18 +99,9 @@ def test_small_talk_finds_no_policy(shipped_index: PolicyIndex, query: str) -> N
 
 def test_second_tuning_set_is_fresh_and_points_at_real_sections(eval_cases: list[EvalCase]) -> None:
     more = load_eval_cases(TUNING_MORE_FILE)
-    heldout = {c.query.casefold() for c in load_eval_cases(HELDOUT_FILE)}
-    first = {c.query.casefold() for c in eval_cases}
-    chunks = chunk_documents(load_policies(POLICIES))
-    sections = {(c.source, c.section) for c in chunks}
-    corpus = "\n".join(c.text for c in chunks)
+    sections = assert_fresh_eval_set(more, [*load_eval_cases(HELDOUT_FILE), *eval_cases])
     assert sum(not c.off_topic for c in more) >= 96 and sum(c.off_topic for c in more) >= 20
     assert {c.source for c in more if not c.off_topic} == {s for s, _ in sections}  # every document
-    for case in more:
-        assert case.off_topic or (case.source, case.section) in sections, case
-        assert case.query.rstrip("?") not in corpus, f"copied from a document: {case.query}"
-        assert case.query.casefold() not in heldout | first, case.query
-    assert len({c.query for c in more}) == len(more)
 
 
 def test_a_section_given_as_another_documents_neighbour_counts_as_answer_bearing() -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from bot.knowledge.documents import chunk_documents, load_policies
 from bot.knowledge.embedders import E5Embedder
+from bot.knowledge.evaluation import EvalCase
 from tests.support.context import LUNA, make_ctx
 from tools.base import Actor, ToolContext
 
@@ -16,6 +19,21 @@ POLICIES = REPO / "policies"
 EVAL_FILE = REPO / "tests" / "retrieval_eval.yaml"
 KOREAN_ONLY_QUESTIONS = REPO / "tests" / "knowledge" / "korean_only_questions"
 """The questions `arca-bot questions` wrote for the Korean-only copy of policies/ (from its own text)."""
+
+
+def assert_fresh_eval_set(cases: Sequence[EvalCase], others: Iterable[EvalCase]) -> set[tuple[str, str]]:
+    """A blind eval set's cases each point at a real section of policies/, copy no policy's words, are
+    in no other set and are not repeated; returns the (document, section) pairs of policies/."""
+    chunks = chunk_documents(load_policies(POLICIES))
+    sections = {(c.source, c.section) for c in chunks}
+    corpus = "\n".join(c.text for c in chunks)
+    seen = {c.query.casefold() for c in others}
+    for case in cases:
+        assert case.off_topic or (case.source, case.section) in sections, case
+        assert case.query.rstrip("?") not in corpus, f"copied from a document: {case.query}"
+        assert case.query.casefold() not in seen, f"also in another set: {case.query}"
+    assert len({c.query.casefold() for c in cases}) == len(cases)
+    return sections
 
 
 class CountingEmbedder:
