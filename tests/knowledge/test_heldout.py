@@ -27,7 +27,7 @@ from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.evaluation import EvalCase, evaluate, load_eval_cases
 from bot.knowledge.index import PolicyIndex
 from bot.knowledge.second_dense import SecondDense, USEEmbedder
-from tests.support.knowledge import POLICIES, assert_fresh_eval_set
+from tests.support.knowledge import assert_fresh_eval_set
 
 pytestmark = pytest.mark.slow
 
@@ -62,15 +62,7 @@ def test_heldout_set_is_large_varied_fresh_and_points_at_real_sections(
     assert sum(c.off_topic for c in heldout_cases) >= 20
     assert sum(c.kind == "paraphrase" for c in heldout_cases) >= 20
     assert {"ko", "en"} == {c.lang for c in heldout_cases}
-    chunks = chunk_documents(load_policies(POLICIES))
-    sections = {(c.source, c.section) for c in chunks}
-    corpus = "\n".join(c.text for c in chunks)
-    tuned = {c.query.casefold() for c in eval_cases}
-    for case in heldout_cases:
-        assert case.off_topic or (case.source, case.section) in sections, case
-        assert case.query.rstrip("?") not in corpus, f"copied from a document: {case.query}"
-        assert case.query.casefold() not in tuned, f"also in the tuning set: {case.query}"
-    assert len({c.query for c in heldout_cases}) == len(heldout_cases)
+    assert_fresh_eval_set(heldout_cases, eval_cases)
 
 
 @pytest.mark.timeout(900)  # 118 queries under two models: it took over 300 s on the loaded 2-core machine
