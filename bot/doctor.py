@@ -66,12 +66,13 @@ def policies_problem(settings: Settings) -> tuple[str | None, str]:
 
     The same check runs before `chat`, `demo`, `replay`, `run` (exit 2) and in `doctor` (✘ policies).
     """
-    problem, summary, _ = _policy_state(settings)
+    problem, summary, _, _ = _policy_state(settings)
     return problem, summary
 
 
-def _policy_state(settings: Settings) -> tuple[str | None, str, int]:
-    """`policies_problem`'s (problem, summary) and the number of sections with stale questions."""
+def _policy_state(settings: Settings) -> tuple[str | None, str, int, int]:
+    """`policies_problem`'s (problem, summary), the number of sections with stale questions and the
+    number whose questions are a model's draft that staff have not reviewed."""
     from bot.app import coupon_rules_path, policies_dir
     from bot.knowledge.documents import KnowledgeError, load_policies
     from tools.coupon_rules import CouponRulesError, load_coupon_rules
@@ -80,20 +81,23 @@ def _policy_state(settings: Settings) -> tuple[str | None, str, int]:
     try:
         documents = load_policies(folder)
     except KnowledgeError as exc:
-        return f"ARCA_POLICIES_DIR: {exc}", "", 0
+        return f"ARCA_POLICIES_DIR: {exc}", "", 0, 0
     try:
         load_coupon_rules(coupon_rules_path(settings))
     except CouponRulesError as exc:
-        return str(exc), "", 0
+        return str(exc), "", 0, 0
     sections = sum(len(d.sections) for d in documents)
     answered = sum(len(d.questions) for d in documents)
     stale = sum(len(d.stale_questions) for d in documents)
-    questions = f"questions for {answered} of {sections} sections" + (f", {stale} stale" if stale else "")
-    return None, f"{len(documents)} policy document(s) ({questions}) and the coupon rules in {folder}", stale
+    draft = sum(len(d.questions) for d in documents if not d.questions_reviewed)
+    questions = f"questions for {answered} of {sections} sections"
+    questions += (f", {stale} stale" if stale else "") + (f", {draft} not reviewed" if draft else "")
+    summary = f"{len(documents)} policy document(s) ({questions}) and the coupon rules in {folder}"
+    return None, summary, stale, draft
 
 
 async def check_policies(settings: Settings) -> Check:
-    problem, summary, stale = _policy_state(settings)
+    problem, summary, stale, draft = _policy_state(settings)
     if problem:
         return Check(
             "policies", "fail", problem, "fix the file (the line above names it), or ARCA_POLICIES_DIR"
@@ -104,6 +108,13 @@ async def check_policies(settings: Settings) -> Check:
             "warn",
             f"{summary}: a stale section's questions are left out of the search",
             "run `arca-bot questions` to write them from the sections' current text",
+        )
+    if draft:
+        return Check(
+            "policies",
+            "warn",
+            f"{summary}: a model's questions often belong to another section or are broken Korean",
+            "read and edit each <policy>.questions.yaml, then set `model: staff` in it",
         )
     return Check("policies", "ok", summary)
 

@@ -80,6 +80,8 @@ class PolicyDocument:
     """Section title → the questions players ask that it answers (`<stem>.questions.yaml`, fresh only)."""
     stale_questions: tuple[str, ...] = ()
     """Sections whose questions were written from an older text: left out until written again."""
+    questions_reviewed: bool = False
+    """The questions file says staff reviewed it (`model: staff`, `questions.REVIEWED_BY`)."""
 
     @property
     def source(self) -> str:
@@ -290,7 +292,7 @@ def with_questions(doc: PolicyDocument) -> PolicyDocument:
             len(stale),
             ", ".join(stale),
         )
-    return replace(doc, questions=fresh, stale_questions=tuple(stale))
+    return replace(doc, questions=fresh, stale_questions=tuple(stale), questions_reviewed=stored.reviewed)
 
 
 def _split_long(text: str, limit: int) -> list[str]:

@@ -32,11 +32,16 @@ Question = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)
 ]
 
+REVIEWED_BY = "staff"
+"""A questions file's `model` once staff have read and edited it; any other value is a model's first
+draft, which `arca-bot doctor` counts (a small model's questions often belong to another section)."""
+
 HEADER = (
     "# Questions players ask that each section of {document} answers. Retrieval matches them beside the\n"
     "# section's text; they are never shown to the model or the player. Written by `arca-bot questions`;\n"
-    "# review and edit freely. `hash` is the section's text they were written from: when the section\n"
-    "# changes they are left out of the index until `arca-bot questions` writes them again.\n"
+    "# review and edit freely, then set `model: staff`. `hash` is the section's text they were written\n"
+    "# from: when the section changes they are left out of the index until `arca-bot questions` writes\n"
+    "# them again.\n"
 )
 
 
@@ -59,7 +64,13 @@ class QuestionFile(BaseModel):
     document: str
     """The policy file's name (`refunds.md`)."""
     model: str | None = None
-    """The model that wrote the questions (the last one to write any)."""
+    """The model that wrote the questions (the last one to write any), or `REVIEWED_BY` once staff have
+    reviewed them."""
+
+    @property
+    def reviewed(self) -> bool:
+        return self.model == REVIEWED_BY
+
     sections: tuple[SectionQuestions, ...] = ()
 
     def by_section(self) -> dict[str, SectionQuestions]:

@@ -83,3 +83,39 @@ def test_doctor_warns_when_a_sections_questions_were_written_from_an_older_text(
     line = next(x for x in capsys.readouterr().out.splitlines() if "policy document(s)" in x)
     assert "questions for 0 of" in line and "1 stale" in line
     assert "arca-bot questions" in line or "stale section" in line
+
+
+def test_doctor_warns_until_staff_have_reviewed_a_models_questions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from bot.knowledge.documents import parse_policy
+    from bot.knowledge.questions import QuestionFile, SectionQuestions, write_questions
+
+    folder = tmp_path / "policies"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "policies", folder)
+    for old in folder.glob("*.questions.yaml"):
+        old.unlink()
+    sections = parse_policy(folder / "refunds.md").sections
+    entries = tuple(
+        SectionQuestions(section=s.title, hash=s.hash, questions=("환불 돼요?",)) for s in sections
+    )
+    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("ARCA_POLICIES_DIR", str(folder))
+
+    def policies_lines(model: str) -> list[str]:
+        write_questions(
+            folder / "refunds.md", QuestionFile(document="refunds.md", model=model, sections=entries)
+        )
+        assert main(["doctor"]) in (0, 1)
+        out = capsys.readouterr().out.splitlines()
+        at = next(i for i, x in enumerate(out) if "policy document(s)" in x)
+        return out[at : at + 2]
+
+    draft = policies_lines("qwen2.5-coder-1.5b")
+    assert draft[0].startswith("! policies:"), draft
+    assert f"questions for {len(sections)} of" in draft[0] and f"{len(sections)} not reviewed" in draft[0]
+    assert "model: staff" in draft[1]
+    reviewed = policies_lines("staff")
+    assert reviewed[0].startswith("✔ policies:") and "not reviewed" not in reviewed[0], reviewed
