@@ -64,21 +64,27 @@ def test_doctor_runs_an_integrity_check_on_a_damaged_sqlite_file(
     assert "✘ database:" in out and "integrity check" in out, out
 
 
-def test_doctor_warns_when_a_sections_questions_were_written_from_an_older_text(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _policies_without_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the shipped policies without their questions files, as ARCA_POLICIES_DIR."""
     import shutil
-
-    from bot.knowledge.questions import QuestionFile, SectionQuestions, write_questions
 
     folder = tmp_path / "policies"
     shutil.copytree(Path(__file__).resolve().parents[2] / "policies", folder)
     for old in folder.glob("*.questions.yaml"):
         old.unlink()
-    entry = SectionQuestions(section="1. 청약 철회 기간", hash="0" * 16, questions=("refund window?",))
-    write_questions(folder / "refunds.md", QuestionFile(document="refunds.md", sections=(entry,)))
     monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
     monkeypatch.setenv("ARCA_POLICIES_DIR", str(folder))
+    return folder
+
+
+def test_doctor_warns_when_a_sections_questions_were_written_from_an_older_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.knowledge.questions import QuestionFile, SectionQuestions, write_questions
+
+    folder = _policies_without_questions(tmp_path, monkeypatch)
+    entry = SectionQuestions(section="1. 청약 철회 기간", hash="0" * 16, questions=("refund window?",))
+    write_questions(folder / "refunds.md", QuestionFile(document="refunds.md", sections=(entry,)))
     main(["doctor"])
     line = next(x for x in capsys.readouterr().out.splitlines() if "policy document(s)" in x)
     assert "questions for 0 of" in line and "1 stale" in line
@@ -88,21 +94,14 @@ def test_doctor_warns_when_a_sections_questions_were_written_from_an_older_text(
 def test_doctor_warns_until_staff_have_reviewed_a_models_questions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import shutil
-
     from bot.knowledge.documents import parse_policy
     from bot.knowledge.questions import QuestionFile, SectionQuestions, write_questions
 
-    folder = tmp_path / "policies"
-    shutil.copytree(Path(__file__).resolve().parents[2] / "policies", folder)
-    for old in folder.glob("*.questions.yaml"):
-        old.unlink()
+    folder = _policies_without_questions(tmp_path, monkeypatch)
     sections = parse_policy(folder / "refunds.md").sections
     entries = tuple(
         SectionQuestions(section=s.title, hash=s.hash, questions=("환불 돼요?",)) for s in sections
     )
-    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
-    monkeypatch.setenv("ARCA_POLICIES_DIR", str(folder))
 
     def policies_lines(model: str) -> list[str]:
         write_questions(
