@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from bot.knowledge.documents import KnowledgeError
 from bot.vocabulary.catalogue import Text
+from bot.vocabulary.model_notes import DATA_WRAPPER_TAG
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.requirements import is_policy_question, on_policy_question
 
@@ -51,12 +52,9 @@ def _label(hit: Any) -> str:
     return f"[{getattr(hit, 'title', '')} §{getattr(hit, 'section', '')}]"
 
 
-_WRAPPER_TAG = re.compile(r"</?\s*policy_excerpts\s*>", re.IGNORECASE)
-
-
 def _snippet(text: str) -> str:
     # a document must not be able to close the data wrapper and speak outside it
-    text = " ".join(_WRAPPER_TAG.sub("", text).split())
+    text = " ".join(DATA_WRAPPER_TAG.sub("", text).split())
     return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
 
 

@@ -33,7 +33,7 @@ from bot.guards.voice import to_the_player
 from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
-from bot.vocabulary.model_notes import is_model_note
+from bot.vocabulary.model_notes import DATA_WRAPPER_TAG, is_model_note
 from tools.base import Actor, Tool
 
 log = logging.getLogger(__name__)
@@ -207,6 +207,9 @@ class OutputGuard:
         return stream.verdict()
 
     def _clean(self, sentence: str, state: StreamingOutputGuard) -> str:
+        sentence = DATA_WRAPPER_TAG.sub(
+            "", sentence
+        )  # the excerpts' wrapper, echoed: the model's, not the player's
         if self._protected and _shingles_of([sentence]) & self._protected:
             # A verbatim run of the system prompt: the instructions stay private.
             state.prompt_leaks += 1
