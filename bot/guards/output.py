@@ -207,9 +207,8 @@ class OutputGuard:
         return stream.verdict()
 
     def _clean(self, sentence: str, state: StreamingOutputGuard) -> str:
-        sentence = DATA_WRAPPER_TAG.sub(
-            "", sentence
-        )  # the excerpts' wrapper, echoed: the model's, not the player's
+        # The policy excerpts' wrapper, echoed from a search result: the model's, never the player's.
+        sentence = DATA_WRAPPER_TAG.sub("", sentence)
         if self._protected and _shingles_of([sentence]) & self._protected:
             # A verbatim run of the system prompt: the instructions stay private.
             state.prompt_leaks += 1
