@@ -153,6 +153,9 @@ class Tool:
     """A Discord user with no linked game account may run it (search_policy, escalate_to_staff)."""
     status: Text = WORKING
     """The line a channel shows while the tool runs, in both languages."""
+    player_name: Text | None = None
+    """What a player calls it ("운영진" for escalate_to_staff): an answer that names the tool says this
+    instead (`bot.guards.voice`). None for staff-only tools, whose names staff know."""
     coupon_outcome: bool = False
     """Its results say whether a coupon exists (the output guard's claim check reads them)."""
     required_before_answer: RequirementRule | None = None
@@ -198,6 +201,7 @@ def tool(
     staff_only: bool = False,
     allowed_unlinked: bool = False,
     status: Text = WORKING,
+    player_name: Text | None = None,
     coupon_outcome: bool = False,
     required_before_answer: RequirementRule | None = None,
     counts_as: tuple[str, ...] = (),
@@ -226,6 +230,7 @@ def tool(
             staff_only=staff_only,
             allowed_unlinked=allowed_unlinked,
             status=status,
+            player_name=player_name,
             coupon_outcome=coupon_outcome,
             required_before_answer=required_before_answer,
             counts_as=counts_as,

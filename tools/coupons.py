@@ -23,6 +23,7 @@ class IssueCouponArgs(BaseModel):
     name="issue_coupon",
     side_effect=True,
     status=Text("보상 쿠폰을 확인하고 있어요", "Checking your compensation coupon"),
+    player_name=Text("쿠폰 발급", "coupon issuance"),
     coupon_outcome=True,
     counts_as=("lookup_order",),
 )

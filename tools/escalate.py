@@ -50,6 +50,7 @@ def _ok(ctx: ToolContext, row: Escalation, *, notified: bool, replayed: bool) ->
     side_effect=True,
     allowed_unlinked=True,
     status=Text("담당자에게 연결하고 있어요", "Connecting you with our staff"),
+    player_name=Text("운영진", "our staff"),
 )
 async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
     """Hand the conversation to a human staff member with a short summary, e.g. when the player asks for a person,

@@ -34,6 +34,7 @@ async def _own_coupons(ctx: ToolContext, incident_id: int) -> list[Coupon]:
     name="incident_status",
     allowed_unlinked=True,
     status=Text("진행 중인 장애 공지를 확인하고 있어요", "Checking the current incident notice"),
+    player_name=Text("장애 공지", "our incident notices"),
     counts_as=("search_policy",),  # the open incident's official notice grounds a question about it
 )
 async def incident_status(args: IncidentStatusArgs, ctx: ToolContext) -> ToolResult:

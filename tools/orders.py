@@ -46,6 +46,7 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
 @tool(
     name="lookup_order",
     status=Text("주문 정보를 확인하고 있어요", "Checking your order"),
+    player_name=Text("주문 조회", "order lookup"),
     required_before_answer=each_named_order,
 )
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
@@ -121,7 +122,11 @@ def _parse_status(raw: str | None) -> str | ValueError | None:
     return ValueError(raw)
 
 
-@tool(name="list_my_orders", status=Text("주문 목록을 확인하고 있어요", "Checking your orders"))
+@tool(
+    name="list_my_orders",
+    status=Text("주문 목록을 확인하고 있어요", "Checking your orders"),
+    player_name=Text("주문 목록", "your order list"),
+)
 async def list_my_orders(args: ListMyOrdersArgs, ctx: ToolContext) -> ToolResult:
     """List the player's own recent orders (newest first, up to 10) with each order number and status.
 

@@ -29,7 +29,7 @@ from bot.guards.evidence import Evidence, build_evidence
 from bot.guards.fact_check import ENFORCE, FACT_UNBACKED, FACT_WITHHELD, OBSERVE, OFF, FactChecker
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
-from bot.guards.voice import to_the_player
+from bot.guards.voice import to_the_player, tool_names_said
 from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
@@ -130,6 +130,8 @@ class OutputGuard:
         """An answer to the player (it has a fact context): talk about the player is said to them
         (`bot.guards.voice`). The model's reasoning shown to staff keeps its third person."""
         self.coupon_tools = coupon_tools_of(tools)
+        self.tool_words = {t.name: t.player_name for t in tools or () if t.player_name is not None}
+        """What the player calls each tool: an answer to the player that names one says this instead."""
         """Tools whose results the claim check reads as coupon attempts (they declare `coupon_outcome`)."""
         self._protected = _protected_shingles(tuple(protected_texts))
         self.actor = actor
@@ -252,6 +254,8 @@ class StreamingOutputGuard:
         self.prompt_leaks = 0
         self.voice_rewrites = 0
         """Sentences about the player said to them instead."""
+        self.tool_names_said = 0
+        """Sentences that named a tool, said with the player's word for it."""
         self.mentions_neutralized = False
         self._buffer = ""
         self._released: list[str] = []
@@ -277,17 +281,29 @@ class StreamingOutputGuard:
         return piece
 
     def _to_the_player(self, sentence: str) -> str:
-        """The sentence in the second person when it spoke about the player (`bot.guards.voice`)."""
-        said = None if is_model_note(sentence) else to_the_player(sentence)
-        if said is None:  # a note to the model is the fact check's to drop (and to count)
+        """The sentence in the second person when it spoke about the player, and with the tools it names
+        in the player's words (`bot.guards.voice`)."""
+        if is_model_note(sentence):  # a note to the model is the fact check's to drop (and to count)
             return sentence
-        self.voice_rewrites += 1
-        log.info(
-            "output guard: a sentence about the player rewritten to the second person run=%s thread=%s",
-            self.guard.facts.run_id,
-            self.guard.thread_id,
-        )
-        return said
+        said = to_the_player(sentence)
+        if said is not None:
+            self.voice_rewrites += 1
+            log.info(
+                "output guard: a sentence about the player rewritten to the second person run=%s thread=%s",
+                self.guard.facts.run_id,
+                self.guard.thread_id,
+            )
+            sentence = said
+        named = tool_names_said(sentence, self.guard.tool_words)
+        if named is not None:
+            self.tool_names_said += 1
+            log.info(
+                "output guard: a tool's name said in the player's words run=%s thread=%s",
+                self.guard.facts.run_id,
+                self.guard.thread_id,
+            )
+            sentence = named
+        return sentence
 
     async def feed(self, delta: str) -> str:
         if self._finished:

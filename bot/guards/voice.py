@@ -11,13 +11,21 @@ say "the player", so no policy sentence is rewritten. Korean is left to the mode
 A sentence that narrates the bot's own reply ("The assistant replied directly to you, stating that the most
 reward boxes … is 3.", seen live 2026-12-02) is delivered as what it reports ("The most reward boxes …
 is 3."), so the fact check weighs the statement itself.
+
+A tool's name is the model's word, never the player's (seen live 2026-12-04: "escalate_to_staff에 문의해
+주세요"). A sentence that names one says what the player calls it (the tool's `player_name`: "운영진에
+문의해 주세요"), with the Korean particle after it chosen again for the new word. Sentences that are notes
+to the model ("escalate_to_staff로 넘기세요") are not said at all (`bot.vocabulary.model_notes`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from functools import lru_cache
 
 from bot.guards.paraphrase import is_english
+from bot.vocabulary.catalogue import Text
 
 _NOT_THEM = (
     r"(?!\s+(?:service|support|center|centre|agreement|ids?|names?|guide|community|base|account|data)\b)"
@@ -102,3 +110,69 @@ def to_the_player(sentence: str) -> str | None:
     if _PRESENT.search(body):
         return None
     return sentence[:lead] + body
+
+
+_HANGUL_SYLLABLE = re.compile(r"[\uac00-\ud7a3]")
+_PARTICLES = {
+    # particle written → (after a final consonant, after a vowel)
+    **dict.fromkeys(("을", "를"), ("을", "를")),
+    **dict.fromkeys(("이", "가"), ("이", "가")),
+    **dict.fromkeys(("은", "는"), ("은", "는")),
+    **dict.fromkeys(("과", "와"), ("과", "와")),
+    **dict.fromkeys(("으로", "로"), ("으로", "로")),
+}
+"""Korean particles whose form follows the word before them (no maintained Python package for this is in
+reach, and five pairs of a fixed table are the whole rule)."""
+
+
+def _final_consonant(word: str) -> int:
+    """The last syllable's final consonant index (0: none, 8: ㄹ), by the Unicode Hangul layout."""
+    return (ord(word[-1]) - 0xAC00) % 28 if word and _HANGUL_SYLLABLE.fullmatch(word[-1]) else 0
+
+
+def _particle_after(word: str, written: str) -> str:
+    forms = _PARTICLES.get(written)
+    if forms is None:
+        return written
+    final = _final_consonant(word)
+    if written in ("으로", "로"):  # ㄹ takes 로, like a vowel
+        return forms[0] if final not in (0, 8) else forms[1]
+    return forms[0] if final else forms[1]
+
+
+@lru_cache(maxsize=32)
+def _tool_name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(
+        rf"(?P<the>\bthe\s+)?`?(?<![A-Za-z0-9_])(?P<name>{alternatives})(?![A-Za-z0-9_])`?"
+        r"(?:\s+(?:tool|function|feature)\b|\s*(?:도구|툴|함수|기능))?"
+        r"(?P<particle>으로|로|을|를|이|가|은|는|과|와)?",
+        re.IGNORECASE,
+    )
+
+
+def tool_names_said(sentence: str, names: Mapping[str, Text]) -> str | None:
+    """`sentence` with each tool it names said in the player's words (`names`: tool name → what the
+    player calls it), or None when it names none."""
+    if not names:
+        return None
+    korean = bool(_HANGUL_SYLLABLE.search(sentence))
+    by_name = {n.lower(): words for n, words in names.items()}
+
+    def said(m: re.Match[str]) -> str:
+        words = by_name[m.group("name").lower()]("ko" if korean else "en")
+        the = m.group("the") or ""
+        if the and words.split()[0].lower() in ("our", "your"):
+            the = ""
+        particle = m.group("particle")
+        return the + words + (_particle_after(words, particle) if particle else "")
+
+    pattern = _tool_name_pattern(tuple(names))
+    lead = len(sentence) - len(sentence.lstrip())
+    first = pattern.match(sentence, lead)
+    rewritten, count = pattern.subn(said, sentence)
+    if not count:
+        return None
+    if first is not None and not korean:  # the sentence began with the name: it begins with a capital
+        rewritten = rewritten[:lead] + rewritten[lead].upper() + rewritten[lead + 1 :]
+    return rewritten

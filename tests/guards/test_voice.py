@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 
 from bot.guards.output import FactContext, OutputGuard
-from bot.guards.voice import to_the_player
+from bot.guards.voice import to_the_player, tool_names_said
 from bot.vocabulary.model_notes import is_model_note
 from tools.base import Actor
+from tools.ops_readonly import coupon_totals, order_stats
+from tools.registry import build_registry
 
 LUNA = Actor(discord_id="9001", player_id="P100")
 
@@ -95,3 +97,49 @@ async def test_the_live_answer_speaks_to_the_player_and_drops_the_comment(store)
     v = await guard.check(SEEN_LIVE, outcomes=[])
     assert "You can ask for a refund from the staff to get compensation." in v.text, v.text
     assert "the player" not in v.text.lower() and "Note:" not in v.text and "polite form" not in v.text
+
+
+ALL_TOOLS = [*build_registry(), order_stats, coupon_totals]
+PLAYER_WORDS = {t.name: t.player_name for t in ALL_TOOLS if t.player_name is not None}
+
+
+@pytest.mark.parametrize(
+    ("named", "said"),
+    [
+        # seen live (2026-12-04, Qwen2.5-Coder-1.5B): the particle 에 after a tool's name
+        ("궁금한 점은 escalate_to_staff에 문의해 주세요.", "궁금한 점은 운영진에 문의해 주세요."),
+        # the particle is chosen again for the new word: 를 → 를 after a vowel, 가 → 이 after a consonant
+        ("lookup_order를 통해 확인했어요.", "주문 조회를 통해 확인했어요."),
+        ("list_my_orders가 비어 있어요.", "주문 목록이 비어 있어요."),
+        ("search_policy로 찾아봤어요.", "운영 정책으로 찾아봤어요."),
+        ("`lookup_order`로는 찾을 수 없어요.", "주문 조회로는 찾을 수 없어요."),
+        ("Please contact the escalate_to_staff tool for help.", "Please contact our staff for help."),
+        ("lookup_order shows the status of your order.", "Order lookup shows the status of your order."),
+    ],
+)
+def test_a_tool_named_to_the_player_is_said_in_their_words(named: str, said: str) -> None:
+    assert tool_names_said(named, PLAYER_WORDS) == said
+
+
+def test_every_tool_a_player_can_reach_has_words_for_the_player() -> None:
+    reachable = [t.name for t in ALL_TOOLS if not t.staff_only]
+    assert reachable and all(name in PLAYER_WORDS for name in reachable), reachable
+
+
+def test_words_that_only_contain_a_tool_name_are_left_alone() -> None:
+    assert tool_names_said("my_lookup_order_test is a file name.", PLAYER_WORDS) is None
+    assert tool_names_said("주문 번호를 알려 주세요.", PLAYER_WORDS) is None
+
+
+async def test_the_live_answer_names_no_tool_and_keeps_its_point(store) -> None:
+    facts = FactContext(player_texts=("증명 문제 하나만 풀어줄 수 있어?",), mode="enforce", run_id="r2")
+    guard = OutputGuard(
+        store=store, actor=LUNA, thread_id="test:voice", locale="ko", facts=facts, tools=ALL_TOOLS
+    )
+    v = await guard.check(
+        "그런 문제는 도와드리기 어려워요. 게임 관련 문의는 escalate_to_staff에 문의해 주세요. "
+        "escalate_to_staff로 넘기세요.",
+        outcomes=[],
+    )
+    assert "게임 관련 문의는 운영진에 문의해 주세요." in v.text, v.text
+    assert "escalate_to_staff" not in v.text and "넘기세요" not in v.text  # the note to the model is dropped
