@@ -50,9 +50,10 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     required_before_answer=each_named_order,
 )
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
-    """Look up one of the player's orders by the order number they wrote (ORD…): item, amount, status and any coupon on it.
+    """Look up one of the player's orders by the order number they wrote (ORD and digits): item, amount, status and any coupon on it.
 
-    Use this before deciding on compensation: the status tells whether the order is delayed.
+    Use this before deciding on compensation: the status tells whether the order is delayed. A message
+    that names no order needs no lookup: answer it, or ask for the number if it is about an order.
     """
     oid = normalize_order_id(args.order_id)
     if not ctx.actor.player_id and not ctx.actor.is_staff:

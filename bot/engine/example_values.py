@@ -77,6 +77,14 @@ def numbers_in(text: str) -> set[str]:
     return found
 
 
+ORDER_TALK = re.compile(
+    r"주문|구매|구입|결제|배송|택배|환불|상품|아이템|패키지|쿠폰|보상"
+    r"|\b(?:orders?|purchase[ds]?|bought|paid|payments?|deliver(?:y|ed)?|shipping|packages?|refunds?"
+    r"|items?|coupons?|compensation)\b",
+    re.IGNORECASE,
+)
+"""A message that speaks of something the player bought: a missing order number is asked for."""
+
 QUESTION_CHARS = 120
 """At most this much of the player's question becomes a suggested search query."""
 
@@ -100,8 +108,15 @@ def _refusal(name: str, what: str, player: Iterable[str]) -> ToolResult:
                 "question and answer from the passage; ask for an order number only if the question "
                 "is about one order. Never guess one."
             )
-        else:
+        elif ORDER_TALK.search(said):
             then = "Ask the player for their order number; never guess one."
+        else:
+            # Seen live (2026-12-04): small talk ("증명 문제 하나만 풀어줄 수 있어?") looked up "ORD…", and
+            # the answer asked the player for an order number they never needed.
+            then = (
+                "The player's message is not about an order: answer what they asked without looking one "
+                "up, and do not ask for an order number."
+            )
     elif name == "query":
         asked = question_words(player)
         then = (

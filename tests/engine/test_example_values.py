@@ -54,6 +54,25 @@ async def test_a_made_up_id_for_a_message_that_is_no_policy_question_is_answered
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_a_placeholder_id_for_small_talk_is_answered_without_an_order(tools, probe, mode):
+    # seen live (2026-12-04): the 1.5B model looked up "ORD…" for small talk, then asked for an order number
+    run = await run_scripted(
+        [lookup("ORD…"), {"final": "죄송하지만 그 문제는 도와드리기 어려워요."}],
+        tools,
+        mode=mode,
+        query="증명 문제 하나만 풀어줄 수 있어?",
+        synthesize=False,
+    )
+    assert probe.calls == []
+    [outcome] = run.result.tool_outcomes
+    assert (
+        "not about an order" in outcome.observation
+        and "do not ask for an order number" in outcome.observation
+    )
+    assert "Ask the player for their order number" not in outcome.observation
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_the_refusal_names_the_order_id_the_player_did_write(tools, probe, mode):
     steps = [lookup("ORD001"), lookup("ORD101"), {"final": "확인했습니다."}]
     run = await run_scripted(steps, tools, mode=mode, query="ORD101 언제 와요?", synthesize=False)

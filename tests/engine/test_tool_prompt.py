@@ -19,7 +19,10 @@ PLAYER = "ORD101 배송이 너무 늦어요. 보상 쿠폰 만원 받을 수 있
 def test_each_tool_has_a_purpose_line_an_example_args_object_and_typed_fields():
     text = describe_tools(build_registry())
     assert '"properties"' not in text and '"required"' not in text
-    assert "- lookup_order: Look up one of the player's orders by the order number they wrote (ORD…)" in text
+    assert (
+        "- lookup_order: Look up one of the player's orders by the order number they wrote (ORD and digits)"
+        in text
+    )
     assert 'args example: {"order_id": "ORD…"}' in text  # visibly a placeholder, never a real-looking id
     assert 'args example: {"order_id": "ORD…", "amount": 5000}' in text
     assert "ORD001" not in text
