@@ -12,7 +12,8 @@ Query sets: tests/retrieval_eval.yaml (`retrieval_*`) and tests/retrieval_tuning
 are the tuning sets, the only ones `--tune`, `--calibrate` and `--cross-validate` look at (with the farm
 corpus's tuning part; they print their choice and stop, so no held-out figure is seen beside a choice);
 tests/retrieval_heldout.yaml (`heldout_*`) was written before tuning and is only measured, as is the second
-held-out set tests/retrieval_heldout_more.yaml (`heldout_more_*`, written when the fusion was chosen);
+held-out set tests/retrieval_heldout_more.yaml (`heldout_more_*`, written when the fusion was chosen) and the
+third, tests/retrieval_heldout_third.yaml (`heldout_third_*`, written when the second had been seen);
 tests/retrieval_other_game.yaml (`other_game_*`) queries a different game's Korean-only policies
 (tests/knowledge/other_game/) that nothing was tuned on. Each reports recall over its on-topic cases,
 the share of off-topic cases answered with nothing, and the share of on-topic cases wrongly abstained.
@@ -59,6 +60,9 @@ HELDOUT_FILE = REPO / "tests" / "retrieval_heldout.yaml"
 HELDOUT_MORE_FILE = REPO / "tests" / "retrieval_heldout_more.yaml"
 """The second held-out set: written from the policy text alone by a writer who saw no other eval set, no
 questions file and no code, after the fusion and its thresholds were chosen; never tuned on."""
+HELDOUT_THIRD_FILE = REPO / "tests" / "retrieval_heldout_third.yaml"
+"""The third held-out set: written the same way (2026-12-04), after the second had been measured twice
+and looked at; measured once, with everything chosen before it was written."""
 
 KOREAN_ONLY_QUESTIONS = REPO / "tests" / "knowledge" / "korean_only_questions"
 """`arca-bot questions` run on the Korean-only copy of policies/ (its own text, so its own questions)."""
@@ -188,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
     more = load_eval_cases(TUNING_MORE_FILE)
     heldout = load_eval_cases(HELDOUT_FILE)
     heldout_more = load_eval_cases(HELDOUT_MORE_FILE)
+    heldout_third = load_eval_cases(HELDOUT_THIRD_FILE)
     other_cases = load_eval_cases(OTHER_GAME_FILE)
     farm_tuning, farm_heldout = load_eval_cases(FARM_TUNING_FILE), load_eval_cases(FARM_HELDOUT_FILE)
     e5 = E5Embedder(num_threads=1)
@@ -248,9 +253,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
                 "ko",
                 "second",
             ),
+            ("held-out, third set", "heldout_third", heldout_third, shipped, "ko+en", "third"),
+            (
+                "held-out, third set, korean-only",
+                "heldout_third_korean_only",
+                heldout_third,
+                ko_index,
+                "ko",
+                "third",
+            ),
         )
         dense_only = fusion.with_(lexical_weight=0.0, second_weight=0.0)
-        held: dict[str, list[tuple[str, EvalReport]]] = {"first": [], "second": []}
+        held: dict[str, list[tuple[str, EvalReport]]] = {"first": [], "second": [], "third": []}
         for label, prefix, run_cases, index, doc_lang, heldout_group in runs:
             print(row(f"{label}, dense only", evaluate(index, run_cases, fusion=dense_only)))
             report = evaluate(index, run_cases, fusion=fusion)
@@ -265,13 +279,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, float]:
                 (
                     ("pair", "held-out", held["first"]),
                     ("pair_more", "held-out, second set", held["second"]),
-                    ("pair_all", "every held-out set", held["first"] + held["second"]),
+                    ("pair_third", "held-out, third set", held["third"]),
+                    ("pair_all", "every held-out set", held["first"] + held["second"] + held["third"]),
                 )
             )
         )
         figures["retrieval_cases"] = len(cases)
         figures["heldout_cases"] = len(heldout)
         figures["heldout_more_cases"] = len(heldout_more)
+        figures["heldout_third_cases"] = len(heldout_third)
         figures["other_game_cases"] = len(other_cases)
         figures["farm_cases"] = len(farm_tuning) + len(farm_heldout)
         off_topic = [c for c in (*cases, *heldout) if c.off_topic]
