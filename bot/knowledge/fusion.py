@@ -68,6 +68,18 @@ of a section's questions on its own (its best question's similarity mixed with t
 73 → 77 / 77 / 78 of 85) and hurts where a small model wrote them (the Korean-only copy's 57 → 59 / 54
 / 45, answer-bearing 85 → 83 / 84 / 81): within noise overall, and it trusts questions most where they
 are worst.
+Tried (2026-12-04) and not kept: a scope classifier, this game's support against other businesses'
+(trained like the domain classifier on 319 game questions, 59 of them naming another business on the
+way, against 252 questions to banks, shops, couriers, airlines, carriers…, 195 of them written blind for
+it), its negative log-odds counting in the abstain evidence. On the tuning sets, by a rule fixed before:
+at weight 0.05 (margins Korean 0.015, English 0.02) cross-validated hard off-topic abstained went 0.40 →
+0.60 (Korean) and 0.31 → 0.41 (English) with no more wrongly abstained (0 %, 0.08 %). Measured on the
+held-out sets (the third set's second measurement), it turned away covered questions that name no game:
+"이사가서 주소 바꿔야되는데 벌써 택배 출발했대요 ㅠ 이제 못바꿈?" (a merchandise order; both corpora), the farm
+game's "forgot to water my plants for 2 days and theyre gone", and, with the English margin, an English
+question on the Korean-only copy in the first and in the third set; the third set's Korean off-topic abstained stayed at 13 of 25 and its English went 12 → 14 of 21.
+A question that names no business reads like any shop's, so this signal trades covered questions for
+off-topic ones, which issue 24 ranks the other way.
 """
 
 from __future__ import annotations
