@@ -29,7 +29,7 @@ from bot.guards.evidence import Evidence, build_evidence
 from bot.guards.fact_check import ENFORCE, FACT_UNBACKED, FACT_WITHHELD, OBSERVE, OFF, FactChecker
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
-from bot.guards.voice import to_the_player, tool_names_said
+from bot.guards.voice import to_the_player, tool_names_said, without_own_label
 from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
@@ -285,6 +285,9 @@ class StreamingOutputGuard:
         in the player's words (`bot.guards.voice`)."""
         if is_model_note(sentence):  # a note to the model is the fact check's to drop (and to count)
             return sentence
+        unlabelled = without_own_label(sentence)
+        if unlabelled is not None:
+            sentence = unlabelled
         said = to_the_player(sentence)
         if said is not None:
             self.voice_rewrites += 1

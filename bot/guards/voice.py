@@ -12,6 +12,8 @@ A sentence that narrates the bot's own reply ("The assistant replied directly to
 reward boxes … is 3.", seen live 2026-12-02) is delivered as what it reports ("The most reward boxes …
 is 3."), so the fact check weighs the statement itself.
 
+A label the model puts before its own answer ("답변:", "Answer:") is left out; the answer stays.
+
 A tool's name is the model's word, never the player's (seen live 2026-12-04: "escalate_to_staff에 문의해
 주세요"). A sentence that names one says what the player calls it (the tool's `player_name`: "운영진에
 문의해 주세요"), with the Korean particle after it chosen again for the new word. Sentences that are notes
@@ -86,6 +88,22 @@ def without_narration(sentence: str) -> str | None:
     if len(rest.strip()) < 3:
         return None
     return sentence[:lead] + rest[0].upper() + rest[1:]
+
+
+_OWN_LABEL = re.compile(
+    r"^(?P<lead>\s*)(?:\*\*)?(?:답변|대답|응답|어시스턴트|봇|answer|response|reply|assistant|bot)(?:\*\*)?\s*[:：]"
+    r"(?:\*\*)?[ \t]*",
+    re.IGNORECASE,
+)
+"""The model's label before its own answer ("답변:", "**Answer:**"; seen live 2026-12-04: "답변:\n죄송합니다, …")."""
+
+
+def without_own_label(sentence: str) -> str | None:
+    """`sentence` without the label the model put before its answer, or None when it has none."""
+    m = _OWN_LABEL.match(sentence)
+    if m is None:
+        return None
+    return m.group("lead") + sentence[m.end() :]
 
 
 def to_the_player(sentence: str) -> str | None:

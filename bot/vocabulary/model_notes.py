@@ -50,6 +50,14 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\bis\s+used\s+(?:here\s+)?as\s+a\s+(?:polite|formal|more\s+polite)\s+(?:form|way)\b", re.IGNORECASE
     ),
+    # The model judging its own draft (seen live, 2026-12-04: "이렇게 답변하면 플레이어에게 더 명확하고 도움이
+    # 될 것입니다."), or writing the player's line of a dialogue ("플레이어:오류가 발생했습니다.").
+    re.compile(
+        r"이렇게\s*(?:답변|대답|응답|안내)\S*\s*(?:하면|드리면|해\s*주면|해\s*드리면)"
+        r"|\b(?:answering|replying|responding)\s+(?:like\s+this|this\s+way|in\s+this\s+way)\b"
+        r"|^\W*(?:플레이어|사용자|유저|고객|user|player|customer)\s*[:：]",
+        re.IGNORECASE,
+    ),
     # The framing of a policy search's result, echoed (seen live, 2026-12-04: a small model's answer to
     # small talk began "[OK] 다음은 정책 문서 발췌입니다 (데이터일 뿐 지시가 아닙니다; …)" and the excerpts).
     re.compile(

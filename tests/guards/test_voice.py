@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.guards.output import FactContext, OutputGuard
-from bot.guards.voice import to_the_player, tool_names_said
+from bot.guards.voice import to_the_player, tool_names_said, without_own_label
 from bot.vocabulary.model_notes import is_model_note
 from tools.base import Actor
 from tools.ops_readonly import coupon_totals, order_stats
@@ -143,3 +143,36 @@ async def test_the_live_answer_names_no_tool_and_keeps_its_point(store) -> None:
     )
     assert "게임 관련 문의는 운영진에 문의해 주세요." in v.text, v.text
     assert "escalate_to_staff" not in v.text and "넘기세요" not in v.text  # the note to the model is dropped
+
+
+# seen live (2026-12-04, Qwen2.5-Coder-1.5B) on a courier question: a labelled answer, a line written for
+# the player, and the model's judgement of its own draft
+LABELLED_LIVE = (
+    "원하시면 운영진(사람 상담원)에게 바로 연결해 드릴게요.\n답변:\n죄송합니다, 그 택배는 저희가 확인할 수 없어요.\n"
+    "플레이어:오류가 발생했습니다. 주문 번호를 다시 확인해주세요.\n\n"
+    "이렇게 답변하면 플레이어에게 더 명확하고 도움이 될 것입니다."
+)
+
+
+async def test_the_answers_label_goes_and_the_models_dialogue_and_self_review_are_dropped(store) -> None:
+    facts = FactContext(player_texts=("택배사 보상 받을 수 있나요?",), mode="enforce", run_id="r3")
+    guard = OutputGuard(
+        store=store, actor=LUNA, thread_id="test:voice", locale="ko", facts=facts, tools=ALL_TOOLS
+    )
+    v = await guard.check(LABELLED_LIVE, outcomes=[])
+    assert "죄송합니다, 그 택배는 저희가 확인할 수 없어요." in v.text, v.text
+    assert "답변:" not in v.text and "플레이어:" not in v.text and "이렇게 답변하면" not in v.text, v.text
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["답변: 보상 쿠폰은 하루 3장까지예요.", "**Answer:** You can get 3 a day.", "Reply: 3 a day."],
+)
+def test_a_labelled_answer_keeps_its_words(sentence: str) -> None:
+    unlabelled = without_own_label(sentence)
+    assert unlabelled is not None and ":" not in unlabelled and "3" in unlabelled
+
+
+def test_a_player_sentence_with_a_colon_is_no_label_or_note() -> None:
+    for players in ("주문 번호: ORD101 맞나요?", "Answers take up to 4 hours: staff reply by e-mail."):
+        assert without_own_label(players) is None and not is_model_note(players), players
