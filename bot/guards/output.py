@@ -291,22 +291,17 @@ class StreamingOutputGuard:
         said = to_the_player(sentence)
         if said is not None:
             self.voice_rewrites += 1
-            log.info(
-                "output guard: a sentence about the player rewritten to the second person run=%s thread=%s",
-                self.guard.facts.run_id,
-                self.guard.thread_id,
-            )
+            self._log_rewrite("a sentence about the player rewritten to the second person")
             sentence = said
         named = tool_names_said(sentence, self.guard.tool_words)
         if named is not None:
             self.tool_names_said += 1
-            log.info(
-                "output guard: a tool's name said in the player's words run=%s thread=%s",
-                self.guard.facts.run_id,
-                self.guard.thread_id,
-            )
+            self._log_rewrite("a tool's name said in the player's words")
             sentence = named
         return sentence
+
+    def _log_rewrite(self, what: str) -> None:
+        log.info("output guard: %s run=%s thread=%s", what, self.guard.facts.run_id, self.guard.thread_id)
 
     async def feed(self, delta: str) -> str:
         if self._finished:

@@ -37,39 +37,28 @@ async def test_an_order_id_the_player_never_wrote_is_not_looked_up_and_the_model
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_made_up_id_for_a_message_that_is_no_policy_question_is_answered_by_asking(
-    tools, probe, mode
+@pytest.mark.parametrize(
+    ("query", "told", "not_told"),
+    [
+        # about an order, with no number in it: ask for the number
+        ("제 주문 좀 확인해 주세요", "Ask the player for their order number", "search_policy"),
+        # seen live (2026-12-04): the 1.5B model looked up "ORD…" for small talk, then asked for a number
+        ("증명 문제 하나만 풀어줄 수 있어?", "do not ask for an order number", "Ask the player for their"),
+    ],
+)
+async def test_a_made_up_id_for_a_message_that_is_no_policy_question(
+    tools, probe, mode, query, told, not_told
 ):
     run = await run_scripted(
-        [lookup("ORD001"), {"final": "주문번호를 알려 주세요."}],
+        [lookup("ORD…" if "증명" in query else "ORD001"), {"final": "알겠습니다."}],
         tools,
         mode=mode,
-        query="제 주문 좀 확인해 주세요",
+        query=query,
         synthesize=False,
     )
     assert probe.calls == []
     [outcome] = run.result.tool_outcomes
-    assert "Ask the player for their order number" in outcome.observation
-    assert "search_policy" not in outcome.observation
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_placeholder_id_for_small_talk_is_answered_without_an_order(tools, probe, mode):
-    # seen live (2026-12-04): the 1.5B model looked up "ORD…" for small talk, then asked for an order number
-    run = await run_scripted(
-        [lookup("ORD…"), {"final": "죄송하지만 그 문제는 도와드리기 어려워요."}],
-        tools,
-        mode=mode,
-        query="증명 문제 하나만 풀어줄 수 있어?",
-        synthesize=False,
-    )
-    assert probe.calls == []
-    [outcome] = run.result.tool_outcomes
-    assert (
-        "not about an order" in outcome.observation
-        and "do not ask for an order number" in outcome.observation
-    )
-    assert "Ask the player for their order number" not in outcome.observation
+    assert told in outcome.observation and not_told not in outcome.observation
 
 
 @pytest.mark.parametrize("mode", MODES)
