@@ -130,9 +130,9 @@ class OutputGuard:
         """An answer to the player (it has a fact context): talk about the player is said to them
         (`bot.guards.voice`). The model's reasoning shown to staff keeps its third person."""
         self.coupon_tools = coupon_tools_of(tools)
+        """Tools whose results the claim check reads as coupon attempts (they declare `coupon_outcome`)."""
         self.tool_words = {t.name: t.player_name for t in tools or () if t.player_name is not None}
         """What the player calls each tool: an answer to the player that names one says this instead."""
-        """Tools whose results the claim check reads as coupon attempts (they declare `coupon_outcome`)."""
         self._protected = _protected_shingles(tuple(protected_texts))
         self.actor = actor
         self.thread_id = thread_id

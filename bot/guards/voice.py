@@ -95,7 +95,8 @@ _OWN_LABEL = re.compile(
     r"(?:\*\*)?[ \t]*",
     re.IGNORECASE,
 )
-"""The model's label before its own answer ("답변:", "**Answer:**"; seen live 2026-12-04: "답변:\n죄송합니다, …")."""
+"""The model's label before its own answer ("답변:", "**Answer:**"; seen live 2026-12-04:
+"답변:\n죄송합니다, …")."""
 
 
 def without_own_label(sentence: str) -> str | None:

@@ -77,9 +77,10 @@ at weight 0.05 (margins Korean 0.015, English 0.02) cross-validated hard off-top
 held-out sets (the third set's second measurement), it turned away covered questions that name no game:
 "이사가서 주소 바꿔야되는데 벌써 택배 출발했대요 ㅠ 이제 못바꿈?" (a merchandise order; both corpora), the farm
 game's "forgot to water my plants for 2 days and theyre gone", and, with the English margin, an English
-question on the Korean-only copy in the first and in the third set; the third set's Korean off-topic abstained stayed at 13 of 25 and its English went 12 → 14 of 21.
-A question that names no business reads like any shop's, so this signal trades covered questions for
-off-topic ones, which issue 24 ranks the other way.
+question on the Korean-only copy in the first and in the third set. The third set's Korean off-topic
+abstained stayed at 13 of 25 and its English went 12 → 14 of 21. A question that names no business
+reads like any shop's, so this signal trades covered questions for off-topic ones, which issue 24 ranks
+the other way.
 """
 
 from __future__ import annotations
