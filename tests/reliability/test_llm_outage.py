@@ -80,7 +80,9 @@ async def test_outage_after_a_tool_ran_says_what_was_done_and_keeps_the_history_
         llm = _llm(server)
         app = await app_factory(lambda: llm)
         _, surface = await say(app, QUESTION, thread=THREAD)
-        assert OUTAGE_TEXT in surface.all_text and "lookup_order" in surface.all_text
+        assert OUTAGE_TEXT in surface.all_text
+        # what ran, in the player's words for the tool (the output guard's, `Tool.player_name`)
+        assert "주문 조회" in surface.all_text and "lookup_order" not in surface.all_text
 
         server.enqueue(LOOKUP, reply(ANSWER), reply(ANSWER))
         _, surface = await say(app, LATER, thread=THREAD)
