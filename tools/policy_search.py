@@ -120,7 +120,7 @@ def _hit_data(hit: Any) -> dict[str, Any]:
     name="search_policy",
     allowed_unlinked=True,
     status=Text("운영 정책을 찾아보고 있어요", "Looking through our policies"),
-    player_name=Text("운영 정책", "our policies"),
+    player_name=Text("정책 검색", "policy search"),
     required_before_answer=on_policy_question,
 )
 async def search_policy_tool(args: SearchPolicyArgs, ctx: ToolContext) -> ToolResult:

@@ -111,7 +111,7 @@ PLAYER_WORDS = {t.name: t.player_name for t in ALL_TOOLS if t.player_name is not
         # the particle is chosen again for the new word: 를 → 를 after a vowel, 가 → 이 after a consonant
         ("lookup_order를 통해 확인했어요.", "주문 조회를 통해 확인했어요."),
         ("list_my_orders가 비어 있어요.", "주문 목록이 비어 있어요."),
-        ("search_policy로 찾아봤어요.", "운영 정책으로 찾아봤어요."),
+        ("search_policy로 찾아봤어요.", "정책 검색으로 찾아봤어요."),
         ("`lookup_order`로는 찾을 수 없어요.", "주문 조회로는 찾을 수 없어요."),
         ("Please contact the escalate_to_staff tool for help.", "Please contact our staff for help."),
         ("lookup_order shows the status of your order.", "Order lookup shows the status of your order."),
