@@ -254,8 +254,6 @@ class StreamingOutputGuard:
         self.prompt_leaks = 0
         self.voice_rewrites = 0
         """Sentences about the player said to them instead."""
-        self.tool_names_said = 0
-        """Sentences that named a tool, said with the player's word for it."""
         self.mentions_neutralized = False
         self._buffer = ""
         self._released: list[str] = []
@@ -295,7 +293,6 @@ class StreamingOutputGuard:
             sentence = said
         named = tool_names_said(sentence, self.guard.tool_words)
         if named is not None:
-            self.tool_names_said += 1
             self._log_rewrite("a tool's name said in the player's words")
             sentence = named
         return sentence

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from bot.guards.paraphrase import is_english
 from bot.vocabulary.catalogue import Text
+from bot.vocabulary.language import has_hangul
 
 _NOT_THEM = (
     r"(?!\s+(?:service|support|center|centre|agreement|ids?|names?|guide|community|base|account|data)\b)"
@@ -175,7 +176,7 @@ def tool_names_said(sentence: str, names: Mapping[str, Text]) -> str | None:
     player calls it), or None when it names none."""
     if not names:
         return None
-    korean = bool(_HANGUL_SYLLABLE.search(sentence))
+    korean = has_hangul(sentence)
     by_name = {n.lower(): words for n, words in names.items()}
 
     def said(m: re.Match[str]) -> str:
