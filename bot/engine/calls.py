@@ -37,6 +37,7 @@ HELD_FOR_NEW_MESSAGE = (
     "Not run: the player sent a new message before this call could run. Read it and decide "
     "again; call '{name}' again only if the player still wants it."
 )
+INSTEAD_STEP = ":instead"  # the step id of a call the run made in place of a refused one
 MADE_INSTEAD = "The run made the call it needs instead: {tool} {args}. Answer from its result:"
 WITHDRAWN = (
     "Not run: the player took the request back while you worked ({said!r}). Do not call '{name}' in this "
@@ -131,13 +132,26 @@ class ToolCalls:
         held = side_effect and fixed.refusal is None and self.unread()
         withdrawn = withdrawal(self.player_texts()) if side_effect and fixed.refusal is None else None
         instead = self._instead_of(key, fixed.refusal)
-        outcome_name, outcome_args = name, args
+        outcome_name, outcome_args, step_id = name, args, call.id
         if earlier is not None:
             result, observation = earlier.result, earlier.observation + REUSED_NOTE
         elif instead is not None:
-            # The same refused call again: the run makes the read the rules require instead.
+            # The same refused call again: the run makes the read the rules require instead. Watchers see
+            # two steps, as it happened: the model's call declined, then the call the run made (its own
+            # step id), so a feed or a metric never shows the model's tool with another tool's result.
             assert fixed.refusal is not None
+            await self._done(iteration, name, args, call.id, fixed.refusal, 0.0)
             outcome_name, outcome_args = instead.tool, call_args(instead, self.player_texts()[0])
+            step_id = f"{call.id}{INSTEAD_STEP}"
+            await self.emit(
+                IterationEvent(
+                    status="start",
+                    iteration=iteration,
+                    tool_name=outcome_name,
+                    tool_args=outcome_args,
+                    call_id=step_id,
+                )
+            )
             result = await self.registry.execute(outcome_name, outcome_args, self.ctx.for_call(call.id))
             shown = json.dumps(outcome_args, ensure_ascii=False)
             observation = (
@@ -169,20 +183,35 @@ class ToolCalls:
             elif failures >= REPEAT_LIMIT and self.repeated is None:
                 self.repeated = outcome
         self.finished[call.id] = outcome.observation
+        await self._done(
+            iteration, outcome_name, outcome_args, step_id, result, elapsed, observation=outcome.observation
+        )
+        return outcome
+
+    async def _done(
+        self,
+        iteration: int,
+        name: str,
+        args: dict[str, Any] | str,
+        step_id: str,
+        result: ToolResult,
+        elapsed: float,
+        *,
+        observation: str | None = None,
+    ) -> None:
         await self.emit(
             IterationEvent(
                 status="done",
                 iteration=iteration,
                 tool_name=name,
                 tool_args=args,
-                call_id=call.id,
-                observation=outcome.observation,
+                call_id=step_id,
+                observation=observation_text(name, result) if observation is None else observation,
                 code=str(result.code),
                 error=result.message if result.code == ResultCode.ERROR else None,
                 iter_elapsed=elapsed,
             )
         )
-        return outcome
 
     def _instead_of(self, key: str, refusal: ToolResult | None) -> RequiredCall | None:
         """For a refused call, once per run: the read the rules require that has not run yet

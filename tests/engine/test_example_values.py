@@ -170,3 +170,31 @@ async def test_the_example_amount_made_again_after_its_refusal_is_refused_again(
     run = await run_scripted(steps, tools, mode=mode, query="ORD101 배송이 늦어요", synthesize=False)
     assert not any(c.startswith("issue_coupon") for c in probe.calls), probe.calls
     assert [o.result.data.get("reason") for o in run.result.tool_outcomes] == ["example_value"] * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_search_made_in_place_of_a_guessed_lookup_is_shown_as_the_search(mode):
+    """Seen live (stop 44): the step feed showed "lookup_order OK" for a placeholder lookup the engine
+    refused, because the done event kept the model's tool name beside the result of the search made in its
+    place. Each is now a step of its own, with its own name and result."""
+    from tools.registry import build_registry
+
+    question = "캐시샵 환불은 며칠 안에 해야 하나요?"
+    run = await run_scripted(
+        [lookup("ORD…"), {"final": "7일 이내입니다."}],
+        build_registry(),
+        mode=mode,
+        query=question,
+        synthesize=False,
+    )
+    [made] = run.result.tool_outcomes
+    assert made.name == "search_policy"
+    steps = [e for e in run.events if getattr(e, "type", "") == "iteration"]
+    seen = [(e.status, e.tool_name, e.code) for e in steps]
+    assert seen == [
+        ("start", "lookup_order", None),
+        ("done", "lookup_order", "ERROR"),
+        ("start", "search_policy", None),
+        ("done", "search_policy", str(made.result.code)),
+    ], seen
+    assert "placeholder" in steps[1].observation and steps[3].observation == made.observation

@@ -152,6 +152,20 @@ async def test_a_guessed_order_id_gets_the_named_orders_lookup_at_once(grounded,
     assert "did not write this order_id" in made.observation and "instead" in made.observation
     assert run.result.sent_back == 0 and run.result.made_for_model == 0
     assert (run.result.stopped_reason, run.result.answer) == ("final_answer", "ORD101은 배송 지연입니다.")
+    # Watchers (the web feed, metrics) see what happened: the model's call refused, then the run's own
+    # lookup as a step of its own; never the guessed call shown with the named order's result.
+    seen = [
+        (e.status, e.call_id, e.tool_name, e.tool_args, e.code)
+        for e in run.events
+        if getattr(e, "type", "") == "iteration"
+    ]
+    cid = made.call_id
+    assert seen == [
+        ("start", cid, "lookup_order", {"order_id": "ORD102"}, None),
+        ("done", cid, "lookup_order", {"order_id": "ORD102"}, "ERROR"),
+        ("start", f"{cid}:instead", "lookup_order", {"order_id": "ORD101"}, None),
+        ("done", f"{cid}:instead", "lookup_order", {"order_id": "ORD101"}, "OK"),
+    ]
 
 
 @pytest.mark.parametrize("mode", MODES)
