@@ -156,6 +156,9 @@ class Tool:
     player_name: Text | None = None
     """What a player calls it ("운영진" for escalate_to_staff): an answer that names the tool says this
     instead (`bot.guards.voice`). None for staff-only tools, whose names staff know."""
+    argument_words: Mapping[str, Text] = field(default_factory=dict, hash=False)
+    """What a player calls an argument whose name is an identifier ("주문 번호" for order_id): seen live,
+    "order_id를 다시 확인해주세요" reached a player. An answer that names one says this instead."""
     coupon_outcome: bool = False
     """Its results say whether a coupon exists (the output guard's claim check reads them)."""
     required_before_answer: RequirementRule | None = None
@@ -202,6 +205,7 @@ def tool(
     allowed_unlinked: bool = False,
     status: Text = WORKING,
     player_name: Text | None = None,
+    argument_words: Mapping[str, Text] | None = None,
     coupon_outcome: bool = False,
     required_before_answer: RequirementRule | None = None,
     counts_as: tuple[str, ...] = (),
@@ -218,6 +222,9 @@ def tool(
         args_model = params[0].annotation
         if not (isinstance(args_model, type) and issubclass(args_model, BaseModel)):
             raise TypeError(f"tool {fn.__name__}: first parameter must be annotated with a pydantic model")
+        unknown = set(argument_words or ()) - set(args_model.model_fields)
+        if unknown:
+            raise TypeError(f"tool {fn.__name__}: argument_words names no argument: {sorted(unknown)}")
         description = inspect.cleandoc(fn.__doc__ or "")
         if not description:
             raise TypeError(f"tool {fn.__name__} needs a docstring: it is the model's instructions")
@@ -231,6 +238,7 @@ def tool(
             allowed_unlinked=allowed_unlinked,
             status=status,
             player_name=player_name,
+            argument_words=dict(argument_words or {}),
             coupon_outcome=coupon_outcome,
             required_before_answer=required_before_answer,
             counts_as=counts_as,

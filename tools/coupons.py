@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from bot.vocabulary.catalogue import Text
+from bot.vocabulary.catalogue import ORDER_NUMBER, Text
 from tools.base import ToolContext, ToolResult, tool
 from tools.coupon_rules import CouponRules, CouponRulesError, load_coupon_rules
 from tools.ledger import issue_for_player
@@ -24,6 +24,7 @@ class IssueCouponArgs(BaseModel):
     side_effect=True,
     status=Text("보상 쿠폰을 확인하고 있어요", "Checking your compensation coupon"),
     player_name=Text("쿠폰 발급", "coupon issuance"),
+    argument_words={"order_id": ORDER_NUMBER},
     coupon_outcome=True,
     counts_as=("lookup_order",),
 )

@@ -35,6 +35,7 @@ async def _own_coupons(ctx: ToolContext, incident_id: int) -> list[Coupon]:
     allowed_unlinked=True,
     status=Text("진행 중인 장애 공지를 확인하고 있어요", "Checking the current incident notice"),
     player_name=Text("장애 공지", "our incident notices"),
+    argument_words={"incident_id": Text("장애 번호", "incident number")},
     counts_as=("search_policy",),  # the open incident's official notice grounds a question about it
 )
 async def incident_status(args: IncidentStatusArgs, ctx: ToolContext) -> ToolResult:

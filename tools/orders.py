@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
 from bot.store import ORDER_STATUSES, Order
-from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, Text
+from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, ORDER_NUMBER, Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.coupon_messages import describe_coupon
 from tools.local_time import local_date
@@ -47,6 +47,7 @@ def _not_linked(ctx: ToolContext) -> ToolResult:
     name="lookup_order",
     status=Text("주문 정보를 확인하고 있어요", "Checking your order"),
     player_name=Text("주문 조회", "order lookup"),
+    argument_words={"order_id": ORDER_NUMBER},
     required_before_answer=each_named_order,
 )
 async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:

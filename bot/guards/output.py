@@ -131,8 +131,14 @@ class OutputGuard:
         (`bot.guards.voice`). The model's reasoning shown to staff keeps its third person."""
         self.coupon_tools = coupon_tools_of(tools)
         """Tools whose results the claim check reads as coupon attempts (they declare `coupon_outcome`)."""
-        self.tool_words = {t.name: t.player_name for t in tools or () if t.player_name is not None}
-        """What the player calls each tool: an answer to the player that names one says this instead."""
+        self.tool_words = {t.name: t.player_name for t in tools or () if t.player_name is not None} | {
+            name: words
+            for t in tools or ()
+            if t.player_name is not None
+            for name, words in t.argument_words.items()
+        }
+        """What the player calls each tool and each of its identifier-named arguments (order_id): an answer
+        to the player that names one says this instead."""
         self._protected = _protected_shingles(tuple(protected_texts))
         self.actor = actor
         self.thread_id = thread_id
@@ -293,7 +299,7 @@ class StreamingOutputGuard:
             sentence = said
         named = tool_names_said(sentence, self.guard.tool_words)
         if named is not None:
-            self._log_rewrite("a tool's name said in the player's words")
+            self._log_rewrite("a tool's or argument's name said in the player's words")
             sentence = named
         return sentence
 

@@ -52,3 +52,6 @@ PROMPT_NOT_SHARED = Text("내부 운영 지침은 공개할 수 없습니다.", 
 
 WORKING = Text("확인 중…", "Working on it…")
 """The status line while the bot works and no tool names its own."""
+
+ORDER_NUMBER = Text("주문 번호", "order number")
+"""What a player calls an order id (the tools' `order_id` argument)."""

@@ -5,11 +5,12 @@ wording never reach the player."""
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel
 
 from bot.guards.output import FactContext, OutputGuard
 from bot.guards.voice import to_the_player, tool_names_said, without_own_label
 from bot.vocabulary.model_notes import is_model_note
-from tools.base import Actor
+from tools.base import Actor, ToolContext, ToolResult, tool
 from tools.ops_readonly import coupon_totals, order_stats
 from tools.registry import build_registry
 
@@ -143,6 +144,37 @@ async def test_the_live_answer_names_no_tool_and_keeps_its_point(store) -> None:
     )
     assert "게임 관련 문의는 운영진에 문의해 주세요." in v.text, v.text
     assert "escalate_to_staff" not in v.text and "넘기세요" not in v.text  # the note to the model is dropped
+
+
+@pytest.mark.parametrize(
+    ("written", "said", "locale"),
+    [
+        # seen live (2026-12-04, Qwen2.5-Coder-1.5B): an argument's name, not a tool's, reached the player
+        ("오류가 발생했습니다. order_id를 다시 확인해주세요.", "주문 번호를 다시 확인해주세요.", "ko"),
+        ("Please check your order_id and try again.", "Please check your order number and try again.", "en"),
+        ("incident_id가 없어요.", "장애 번호가 없어요.", "ko"),
+    ],
+)
+async def test_an_arguments_name_is_said_in_the_players_words(store, written, said, locale) -> None:
+    facts = FactContext(player_texts=("주문이 안 와요",), mode="enforce", run_id="r4")
+    guard = OutputGuard(
+        store=store, actor=LUNA, thread_id="test:voice", locale=locale, facts=facts, tools=ALL_TOOLS
+    )
+    v = await guard.check(written, outcomes=[])
+    assert said in v.text and "_id" not in v.text, v.text
+
+
+class _OrderArgs(BaseModel):
+    order_id: str
+
+
+def test_argument_words_must_name_an_argument_of_the_tool() -> None:
+    with pytest.raises(TypeError, match="orderid"):
+
+        @tool(argument_words={"orderid": PLAYER_WORDS["lookup_order"]})
+        async def misspelt(args: _OrderArgs, ctx: ToolContext) -> ToolResult:
+            """A tool."""
+            return ToolResult.error("unused")
 
 
 # seen live (2026-12-04, Qwen2.5-Coder-1.5B) on a courier question: a labelled answer, a line written for
