@@ -5,8 +5,10 @@ can ask for a refund from the staff to get compensation." An English answer sent
 player "the player" / "the user" / "the customer" is written again in the second person ("You can ask …",
 "your order"); one that cannot be rewritten safely (the phrase stays somewhere this module does not
 understand) is delivered as written: dropping it could empty an answer. Our English policy lines never
-say "the player", so no policy sentence is rewritten. Korean is left to the model-note patterns (`bot.vocabulary.model_notes`:
-"이 플레이어는 …"): the Korean policies themselves say "플레이어 1명이 …" in their own voice.
+say "the player", so no policy sentence is rewritten. In Korean, the player as the subject of a modifier
+("플레이어가 작성한 주문 번호", seen live 2026-12-04) is said with the honorific ("작성하신 주문 번호"), and
+"플레이어의 주문" becomes "주문"; the rest is left to the model-note patterns (`bot.vocabulary.model_notes`:
+"이 플레이어는 …"), since the Korean policies themselves say "플레이어 1명이 …" and "다른 플레이어의 …".
 
 A sentence that narrates the bot's own reply ("The assistant replied directly to you, stating that the most
 reward boxes … is 3.", seen live 2026-12-02) is delivered as what it reports ("The most reward boxes …
@@ -27,6 +29,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 
 from bot.guards.paraphrase import is_english
+from bot.knowledge.analysis import honorific_modifier
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.language import has_hangul
 
@@ -108,12 +111,47 @@ def without_own_label(sentence: str) -> str | None:
     return m.group("lead") + sentence[m.end() :]
 
 
+_KO_PLAYER = re.compile(
+    r"(?<![가-힣])플레이어(?:님)?(?:(?:가|께서)\s+(?P<verb>[가-힣]+(?:\s+주(?:신|는|실|ㄴ|던))?)|의\s+)"
+)
+"""The player in a Korean sentence's third person: as the subject of a modifier ("플레이어가 작성한 주문
+번호") or as an owner ("플레이어의 주문")."""
+_SOMEONE_ELSE = ("다른", "모든", "각", "여러", "어떤", "그", "한", "해당")
+"""Words before 플레이어 that make it someone else ("다른 플레이어의 주문", a policy's own words)."""
+
+
+def _korean_to_the_player(sentence: str) -> str | None:
+    """Seen live (2026-12-04): "플레이어가 작성한 주문 번호를 입력해 주세요." The player's own modifier is said
+    with the honorific and no subject ("작성하신 주문 번호를 …"), their belongings with no owner ("플레이어의
+    주문" → "주문"); anything else about "플레이어" (a policy's "플레이어 1명이", "다른 플레이어") stays."""
+    changed = False
+
+    def said(m: re.Match[str]) -> str:
+        nonlocal changed
+        before = sentence[: m.start()].split()
+        if before and before[-1] in _SOMEONE_ELSE:
+            return m.group(0)
+        if m.group("verb") is None:  # 플레이어의 X → X
+            changed = True
+            return ""
+        honoured = honorific_modifier(m.group("verb"))
+        if honoured is None:  # "플레이어가 부담합니다": a statement, not a modifier
+            return m.group(0)
+        changed = True
+        return honoured
+
+    rewritten = _KO_PLAYER.sub(said, sentence)
+    return rewritten if changed else None
+
+
 def to_the_player(sentence: str) -> str | None:
     """`sentence` said to the player, or None: it does not speak about them (nor narrates the bot's
     reply), or it does in a way this cannot rewrite whole (then it is left as written)."""
     reported = without_narration(sentence)
     if reported is not None:
         return to_the_player(reported) or reported
+    if "플레이어" in sentence:
+        return _korean_to_the_player(sentence)
     if not _PRESENT.search(sentence) or not is_english(sentence):
         return None
     lead = len(sentence) - len(sentence.lstrip())

@@ -203,3 +203,21 @@ def keyword_head(query: str) -> str | None:
         return None
     last = tokens[-1]
     return last.form if last.tag in ("NNG", "NNP") else None
+
+
+@lru_cache(maxsize=1024)
+def honorific_modifier(word: str) -> str | None:
+    """A Korean verb in its modifier form said with the honorific 시 ("작성한" → "작성하신", "보낸" →
+    "보내신"); the word itself when it already has it; None for anything that is not one verb's modifier
+    form ("부담합니다", "주문"). For the output guard's Korean second person (`bot.guards.voice`)."""
+    kiwi, _ = _analyzers()
+    tokens = [(t.form, t.tag) for t in kiwi.tokenize(word)]
+    if (
+        len(tokens) < 2
+        or tokens[-1][1] != "ETM"
+        or not any(tag.startswith(("VV", "XSV", "VX")) for _, tag in tokens)
+    ):
+        return None
+    if any(tag == "EP" and form in ("시", "으시") for form, tag in tokens):
+        return word
+    return str(kiwi.join([*tokens[:-1], ("시", "EP"), tokens[-1]]))

@@ -4,6 +4,8 @@ wording never reach the player."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import BaseModel
 
@@ -162,6 +164,61 @@ async def test_an_arguments_name_is_said_in_the_players_words(store, written, sa
     )
     v = await guard.check(written, outcomes=[])
     assert said in v.text and "_id" not in v.text, v.text
+
+
+@pytest.mark.parametrize(
+    ("about", "to"),
+    [
+        # seen live (2026-12-04, Qwen2.5-Coder-1.5B), after a refused lookup
+        (
+            "죄송합니다, 플레이어가 작성한 주문 번호를 입력해 주세요.",
+            "죄송합니다, 작성하신 주문 번호를 입력해 주세요.",
+        ),
+        ("플레이어가 보낸 주문 번호를 제대로 입력해주세요.", "보내신 주문 번호를 제대로 입력해주세요."),
+        ("플레이어의 주문을 찾을 수 없습니다.", "주문을 찾을 수 없습니다."),
+        ("플레이어님께서 알려 주신 주문 번호로 확인했어요.", "알려 주신 주문 번호로 확인했어요."),
+        ("플레이어가 원하는 금액은 한도를 넘어요.", "원하시는 금액은 한도를 넘어요."),
+    ],
+)
+def test_a_korean_sentence_about_the_player_is_said_to_them(about: str, to: str) -> None:
+    assert to_the_player(about) == to
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "상담 봇은 다른 플레이어의 주문이나 개인정보를 알려 주지 않습니다.",  # someone else
+        "왕복 배송비 6,000원을 플레이어가 부담합니다.",  # a statement, not a modifier
+        "플레이어 1명이 하루에 받을 수 있는 보상 쿠폰은 최대 3장입니다.",
+        "그 플레이어가 보낸 선물은 돌려받을 수 없어요.",
+    ],
+)
+def test_a_korean_sentence_about_other_players_or_the_rule_is_left_alone(sentence: str) -> None:
+    assert to_the_player(sentence) is None
+
+
+def test_no_korean_policy_sentence_is_rewritten() -> None:
+    """The policies speak of players in their own voice; an answer quoting them keeps their words."""
+    policies = Path(__file__).resolve().parents[2] / "policies"
+    sentences = [
+        line.strip()
+        for path in sorted(policies.glob("*.md"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if "플레이어" in line
+    ]
+    assert len(sentences) >= 8
+    assert [s for s in sentences if to_the_player(s) is not None] == []
+
+
+async def test_the_live_korean_answer_speaks_to_the_player(store) -> None:
+    facts = FactContext(player_texts=("택배사 보상 받을 수 있나요?",), mode="enforce", run_id="r5")
+    guard = OutputGuard(
+        store=store, actor=LUNA, thread_id="test:voice", locale="ko", facts=facts, tools=ALL_TOOLS
+    )
+    v = await guard.check(
+        "죄송합니다, order_id를 찾을 수 없습니다. 플레이어가 작성한 order_id를 입력해 주세요.", outcomes=[]
+    )
+    assert "작성하신 주문 번호를 입력해 주세요." in v.text and "플레이어" not in v.text, v.text
 
 
 class _OrderArgs(BaseModel):
