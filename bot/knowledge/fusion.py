@@ -80,7 +80,10 @@ game's "forgot to water my plants for 2 days and theyre gone", and, with the Eng
 question on the Korean-only copy in the first and in the third set. The third set's Korean off-topic
 abstained stayed at 13 of 25 and its English went 12 → 14 of 21. A question that names no business
 reads like any shop's, so this signal trades covered questions for off-topic ones, which issue 24 ranks
-the other way.
+the other way. Nor can the chat model reachable here judge it (2026-12-04, tuning sets and blind lines
+only): Qwen2.5-Coder-1.5B asked "this game's desk (A) or another company's / no support question (B)",
+with what the desk handles listed, gave P(B) 0.35 on average to 208 covered questions, 60 off-topic ones
+and 80 questions to other businesses alike (AUC 0.55 and 0.50); none scored above the highest covered one.
 """
 
 from __future__ import annotations
