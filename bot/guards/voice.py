@@ -112,7 +112,7 @@ def without_own_label(sentence: str) -> str | None:
 
 
 _KO_PLAYER = re.compile(
-    r"(?<![가-힣])플레이어(?:님)?(?:(?:가|께서)\s+(?P<verb>[가-힣]+(?:\s+주(?:신|는|실|ㄴ|던))?)|의\s+)"
+    r"(?<![가-힣])플레이어(?:님)?(?:(?:가|께서)\s+(?P<verb>[가-힣]+(?:\s+(?:주신|주는|주실|준|주던))?)|의\s+)"
 )
 """The player in a Korean sentence's third person: as the subject of a modifier ("플레이어가 작성한 주문
 번호") or as an owner ("플레이어의 주문")."""

@@ -178,6 +178,7 @@ async def test_an_arguments_name_is_said_in_the_players_words(store, written, sa
         ("플레이어의 주문을 찾을 수 없습니다.", "주문을 찾을 수 없습니다."),
         ("플레이어님께서 알려 주신 주문 번호로 확인했어요.", "알려 주신 주문 번호로 확인했어요."),
         ("플레이어가 원하는 금액은 한도를 넘어요.", "원하시는 금액은 한도를 넘어요."),
+        ("플레이어가 알려 준 주문 번호로 확인했어요.", "알려 주신 주문 번호로 확인했어요."),
     ],
 )
 def test_a_korean_sentence_about_the_player_is_said_to_them(about: str, to: str) -> None:
