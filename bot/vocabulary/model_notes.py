@@ -21,8 +21,19 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?:escalate_to_staff|search_policy|lookup_order|issue_coupon|list_my_orders)\s*(?:로|으로|를|을)"
     ),
     # English: third person "the player", or an instruction to the model.
-    re.compile(r"\b(?:tell|give|ask|point|offer|remind|inform)\s+the\s+player\b", re.IGNORECASE),
-    re.compile(r"\bdo\s+not\s+(?:guess|invent|say\s+it\s+was|issue\s+another)\b", re.IGNORECASE),
+    re.compile(r"\b(?:tell|give|ask|point|offer|remind|inform|answer)\s+the\s+player\b", re.IGNORECASE),
+    re.compile(
+        r"\bdo\s+not\s+(?:guess|invent|say\s+it\s+was|issue\s+another|state\s+facts)\b", re.IGNORECASE
+    ),
+    # The engine's own notes (`bot.engine`: a call refused or made for the model, an answer sent back),
+    # echoed (seen live, 2026-12-04: "Answer the player now, from its result only; …" reached a player).
+    re.compile(
+        r"^\W*not\s+(?:run|answered\s+yet)\s*:|\b(?:this|that)\s+exact\s+call\b|\bit\s+was\s+made\s+for\s+you\b"
+        r"|\bthe\s+run\s+made\s+the\s+call\b|\banswer\s+from\s+its\s+result\b|\binstead\s+of\s+calling\s+again\b"
+        r"|\ba\s+valid\s+(?:call|reply)\s+looks\s+like\b|\bdecide\s+again\b|\bwith\s+arguments\s+\{"
+        r"|\{\s*\"action\"\s*:",
+        re.IGNORECASE,
+    ),
     re.compile(r"\b(?:quote|cite)\s+the\s+(?:bracketed\s+)?citation\b", re.IGNORECASE),
     re.compile(
         r"\b(?:use|call)\s+(?:escalate_to_staff|search_policy|lookup_order|issue_coupon)\b", re.IGNORECASE

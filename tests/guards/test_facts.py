@@ -98,6 +98,40 @@ def test_notes_to_the_model_are_recognised() -> None:
     assert not is_model_note("보상 정책 문서에 따르면 쿠폰은 하루 3장까지예요.")
 
 
+def _engine_notes() -> list[str]:
+    from bot.engine.calls import HELD_FOR_NEW_MESSAGE, MADE_INSTEAD, WITHDRAWN
+    from bot.engine.grounding import RequiredCall, made_for_model_text, send_back_text
+    from bot.engine.repetition import REPEATED_FAILURE_NOTE, REUSED_NOTE
+
+    missing = [
+        RequiredCall("search_policy", {"query": "q"}),
+        RequiredCall("lookup_order", {"order_id": "ORD101"}),
+    ]
+    texts = [
+        *(send_back_text(missing, "환불은 며칠 안에 돼요?", json_mode=mode) for mode in (True, False)),
+        *(made_for_model_text(json_mode=mode) for mode in (True, False)),
+        HELD_FOR_NEW_MESSAGE.format(name="issue_coupon"),
+        MADE_INSTEAD.format(tool="search_policy", args='{"query": "q"}'),
+        WITHDRAWN.format(name="issue_coupon", said="취소할게요"),
+        REPEATED_FAILURE_NOTE.format(example='{"order_id": "ORD101"}'),
+        REUSED_NOTE,
+    ]
+    sentences = []
+    for text in texts:
+        for line in text.splitlines():
+            said, rest = split_sentences(line)
+            sentences += [*said, rest] if rest.strip() else said
+    return [s for s in sentences if s.strip()]
+
+
+@pytest.mark.parametrize("sentence", _engine_notes())
+def test_every_sentence_the_engine_writes_to_the_model_is_a_model_note(sentence: str) -> None:
+    """Seen live (2026-12-04): "Answer the player now, from its result only; do not state facts about
+    orders or policies that it does not say." — the engine's note after a call made for the model — reached
+    a player. The engine's own texts are read here, so a new one cannot drift past the patterns."""
+    assert is_model_note(sentence), sentence
+
+
 def test_example_values_back_nothing() -> None:
     assert "ORD001" not in without_examples("주문 번호를 확인해 주세요(예: ORD001).")
     assert "ORD001" not in without_examples("e.g. ORD001")
