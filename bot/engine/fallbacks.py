@@ -3,6 +3,7 @@ conversation's language; the repetition and budget texts offer a human (the esca
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from bot.engine.results import ToolOutcome
@@ -11,14 +12,18 @@ from tools.base import ToolContext
 
 
 def tools_summary(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
+    """One line per kind of call and how it ended, in the order first made; a kind made more than once says
+    how often (seen live: a small model's refused lookups filled a stop notice with nine lines)."""
     if not outcomes:
         return ctx.say("실행된 작업이 없습니다.", "No actions were run.")
-    return "\n".join(
-        f"- {o.name}: {'성공' if o.result.ok else '실패'} ({o.result.code})"
-        if ctx.korean
-        else f"- {o.name}: {'ok' if o.result.ok else 'failed'} ({o.result.code})"
-        for o in outcomes
-    )
+    made = Counter((o.name, o.result.ok, str(o.result.code)) for o in outcomes)
+    lines = []
+    for (name, ok, code), times in made.items():
+        line = f"- {name}: {ctx.say('성공' if ok else '실패', 'ok' if ok else 'failed')} ({code})"
+        if times > 1:
+            line += ctx.say(f", {times}회", f", {times} times")
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _done_so_far(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:

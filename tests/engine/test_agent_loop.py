@@ -271,6 +271,48 @@ async def test_max_iterations_answer_summarises_which_tools_ran_and_how_they_end
     assert "issue_coupon: 실패 (AMOUNT_OVER_LIMIT)" in answer and "boom: 실패 (ERROR)" in answer
 
 
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [
+        (
+            "ko",
+            [
+                "- search_policy: 성공 (OK), 2회",
+                "- lookup_order: 실패 (ERROR), 3회",
+                "- lookup_order: 성공 (OK)",
+            ],
+        ),
+        (
+            "en",
+            [
+                "- search_policy: ok (OK), 2 times",
+                "- lookup_order: failed (ERROR), 3 times",
+                "- lookup_order: ok (OK)",
+            ],
+        ),
+    ],
+)
+def test_the_summary_of_what_ran_says_a_repeated_call_once_with_how_often(locale, expected):
+    """Seen live (2026-12-04): a small model's refused lookups and repeated searches made a stop notice of
+    nine lines. Each kind of call and how it ended is one line, in the order first made."""
+    from bot.engine.fallbacks import tools_summary
+    from bot.engine.results import ToolOutcome
+
+    def made(name: str, result: ToolResult) -> ToolOutcome:
+        return ToolOutcome("c", name, {}, result, "", 0.0, 1)
+
+    ok, refused = ToolResult(ok=True, code="OK", message="found"), ToolResult.error("Not run: a placeholder")
+    order = [
+        ("search_policy", ok),
+        ("lookup_order", refused),
+        ("search_policy", ok),
+        ("lookup_order", refused),
+    ]
+    order += [("lookup_order", ok), ("lookup_order", refused)]
+    summary = tools_summary(make_ctx(locale=locale), [made(n, r) for n, r in order])
+    assert summary.splitlines() == expected
+
+
 # ---- rule 10: failures become observations ---------------------------------------------------------
 
 
