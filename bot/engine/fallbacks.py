@@ -13,7 +13,8 @@ from tools.base import ToolContext
 
 def tools_summary(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
     """One line per kind of call and how it ended, in the order first made; a kind made more than once says
-    how often (seen live: a small model's refused lookups filled a stop notice with nine lines)."""
+    so (seen live: a small model's refused lookups filled a stop notice with nine lines). In words, not a
+    count: the fact check reads a number in this text as a fact to back (seen live: "3회" withheld)."""
     if not outcomes:
         return ctx.say("실행된 작업이 없습니다.", "No actions were run.")
     made = Counter((o.name, o.result.ok, str(o.result.code)) for o in outcomes)
@@ -21,7 +22,7 @@ def tools_summary(ctx: ToolContext, outcomes: Sequence[ToolOutcome]) -> str:
     for (name, ok, code), times in made.items():
         line = f"- {name}: {ctx.say('성공' if ok else '실패', 'ok' if ok else 'failed')} ({code})"
         if times > 1:
-            line += ctx.say(f", {times}회", f", {times} times")
+            line += ctx.say(", 여러 번", ", more than once")
         lines.append(line)
     return "\n".join(lines)
 

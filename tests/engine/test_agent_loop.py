@@ -277,26 +277,29 @@ async def test_max_iterations_answer_summarises_which_tools_ran_and_how_they_end
         (
             "ko",
             [
-                "- search_policy: 성공 (OK), 2회",
-                "- lookup_order: 실패 (ERROR), 3회",
+                "- search_policy: 성공 (OK), 여러 번",
+                "- lookup_order: 실패 (ERROR), 여러 번",
                 "- lookup_order: 성공 (OK)",
             ],
         ),
         (
             "en",
             [
-                "- search_policy: ok (OK), 2 times",
-                "- lookup_order: failed (ERROR), 3 times",
+                "- search_policy: ok (OK), more than once",
+                "- lookup_order: failed (ERROR), more than once",
                 "- lookup_order: ok (OK)",
             ],
         ),
     ],
 )
-def test_the_summary_of_what_ran_says_a_repeated_call_once_with_how_often(locale, expected):
+async def test_the_summary_of_what_ran_says_a_repeated_call_once(store, locale, expected):
     """Seen live (2026-12-04): a small model's refused lookups and repeated searches made a stop notice of
-    nine lines. Each kind of call and how it ended is one line, in the order first made."""
+    nine lines. Each kind of call and how it ended is one line, in the order first made. A repeat is said in
+    words: a count ("3회") was withheld by the fact check as a number nothing backed, and the player read
+    the honest line in the middle of the list."""
     from bot.engine.fallbacks import tools_summary
     from bot.engine.results import ToolOutcome
+    from bot.guards.output import FactContext, OutputGuard
 
     def made(name: str, result: ToolResult) -> ToolOutcome:
         return ToolOutcome("c", name, {}, result, "", 0.0, 1)
@@ -311,6 +314,10 @@ def test_the_summary_of_what_ran_says_a_repeated_call_once_with_how_often(locale
     order += [("lookup_order", ok), ("lookup_order", refused)]
     summary = tools_summary(make_ctx(locale=locale), [made(n, r) for n, r in order])
     assert summary.splitlines() == expected
+    facts = FactContext(player_texts=("환불 기간이 며칠이에요?",), mode="enforce", run_id="r")
+    guard = OutputGuard(store=store, actor=make_ctx().actor, thread_id="t", locale=locale, facts=facts)
+    checked = await guard.check(summary, outcomes=[])
+    assert [line.split(": ")[1] for line in checked.text.splitlines()] == [e.split(": ")[1] for e in expected]
 
 
 # ---- rule 10: failures become observations ---------------------------------------------------------
