@@ -56,7 +56,8 @@ async def test_the_stream_pushes_a_declaration_an_update_and_a_close_within_seco
         events = read_sse(r)
 
         async def pushed() -> list[str]:
-            event = await asyncio.wait_for(anext(events), 4)  # the watch reads every second
+            # the watch reads every second; the wait allows for a loaded CI machine (4 s once ran out)
+            event = await asyncio.wait_for(anext(events), 15)
             assert event.event == "notices"
             return [n["text"] for n in event.data["notices"]]
 
