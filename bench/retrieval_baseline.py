@@ -29,13 +29,11 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
+from bench.retrieval import HELDOUT_FILE, HELDOUT_MORE_FILE, HELDOUT_THIRD_FILE  # noqa: E402
+
 BEFORE_ISSUE_24 = "a6f5064"
 """The last commit before issue 24's retrieval work (48d8302 is its first)."""
-HELDOUT_SETS = {
-    "first": REPO / "tests" / "retrieval_heldout.yaml",
-    "second": REPO / "tests" / "retrieval_heldout_more.yaml",
-    "third": REPO / "tests" / "retrieval_heldout_third.yaml",
-}
+HELDOUT_SETS = {"first": HELDOUT_FILE, "second": HELDOUT_MORE_FILE, "third": HELDOUT_THIRD_FILE}
 CORPORA = ("ko+en", "ko")
 LANGUAGES = ("ko", "en")
 Row = dict[str, float | str]
