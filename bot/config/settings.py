@@ -19,6 +19,7 @@ from pydantic_settings import (
 from bot.attachment_config import AttachmentSettings
 from bot.config.conversation import ConversationSettings
 from bot.config.discord_channel import DiscordSettings
+from bot.config.game import GameSettings
 from bot.config.models import ModelSettings
 from bot.config.operations import OperationsSettings
 from bot.config.sources import ConfigError, config_file
@@ -31,6 +32,7 @@ from bot.yaml_files import first_error
 
 
 class Settings(
+    GameSettings,
     WebSettings,
     OperationsSettings,
     ConversationSettings,

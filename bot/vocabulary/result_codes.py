@@ -20,6 +20,8 @@ class ResultCode(StrEnum):
     PENDING_APPROVAL = "PENDING_APPROVAL"
     DENIED = "DENIED"
     ERROR = "ERROR"
+    SOURCE_UNAVAILABLE = "SOURCE_UNAVAILABLE"
+    """The game backend could not be read fresh (DESIGN.md §11); nothing was issued."""
 
 
 RESULT_CODES = frozenset(code.value for code in ResultCode)

@@ -1,0 +1,64 @@
+"""The game connection's part of `Settings` (DESIGN.md §11): where orders are read, whether coupons are
+delivered into the game, the studio's API and its token, and the secret of the events it signs."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings
+
+from bot.config.sources import blank_is_none, env
+
+
+class GameSettings(BaseSettings):
+    """Fields `Settings` inherits; read from the environment and `arca.toml` like every other setting."""
+
+    order_source: Literal["builtin", "http"] = Field(default="builtin", validation_alias=env("ARCA_ORDER_SOURCE"))
+    """`builtin`: the embedded orders table (demo seed, imports, signed events); `http`: the studio's API."""
+    game_api_url: str | None = Field(default=None, validation_alias=env("ARCA_GAME_API_URL"))
+    """Base URL of the studio's backend (no trailing slash), e.g. `https://game.example/arca/v1`."""
+    game_api_token: SecretStr | None = Field(default=None, validation_alias=env("ARCA_GAME_API_TOKEN"))
+    """Sent as `Authorization: Bearer …`; never printed."""
+    game_api_timeout_s: float = Field(default=3.0, gt=0, le=60, validation_alias=env("ARCA_GAME_API_TIMEOUT_S"))
+    """Per-request timeout, in seconds."""
+    coupon_delivery: Literal["none", "game"] = Field(default="none", validation_alias=env("ARCA_COUPON_DELIVERY"))
+    """`none`: the player redeems the code in game (the ledger is the truth); `game`: each coupon is
+    granted into the game through `POST {base}/grants`, exactly once."""
+    game_webhook_secret: SecretStr | None = Field(default=None, validation_alias=env("ARCA_GAME_WEBHOOK_SECRET"))
+    """The secret of the game's signed events (two comma-separated during a rotation); unset: the event
+    endpoint is off."""
+
+    @field_validator("game_api_url", "game_api_token", "game_webhook_secret", mode="before")
+    @classmethod
+    def _blank_game_value_is_none(cls, value: Any) -> Any:
+        return blank_is_none(value)
+
+    @field_validator("order_source", "coupon_delivery", mode="before")
+    @classmethod
+    def _lowercase_choice(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("game_api_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @model_validator(mode="after")
+    def _api_needed(self) -> GameSettings:
+        if (self.order_source == "http" or self.coupon_delivery == "game") and not self.game_api_url:
+            raise ValueError("ARCA_GAME_API_URL is required when ARCA_ORDER_SOURCE=http or ARCA_COUPON_DELIVERY=game")
+        return self
+
+    @property
+    def webhook_secrets(self) -> list[bytes]:
+        """The accepted event secrets (one, or two during a rotation)."""
+        if self.game_webhook_secret is None:
+            return []
+        raw = self.game_webhook_secret.get_secret_value()
+        return [s.strip().encode() for s in raw.split(",") if s.strip()]
