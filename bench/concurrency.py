@@ -33,6 +33,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.sampler import sampled
 from bot.app import build_app, make_policy_index
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
@@ -217,6 +218,11 @@ async def _round(app: Any, ids: range) -> tuple[float, list[float]]:
     return wall, latencies
 
 
+MODEL_CALLS = 5
+"""Model calls of one conversation (4 loop calls + the streamed synthesis): its model latency is 5 × that of
+one call."""
+
+
 async def run(
     n: int,
     latency: float,
@@ -225,14 +231,24 @@ async def run(
     policy_index: Any = None,
     watch: list[LoopWatchdog] | None = None,
     idle_s: float = IDLE_S,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
     """The burst's figures. `policy_index`: an index already built (a test's); None builds the settings'
     index into `data_dir` and closes it after. `watch` receives the burst's watchdog (`bench.loop_stalls`
-    reads its late wake-ups). `idle_s`: how long the idle loop is watched first (`IDLE_S`)."""
+    reads its late wake-ups). `idle_s`: how long the idle loop is watched first (`IDLE_S`). `profile`: a
+    folder where py-spy's top frames of the lone conversation and of the burst are written
+    (`bench.sampler`).
+
+    One conversation runs first, alone, and is timed apart (`first_conversation_s`: the first use of each
+    statement, connection and code path); then one more alone (`single_wall_s`, the steady cost), then
+    the burst."""
     settings: Settings = load_settings(data_dir=data_dir, llm_concurrency=max(n, 1), edit_interval=0.0)
-    store = Store(f"sqlite+aiosqlite:///{data_dir / 'concurrency.db'}")
+    db = data_dir / "concurrency.db"
+    for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        stale.unlink(missing_ok=True)  # a data dir reused for its policy index starts a fresh ledger
+    store = Store(f"sqlite+aiosqlite:///{db}")
     await store.open()
-    await _seed(store, n + 1)
+    await _seed(store, n + 2)
     index = policy_index or await asyncio.to_thread(make_policy_index, settings)
     app = await build_app(
         settings, llm_factory=lambda: latency_llm(latency=latency), store=store, policy_index=index
@@ -243,10 +259,17 @@ async def run(
         await index.search("warm-up", 3)  # loads the model and the lexical index outside the timing
         with LoopWatchdog() as idle_dog:
             await asyncio.sleep(idle_s)
-        with LoopWatchdog() as solo_dog:
-            solo_wall, _ = await _round(app, range(n, n + 1))
-        with LoopWatchdog() as dog:
-            wall, latencies = await _round(app, range(n))
+        first_wall, _ = await _round(app, range(n + 1, n + 2))
+        before = store.counts()
+        async with sampled("one_conversation", profile):
+            with LoopWatchdog() as solo_dog:
+                solo_wall, _ = await _round(app, range(n, n + 1))
+        solo_counts = store.counts() - before
+        before = store.counts()
+        async with sampled(f"burst_{n}", profile):
+            with LoopWatchdog() as dog:
+                wall, latencies = await _round(app, range(n))
+        burst_counts = store.counts() - before
         if watch is not None:
             watch.append(dog)
     finally:
@@ -255,10 +278,13 @@ async def run(
         if policy_index is None:
             index.close()
     latencies.sort()
+    solo, burst = solo_counts.per(1), burst_counts.per(n)
     return {
         "conversations": n,
         "llm_latency_ms": round(latency * 1000),
+        "first_conversation_s": round(first_wall, 3),
         "single_wall_s": round(solo_wall, 3),
+        "single_above_model_ms": round((solo_wall - MODEL_CALLS * latency) * 1000, 1),
         "concurrent_wall_s": round(wall, 3),
         "concurrency_wall_ratio": round(wall / solo_wall, 2),
         "conversation_p50_s": round(statistics.median(latencies), 3),
@@ -268,6 +294,14 @@ async def run(
         "loop_max_lag_ms": round(dog.max_lag_ms, 1),
         "loop_stalls_single": solo_dog.stalls,
         "idle_loop_max_lag_ms": round(idle_dog.max_lag_ms, 1),
+        "loop_max_lag_above_idle_ms": round(dog.max_lag_ms - idle_dog.max_lag_ms, 1),
+        "single_statements": solo["statements"],
+        "single_commits": solo["commits"],
+        "single_write_units": solo["writes"],
+        "single_write_wait_ms": solo["write_wait_ms"],
+        "burst_statements_per_conversation": burst["statements"],
+        "burst_commits_per_conversation": burst["commits"],
+        "burst_write_wait_ms_per_conversation": burst["write_wait_ms"],
     }
 
 
@@ -276,11 +310,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--latency-ms", type=float, default=50.0)
     parser.add_argument("--data-dir", type=Path, help="reuse a data dir (its policy index is built once)")
+    parser.add_argument(
+        "--profile", type=Path, help="write py-spy's top frames of the lone conversation and the burst here"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
         data_dir = args.data_dir or Path(tmp)
         data_dir.mkdir(parents=True, exist_ok=True)
-        figures = asyncio.run(run(args.conversations, args.latency_ms / 1000, data_dir))
+        figures = asyncio.run(run(args.conversations, args.latency_ms / 1000, data_dir, profile=args.profile))
     print(
         f"{'conversations':<16}{'wall s':>9}{'1 alone s':>11}{'ratio':>8}{'p50 s':>8}{'p95 s':>8}{'stalls>50ms':>13}{'max lag ms':>12}"
     )
@@ -289,8 +326,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"{figures['concurrency_wall_ratio']:>8}{figures['conversation_p50_s']:>8}{figures['conversation_p95_s']:>8}"
         f"{figures['loop_stalls_over_50ms']:>13}{figures['loop_max_lag_ms']:>12}"
     )
-    keys = ("concurrency_wall_ratio", "loop_stalls_over_50ms", "loop_max_lag_ms", "conversations_per_s")
-    for key in (*keys, "idle_loop_max_lag_ms"):
+    keys = (
+        "concurrency_wall_ratio",
+        "loop_stalls_over_50ms",
+        "loop_max_lag_ms",
+        "conversations_per_s",
+        "idle_loop_max_lag_ms",
+        "loop_max_lag_above_idle_ms",
+        "first_conversation_s",
+        "single_above_model_ms",
+        "single_statements",
+        "single_commits",
+        "single_write_units",
+        "single_write_wait_ms",
+        "burst_statements_per_conversation",
+        "burst_commits_per_conversation",
+        "burst_write_wait_ms_per_conversation",
+    )
+    for key in keys:
         print(f"{key}={figures[key]}")
     return figures
 

@@ -10,6 +10,7 @@ import asyncio
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,6 +28,7 @@ from bot.store.backends import engine as engine_path
 from bot.store.backends import sqlite_direct
 from bot.store.backends.postgres_direct import DirectPostgres
 from bot.store.backends.sqlite_direct import DirectSQLite, with_column_defaults
+from bot.store.counts import StoreCounts
 from bot.store.coupons import CouponLedger
 from bot.store.incident_records import Incidents
 from bot.store.models import AuditEntry, utcnow
@@ -85,6 +87,10 @@ class Store:
         `bot.store.backends.sqlite_direct`)."""
         self.direct_pg: DirectPostgres | None = None
         """PostgreSQL only: plain asyncpg connections (see `bot.store.backends.postgres_direct`)."""
+        self._engine_statements = 0
+        self._engine_commits = 0
+        self._writes = 0
+        self._write_wait_s = 0.0
         self.coupons = CouponLedger(self)
         self.threads = Threads(self)
         self.players = Players(self)
@@ -123,6 +129,7 @@ class Store:
             kwargs["max_overflow"] = 20
             kwargs["pool_timeout"] = 60
         engine = create_async_engine(self.url, **kwargs)
+        self._count_on(engine)
         if self.is_sqlite:
 
             @event.listens_for(engine.sync_engine, "connect")
@@ -135,6 +142,28 @@ class Store:
                 cur.close()
 
         return engine
+
+    def _count_on(self, engine: AsyncEngine) -> None:
+        """The engine's statements and commits, for `counts` (two integer additions each)."""
+
+        @event.listens_for(engine.sync_engine, "before_cursor_execute")
+        def _statement(*_args: Any) -> None:
+            self._engine_statements += 1
+
+        @event.listens_for(engine.sync_engine, "commit")
+        def _commit(*_args: Any) -> None:
+            self._engine_commits += 1
+
+    def counts(self) -> StoreCounts:
+        """What this store sent to the database since it opened (`bot.store.counts`)."""
+        statements, commits = self._engine_statements, self._engine_commits
+        if self.direct is not None:
+            sent, committed = self.direct.counts()
+            statements, commits = statements + sent, commits + committed
+        if self.direct_pg is not None:
+            statements += self.direct_pg.statements.executed
+            commits += self.direct_pg.commits
+        return StoreCounts(statements, commits, self._writes, self._write_wait_s)
 
     async def open(self, *, create: bool = True) -> None:
         """Connect, then check the schema: create it in an empty database, refuse a foreign one."""
@@ -212,6 +241,18 @@ class Store:
         `write`: a thread's history) on the reader thread; on plain asyncpg a long write's Python work
         (decisions, row decoding and binding) runs on a worker thread between the driver's round trips.
         For the store's own modules."""
+        if not write:
+            return await self._run(unit, write=False, snapshot=snapshot, plain=plain, off_loop=off_loop)
+        started = time.perf_counter()
+        try:
+            return await self._run(unit, write=True, snapshot=snapshot, plain=plain, off_loop=off_loop)
+        finally:
+            self._writes += 1
+            self._write_wait_s += time.perf_counter() - started
+
+    async def _run(
+        self, unit: UnitFactory[T], *, write: bool, snapshot: bool, plain: bool, off_loop: bool
+    ) -> T:
         direct = self.direct
         if direct is not None and write and off_loop:
             thread_statements = direct.thread_statements

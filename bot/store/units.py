@@ -153,6 +153,8 @@ class Statements:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self._prepared: dict[Executable, Prepared] = {}
+        self.executed = 0
+        """Statements the backend sent with these (`Store.counts`); only its one thread adds to it."""
 
     def __call__(self, statement: Executable) -> Prepared:
         found = self._prepared.get(statement)

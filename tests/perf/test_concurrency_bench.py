@@ -34,10 +34,12 @@ async def test_every_burst_conversation_ends_answered_with_its_own_coupon(
             coupons = (await s.execute(select(Coupon))).scalars().all()
     finally:
         await store.close()
-    # N in the burst plus the one that ran alone, one coupon each, of the amount its player wrote.
+    # N in the burst plus the two that ran alone (the first use, timed apart, then the steady one), one
+    # coupon each, of the amount its player wrote.
     assert sorted((c.order_id, c.player_id, c.amount) for c in coupons) == [
-        (f"ORD{i:05d}", f"B{i:05d}", concurrency.COUPON_AMOUNT) for i in range(N + 1)
+        (f"ORD{i:05d}", f"B{i:05d}", concurrency.COUPON_AMOUNT) for i in range(N + 2)
     ]
+    assert figures["single_statements"] > 0 and figures["single_commits"] > 0  # the store's counts are read
 
 
 async def test_a_burst_with_a_failed_conversation_ends_with_its_reason(

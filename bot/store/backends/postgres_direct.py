@@ -75,6 +75,8 @@ class DirectPostgres:
         self._pool = pool
         self.statements = Statements(dialect)
         self._combined: dict[tuple[tuple[str, tuple[str, ...]], ...], str] = {}
+        self.commits = 0
+        """Transactions committed on this pool (`Store.counts`)."""
 
     @classmethod
     async def open(cls, url: str, dialect: Dialect) -> DirectPostgres:
@@ -115,6 +117,7 @@ class DirectPostgres:
                 )
                 if done:
                     await self._insert(conn, held, unit, off_loop)
+                    self.commits += 1  # as the block ends without an error
                     return op  # type: ignore[no-any-return]
                 result = None
                 if isinstance(op, Insert):
@@ -125,6 +128,7 @@ class DirectPostgres:
                     held.extend((op, dict(row)) for row in op.rows)
                     continue
                 await self._insert(conn, held, unit, off_loop)
+                statements.executed += 1
                 prepared = statements(op.query)
                 if isinstance(op, Fetch):
                     raw = await conn.fetch(prepared.sql, *prepared.args(op.params))
@@ -163,6 +167,7 @@ class DirectPostgres:
         # A batch's first statement of its shape is built by hundreds of regex substitutions: off the loop too.
         combined, args = await asyncio.to_thread(self._statement, held) if off_loop else self._statement(held)
         held.clear()
+        self.statements.executed += 1
         try:
             await conn.execute(combined, *args)
         except asyncpg.UniqueViolationError as exc:

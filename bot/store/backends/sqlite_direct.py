@@ -71,6 +71,16 @@ class DirectSQLite:
         """The reader thread's compiled statements (`read_off_loop`)."""
         self.writer = SQLiteWriter(path, self._after_commit)
         """Every write unit goes through it (`sqlite_writer`)."""
+        self.off_loop_commits = 0
+        """Long write units committed on worker threads (`write_off_loop`), for `Store.counts`."""
+
+    def counts(self) -> tuple[int, int]:
+        """(statements sent, write transactions committed) on this file's direct connections so far."""
+        sent = sum(
+            s.executed
+            for s in (self.statements, self.write_statements, self.thread_statements, self.reader_statements)
+        )
+        return sent, self.writer.commits + self.off_loop_commits
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -89,6 +99,7 @@ class DirectSQLite:
         worker thread, with a connection of its own, so the writer keeps committing live conversations'
         units until this one takes the file's write lock. Same pragmas, same durability."""
         out = await asyncio.get_running_loop().run_in_executor(None, self._write_in_thread, unit)
+        self.off_loop_commits += 1
         self._after_commit(1)
         return out
 
@@ -195,10 +206,12 @@ def run_unit(conn: sqlite3.Connection, statements: Statements, unit: Unit[T]) ->
         while True:
             op = unit.send(result)
             if isinstance(op, Fetch):
+                statements.executed += 1
                 prepared = statements(op.query)
                 rows = [prepared.decode(r) for r in conn.execute(prepared.sql, prepared.args(op.params))]
                 result = (rows[0] if rows else None) if op.one else rows
             elif isinstance(op, Insert):
+                statements.executed += 1
                 prepared = statements(insert_statement(op.table, op.columns))
                 ids = []
                 try:

@@ -79,6 +79,9 @@ class SQLiteWriter:
         self._inline_conn: sqlite3.Connection | None = None
         """The loop thread's write connection (`_write_inline`): it never waits for the file's lock."""
         self._inline_paused_until = 0.0
+        self.commits = 0
+        """Transactions committed (a group counts once), for `Store.counts`: the writer thread and the
+        inline writes both add to it, never at once (`_writing`)."""
         self._inline_turn = False
         """True once a write was committed inline in the loop's current turn: the turn's other writes go
         to the writer, so that runs arriving together never stretch one turn by a commit each."""
@@ -133,6 +136,7 @@ class SQLiteWriter:
                     return False, None  # another connection writes: the writer waits for it, not the loop
                 raise
             out = transaction(conn, None, unit)
+            self.commits += 1
             # A new connection's first write reads the schema and compiles its statements (over 2 ms):
             # slow by itself, not for want of the GIL, so it pauses nothing. (It did: a store's first
             # write sent the next half second of writes to the writer, sequential coupon issues
@@ -177,7 +181,9 @@ class SQLiteWriter:
         self, conn: sqlite3.Connection, group: list[_Pending]
     ) -> tuple[dict[int, Any], dict[int, BaseException]]:
         try:
-            return _run_group(conn, group)
+            outcome = _run_group(conn, group)
+            self.commits += 1
+            return outcome
         except BaseException as exc:  # locked past LOCK_WAIT_S, the commit (disk full, I/O): nothing stored
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
