@@ -263,12 +263,16 @@ async def run(
         before = store.counts()
         async with sampled("one_conversation", profile):
             with LoopWatchdog() as solo_dog:
+                cpu = time.process_time()
                 solo_wall, _ = await _round(app, range(n, n + 1))
+                solo_cpu = time.process_time() - cpu
         solo_counts = store.counts() - before
         before = store.counts()
         async with sampled(f"burst_{n}", profile):
             with LoopWatchdog() as dog:
+                cpu = time.process_time()
                 wall, latencies = await _round(app, range(n))
+                burst_cpu = time.process_time() - cpu
         burst_counts = store.counts() - before
         if watch is not None:
             watch.append(dog)
@@ -290,6 +294,8 @@ async def run(
         "conversation_p50_s": round(statistics.median(latencies), 3),
         "conversation_p95_s": round(latencies[int(0.95 * (len(latencies) - 1))], 3),
         "conversations_per_s": round(n / wall, 1),
+        "single_cpu_ms": round(solo_cpu * 1000, 1),
+        "burst_cpu_ms_per_conversation": round(burst_cpu * 1000 / n, 1),
         "loop_stalls_over_50ms": dog.stalls,
         "loop_max_lag_ms": round(dog.max_lag_ms, 1),
         "loop_stalls_single": solo_dog.stalls,
@@ -334,6 +340,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "idle_loop_max_lag_ms",
         "loop_max_lag_above_idle_ms",
         "first_conversation_s",
+        "single_cpu_ms",
+        "burst_cpu_ms_per_conversation",
         "single_above_model_ms",
         "single_statements",
         "single_commits",

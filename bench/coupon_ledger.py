@@ -119,13 +119,14 @@ async def _run_on(url: str, issues: int, race: int, profile: Path | None = None)
         before = store.counts()
         codes = Counter()
         async with sampled("guarded_issue", profile):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             for i in range(issues):
                 res = await registry.execute(
                     "issue_coupon", {"order_id": f"ORD{i:05d}", "amount": 5000}, _ctx(store, rules, i, "c")
                 )
                 codes[res.code] += 1
             seq_elapsed = time.perf_counter() - start
+            seq_cpu = time.process_time() - cpu
         per_issue = (store.counts() - before).per(issues)
         # The race: `race` concurrent calls with distinct call ids on one eligible order.
         target = issues
@@ -157,6 +158,7 @@ async def _run_on(url: str, issues: int, race: int, profile: Path | None = None)
         "issued": codes[ResultCode.ISSUED],
         "seconds": round(seq_elapsed, 3),
         "guarded_issues_per_second": round(issues / seq_elapsed) if seq_elapsed else 0,
+        "cpu_us_per_issue": round(seq_cpu * 1e6 / issues),
         "statements_per_issue": per_issue["statements"],
         "commits_per_issue": per_issue["commits"],
         "write_wait_us_per_issue": round(per_issue["write_wait_ms"] * 1000),
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for row in rows:
         print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)))
     print(f"guarded_issues_per_second={figures['guarded_issues_per_second']}")
-    for key in ("statements_per_issue", "commits_per_issue", "write_wait_us_per_issue"):
+    for key in ("cpu_us_per_issue", "statements_per_issue", "commits_per_issue", "write_wait_us_per_issue"):
         print(f"{key}={figures[key]}")
     print(f"race_coupons_issued={figures['race_coupons_issued']}")
     if pg_url:

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import Table
+
 from bot.store import PolicyGap, Run, RunCitation, RunToolCall, Store
 from bot.store.incident_tables import IncidentNoticeAnswer
 from bot.store.policy_gaps import GapRecord
@@ -72,9 +74,12 @@ async def record_run(
     locale: str,
     outcomes: Iterable[Any],
     relayed_incidents: Iterable[int] = (),
+    alongside: Iterable[tuple[Table, list[dict[str, Any]]]] = (),
 ) -> bool:
     """Store one delivered run and its tool calls; False (logged) when the write failed.
     `relayed_incidents`: the open incidents whose notice the delivered answer relayed (`bot.incidents.tell`).
+    `alongside`: more rows written in the same transaction (the delivered answer's thread message: one
+    commit per run instead of two); when the write fails none of them is stored either.
 
     One transaction of Core inserts (`Store.insert_rows`): on file SQLite a single loop-thread unit,
     so a burst of finishing runs neither queues for pooled driver connections nor holds the write
@@ -114,6 +119,7 @@ async def record_run(
                     IncidentNoticeAnswer.__table__,
                     [{"incident_id": i, "run_id": run_id, "at": answered_at} for i in relayed_incidents],
                 ),
+                *alongside,
             ]
         )
     except Exception:

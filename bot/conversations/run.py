@@ -188,9 +188,11 @@ async def _answer(
     await give_way()
     await hooks.on_run_end(info, final)
     await renderer.finish(final)
-    await deps.memory.append_assistant(thread_id, final, run_id=state.run_id)
     result.delivered_answer = final
-    await record_run(
+    # The delivered answer and the run's analytics rows are committed together (one commit per run
+    # less). When that write fails the answer is stored alone, as it was before analytics: losing the
+    # analytics of a run is logged, losing the answer raises.
+    recorded = await record_run(
         deps.store,
         run_id=state.run_id,
         thread_id=thread_id,
@@ -201,5 +203,8 @@ async def _answer(
         outcomes=result.tool_outcomes,
         # An answer that relayed a pinned notice counts as asking about its incident (told its compensation).
         relayed_incidents=[i.id for i in incidents if relays_notice(final, (i.notice("ko"), i.notice("en")))],
+        alongside=[deps.memory.answer_rows(thread_id, final, run_id=state.run_id)],
     )
+    if not recorded:
+        await deps.memory.append_assistant(thread_id, final, run_id=state.run_id)
     return result

@@ -136,7 +136,7 @@ class Store:
             def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
                 cur = dbapi_conn.cursor()
                 cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute("PRAGMA synchronous=NORMAL")  # why: `sqlite_files.PRAGMAS`
                 cur.execute("PRAGMA foreign_keys=ON")
                 cur.execute("PRAGMA busy_timeout=30000")
                 cur.close()
@@ -230,13 +230,15 @@ class Store:
         *,
         write: bool,
         snapshot: bool = True,
-        plain: bool = False,
+        plain: bool = True,
         off_loop: bool = False,
     ) -> T:
         """Run a store unit (`bot.store.units`) whole, in one transaction, on the fastest path there is:
         file SQLite read on the loop thread (without a BEGIN when `snapshot` is False: one statement
-        is consistent by itself) and written on its writer thread, group-committed; PostgreSQL on a plain asyncpg connection when `plain` (the unit
-        touches no JSON column); else the SQLAlchemy engine. A long write (`off_loop`, an incident's
+        is consistent by itself) and written on its writer thread, group-committed; PostgreSQL on a plain
+        asyncpg connection (without a BEGIN for a read when `snapshot` is False: one round trip), unless
+        `plain` is False; else the SQLAlchemy engine. (Every unit runs plain since the asyncpg pool
+        decodes JSON as the engine does and returns inserted ids: `postgres_direct`.) A long write (`off_loop`, an incident's
         grant batch) runs on file SQLite in a worker thread instead, a long read (`off_loop` without
         `write`: a thread's history) on the reader thread; on plain asyncpg a long write's Python work
         (decisions, row decoding and binding) runs on a worker thread between the driver's round trips.
@@ -278,7 +280,9 @@ class Store:
 
             return await (direct.write(body) if write else direct.read(body, snapshot=snapshot))
         if plain and self.direct_pg is not None:
-            return await self.direct_pg.run_unit(unit(), off_loop=write and off_loop)
+            return await self.direct_pg.run_unit(
+                unit(), off_loop=write and off_loop, snapshot=snapshot or write
+            )
         return await engine_path.run_unit(self.engine, unit(), write=write)
 
     async def fetch(self, query: Select[Any], **params: Any) -> list[Any]:

@@ -78,7 +78,7 @@ class UnitRunner(Protocol):
         *,
         write: bool,
         snapshot: bool = True,
-        plain: bool = False,
+        plain: bool = True,
         off_loop: bool = False,
     ) -> T: ...
 

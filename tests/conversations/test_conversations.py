@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.conversations import Incoming, detect_locale
-from bot.store import AuditEntry, Coupon, ThreadMessage
+from bot.store import AuditEntry, Coupon, Run, ThreadMessage
 from tests.eventually import WITHIN
 from tests.support.conversations import Harness
 from tests.support.surface import RecordingSurface
@@ -46,6 +46,50 @@ async def test_a_question_is_answered_and_remembered(harness: Harness) -> None:
     history = await _history(harness)
     assert history[0] == ("user", "ORD001 어디쯤 왔어요?")
     assert history[-1] == ("assistant", "ORD001은 배송 지연 상태입니다.")
+
+
+async def test_the_answer_and_its_run_record_are_committed_in_one_transaction(
+    harness: Harness, monkeypatch
+) -> None:
+    harness.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+        {"final": "ORD001은 배송 지연 상태입니다."},
+    )
+    store = harness.app.store
+    written = store.insert_rows
+    units: list[list[str]] = []
+
+    async def spy(rows: Any) -> None:
+        units.append([table.name for table, batch in rows if batch])
+        await written(rows)
+
+    monkeypatch.setattr(store, "insert_rows", spy)
+    await _say(harness, "ORD001 어디쯤 왔어요?", RecordingSurface())
+    assert units == [["runs", "run_tool_calls", "thread_messages"]]  # one transaction
+    async with store.session() as s:
+        runs = (await s.execute(select(Run).where(Run.thread_id == THREAD))).scalars().all()
+    assert len(runs) == 1
+    assert (await _history(harness))[-1] == ("assistant", "ORD001은 배송 지연 상태입니다.")
+
+
+async def test_when_the_run_record_cannot_be_written_the_answer_is_still_stored(
+    harness: Harness, monkeypatch
+) -> None:
+    harness.script(
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+        {"final": "ORD001은 배송 지연 상태입니다."},
+    )
+    store = harness.app.store
+
+    async def broken(rows: Any) -> None:
+        raise RuntimeError("analytics table is gone")
+
+    monkeypatch.setattr(store, "insert_rows", broken)
+    outcome = await _say(harness, "ORD001 어디쯤 왔어요?", RecordingSurface())
+    assert outcome.kind == "answered"
+    assert (await _history(harness))[-1] == ("assistant", "ORD001은 배송 지연 상태입니다.")
+    async with store.session() as s:
+        assert (await s.execute(select(Run).where(Run.thread_id == THREAD))).scalars().all() == []
 
 
 async def test_the_next_run_sees_the_earlier_turns(harness: Harness) -> None:

@@ -398,9 +398,13 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
             await put(7)
         assert not direct.connection.in_transaction and [k for k, _ in rows()] == [1, 2, 3, 4, 5, 6, 7]
         assert await put(8) == loop_thread
-        # Writes that arrive in one loop turn (runs answered together): the turn's first alone is inline.
+        # Writes that arrive in one loop turn (runs answered together) are inline until the turn has spent
+        # INLINE_TURN_S on them; the turn's next ones go to the writer.
+        monkeypatch.setattr(sqlite_writer, "INLINE_TURN_S", 1e-9)
         assert await asyncio.gather(put(9), put(10), put(11)) == [loop_thread] + ["arca-sqlite-writer"] * 2
-        assert [k for k, _ in rows()] == list(range(1, 12))
+        monkeypatch.setattr(sqlite_writer, "INLINE_TURN_S", 1.0)
+        assert await asyncio.gather(put(12), put(13), put(14)) == [loop_thread] * 3
+        assert [k for k, _ in rows()] == list(range(1, 15))
     finally:
         release.set()
         await store.close()

@@ -23,9 +23,12 @@ async def test_a_lone_write_counts_its_statement_its_commit_and_its_wait(store: 
     assert spent.write_wait_s > 0
 
 
-async def test_writes_handed_over_together_share_one_commit(store: Store) -> None:
+async def test_writes_handed_over_together_share_one_commit(store: Store, monkeypatch) -> None:
+    from bot.store.backends import sqlite_writer
+
+    monkeypatch.setattr(sqlite_writer, "INLINE_TURN_S", 1e-9)  # one inline write a turn: the rest queue
     memory = ThreadMemory(store)
-    await memory.append("t:warm", _message(0))  # the inline connection is open; the next writes queue
+    await memory.append("t:warm", _message(0))
     before = store.counts()
     await asyncio.gather(*(memory.append(f"t:{i}", _message(i)) for i in range(20)))
     spent = store.counts() - before

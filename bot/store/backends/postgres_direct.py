@@ -14,6 +14,7 @@ nothing was written).
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,6 +30,8 @@ POOL_SIZE = 10
 """At most this many connections (the engine's own pool_size); opened on demand, closed after idling."""
 
 IDLE_CLOSE_S = 300.0
+MAX_ARGS = 30_000
+"""Values one statement binds at most (the protocol's limit is 32,767)."""
 CLOSE_WAIT_S = 10.0
 
 
@@ -63,6 +66,27 @@ async def _no_reset(_conn: Any) -> None:
     """Release without the default reset query: this path sets no session state to undo."""
 
 
+async def _json_codecs(conn: Any) -> None:
+    """JSON and JSONB as SQLAlchemy's asyncpg dialect sets them on its own connections
+    (`setup_asyncpg_json_codec`): a value arrives already serialized by the column type's bind processor
+    and is decoded to Python on the way back, so a unit that touches a JSON column (a thread's
+    `tool_calls`, `meta`) runs here with the same values it has on the engine."""
+    await conn.set_type_codec(
+        "json",
+        encoder=str.encode,
+        decoder=lambda b: json.loads(b.decode()),
+        schema="pg_catalog",
+        format="binary",
+    )
+    await conn.set_type_codec(
+        "jsonb",
+        encoder=lambda s: b"\x01" + s.encode(),
+        decoder=lambda b: json.loads(b[1:].decode()),
+        schema="pg_catalog",
+        format="binary",
+    )
+
+
 def asyncpg_dsn(url: str) -> str:
     """The libpq-style DSN asyncpg takes for an SQLAlchemy `postgresql+asyncpg://` URL."""
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
@@ -74,7 +98,8 @@ class DirectPostgres:
     def __init__(self, pool: Any, dialect: Dialect) -> None:
         self._pool = pool
         self.statements = Statements(dialect)
-        self._combined: dict[tuple[tuple[str, tuple[str, ...]], ...], str] = {}
+        self._combined: dict[tuple[tuple[str, tuple[str, ...], int], ...], str] = {}
+        self._returning: dict[tuple[str, tuple[str, ...], int], str] = {}
         self.commits = 0
         """Transactions committed on this pool (`Store.counts`)."""
 
@@ -88,6 +113,7 @@ class DirectPostgres:
             max_size=POOL_SIZE,
             max_inactive_connection_lifetime=IDLE_CLOSE_S,
             reset=_no_reset,
+            init=_json_codecs,
         )
         return cls(pool, dialect)
 
@@ -97,7 +123,7 @@ class DirectPostgres:
         async with self._pool.acquire() as conn, conn.transaction():
             yield conn
 
-    async def run_unit(self, unit: Unit[T], *, off_loop: bool = False) -> T:
+    async def run_unit(self, unit: Unit[T], *, off_loop: bool = False, snapshot: bool = True) -> T:
         """Drive `unit` on a pooled connection inside `BEGIN … COMMIT` (rolled back when it raises).
 
         Inserts are held back until the unit reads again or ends, then sent as ONE statement (data-
@@ -105,74 +131,137 @@ class DirectPostgres:
         With `off_loop` (an incident's grant batch) the unit's own Python work — its decisions between
         statements, decoding the rows it read, binding the rows it writes — runs on a worker thread, one
         step at a time; only the driver's I/O stays on the event loop, so live conversations keep their
-        latency while hundreds of coupons are decided.
+        latency while hundreds of coupons are decided. An insert that asks for its rows' ids sends its rows
+        as one multi-row statement. A read of one statement (`snapshot` False) runs without BEGIN and
+        COMMIT: one round trip instead of three.
         """
-        statements = self.statements
+        if not snapshot:
+            async with self._pool.acquire() as conn:
+                return await self._drive(conn, unit, off_loop)
         async with self.transaction() as conn:
-            held: list[tuple[Insert, dict[str, Any]]] = []
-            result: Any = None
-            while True:
-                done, op = (
-                    await asyncio.to_thread(_advance, unit, result) if off_loop else _advance(unit, result)
-                )
-                if done:
-                    await self._insert(conn, held, unit, off_loop)
-                    self.commits += 1  # as the block ends without an error
-                    return op  # type: ignore[no-any-return]
-                result = None
-                if isinstance(op, Insert):
-                    if op.ids:
-                        raise NotImplementedError(
-                            "the asyncpg path returns no ids; run this unit on the engine"
-                        )
-                    held.extend((op, dict(row)) for row in op.rows)
-                    continue
+            out = await self._drive(conn, unit, off_loop)
+        self.commits += 1
+        return out
+
+    async def _drive(self, conn: Any, unit: Unit[T], off_loop: bool) -> T:
+        statements = self.statements
+        held: list[tuple[Insert, dict[str, Any]]] = []
+        result: Any = None
+        while True:
+            done, op = await asyncio.to_thread(_advance, unit, result) if off_loop else _advance(unit, result)
+            if done:
                 await self._insert(conn, held, unit, off_loop)
-                statements.executed += 1
-                prepared = statements(op.query)
-                if isinstance(op, Fetch):
-                    raw = await conn.fetch(prepared.sql, *prepared.args(op.params))
-                    rows = (
-                        await asyncio.to_thread(_decoded, prepared, raw)
-                        if off_loop
-                        else _decoded(prepared, raw)
-                    )
-                    result = (rows[0] if rows else None) if op.one else rows
-                elif isinstance(op, Lock):
-                    await conn.execute(prepared.sql, *prepared.args(op.params))
-                else:
-                    raise TypeError(f"not a store statement: {op!r}")
+                return op  # type: ignore[no-any-return]
+            result = None
+            if isinstance(op, Insert) and not op.ids:
+                held.extend((op, dict(row)) for row in op.rows)
+                continue
+            await self._insert(conn, held, unit, off_loop)
+            if isinstance(op, Insert):
+                result = await self._insert_returning_ids(conn, op, unit)
+                continue
+            statements.executed += 1
+            prepared = statements(op.query)
+            if isinstance(op, Fetch):
+                raw = await conn.fetch(prepared.sql, *prepared.args(op.params))
+                rows = (
+                    await asyncio.to_thread(_decoded, prepared, raw) if off_loop else _decoded(prepared, raw)
+                )
+                result = (rows[0] if rows else None) if op.one else rows
+            elif isinstance(op, Lock):
+                await conn.execute(prepared.sql, *prepared.args(op.params))
+            else:
+                raise TypeError(f"not a store statement: {op!r}")
+
+    async def _insert_returning_ids(self, conn: Any, op: Insert, unit: Unit[Any]) -> list[int]:
+        """`op`'s rows in one `INSERT … VALUES (…), (…) RETURNING id`; their ids in the rows' order.
+
+        The ids come from the table's sequence, drawn row by row in the VALUES order, so they rise with
+        the rows; sorted, they are in the rows' order whatever order RETURNING lists them in."""
+        import asyncpg
+
+        if not op.rows:
+            return []
+        single = self.statements(insert_statement(op.table, op.columns))
+        key = (op.table.name, op.columns, len(op.rows))
+        sql = self._returning.get(key)
+        if sql is None:
+            rows_sql, returning = self._rows_sql(insert_statement(op.table, op.columns), len(op.rows))
+            sql = self._returning[key] = f"{rows_sql} RETURNING {returning or 'id'}"
+        args: list[Any] = []
+        for row in op.rows:
+            args.extend(single.args(row))
+        self.statements.executed += 1
+        try:
+            found = await conn.fetch(sql, *args)
+        except asyncpg.UniqueViolationError as exc:
+            unit.close()
+            raise RaceLost() from exc
+        return sorted(int(r[0]) for r in found)
 
     def _statement(self, held: list[tuple[Insert, dict[str, Any]]]) -> tuple[str, list[Any]]:
-        """The held rows as one statement (built once per shape of rows) and its arguments."""
-        key = tuple((op.table.name, op.columns) for op, _row in held)
+        """The held rows as one statement (built once per shape of rows) and its arguments: the rows of
+        one table and columns as one multi-row `VALUES` list, in the order they were held (PostgreSQL runs
+        the sub-statements of a `WITH` in no set order, so rows of one table in CTEs of their own got
+        their ids in no set order either), the tables' inserts combined (`_combine`)."""
+        groups: dict[tuple[Any, tuple[str, ...]], list[dict[str, Any]]] = {}
+        for op, row in held:
+            groups.setdefault((op.table, op.columns), []).append(row)
+        key = tuple((table.name, columns, len(rows)) for (table, columns), rows in groups.items())
         combined = self._combined.get(key)
         if combined is None:
             combined = self._combined[key] = _combine(
-                [self.statements(insert_statement(op.table, op.columns)).sql for op, _row in held]
+                [
+                    self._rows_sql(insert_statement(table, columns), len(rows))[0]
+                    for (table, columns), rows in groups.items()
+                ]
             )
         args: list[Any] = []
-        for op, row in held:
-            args.extend(self.statements(insert_statement(op.table, op.columns)).args(row))
+        for (table, columns), rows in groups.items():
+            prepared = self.statements(insert_statement(table, columns))
+            for row in rows:
+                args.extend(prepared.args(row))
         return combined, args
+
+    def _rows_sql(self, statement: Any, rows: int) -> tuple[str, str]:
+        """`statement` (a one-row INSERT) for `rows` rows: `INSERT … VALUES (…), (…)` with its parameters
+        numbered on, and what the dialect's own statement returns (`RETURNING …`, or "")."""
+        single = self.statements(statement).sql
+        head, _, values = single.partition(" VALUES ")
+        values, _, returning = values.partition(" RETURNING ")  # the dialect returns the key already
+        width = len(re.findall(r"\$(\d+)", values))
+        listed = [
+            re.sub(r"\$(\d+)", lambda m, o=i * width: f"${int(m.group(1)) + o}", values) for i in range(rows)
+        ]
+        return f"{head} VALUES {', '.join(listed)}", returning
 
     async def _insert(
         self, conn: Any, held: list[tuple[Insert, dict[str, Any]]], unit: Unit[Any], off_loop: bool = False
     ) -> None:
-        """The held rows in one statement; a unique constraint that refuses one raises `RaceLost`."""
+        """The held rows in one statement (several when they bind more than `MAX_ARGS` values), in order;
+        a unique constraint that refuses one raises `RaceLost`."""
         import asyncpg
 
-        if not held:
-            return
-        # A batch's first statement of its shape is built by hundreds of regex substitutions: off the loop too.
-        combined, args = await asyncio.to_thread(self._statement, held) if off_loop else self._statement(held)
+        chunks: list[list[tuple[Insert, dict[str, Any]]]] = []
+        size = MAX_ARGS
+        for item in held:
+            if size + len(item[0].columns) > MAX_ARGS:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(item)
+            size += len(item[0].columns)
         held.clear()
-        self.statements.executed += 1
-        try:
-            await conn.execute(combined, *args)
-        except asyncpg.UniqueViolationError as exc:
-            unit.close()
-            raise RaceLost() from exc
+        for chunk in chunks:
+            # A batch's first statement of its shape is built by hundreds of regex substitutions: off the loop too.
+            combined, args = (
+                await asyncio.to_thread(self._statement, chunk) if off_loop else self._statement(chunk)
+            )
+            self.statements.executed += 1
+            try:
+                await conn.execute(combined, *args)
+            except asyncpg.UniqueViolationError as exc:
+                unit.close()
+                raise RaceLost() from exc
 
     async def close(self) -> None:
         """Wait briefly for connections in use to come back, then drop whatever is still out."""

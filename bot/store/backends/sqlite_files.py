@@ -14,6 +14,12 @@ LOCK_WAIT_S = 30.0
 """As long as the Store's own connections wait for the write lock (`busy_timeout`)."""
 
 PRAGMAS = ("synchronous=NORMAL", "foreign_keys=ON", "wal_autocheckpoint=0")
+"""WAL with `synchronous=NORMAL`: a commit appends to the WAL without an fsync (the WAL is synced at each
+checkpoint), so a commit costs ≈0.03 ms instead of the disk's sync (milliseconds: `FULL` syncs every
+commit). A crash of the bot loses nothing committed; a power loss or OS crash may roll back the last
+transactions before the checkpoint, never corrupts the file, and rolls each one back whole (a coupon, its
+audit row and anything else written in its transaction go together). Same as the Store's own connections
+(`bot.store.database`)."""
 
 
 def locked(exc: sqlite3.OperationalError) -> bool:
