@@ -38,7 +38,6 @@ from bot.app import build_app, make_policy_index
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
 from bot.conversations.surface import ChannelTraits, SurfaceBase
-from bot.heap import QuietCollections
 from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Order, Player, Store
@@ -253,8 +252,6 @@ async def run(
     app = await build_app(
         settings, llm_factory=lambda: latency_llm(latency=latency), store=store, policy_index=index
     )
-    collections = QuietCollections(app.conversations.any_running)  # as `bot.serve` runs it
-    collections.start()
     try:
         await index.search("warm-up", 3)  # loads the model and the lexical index outside the timing
         with LoopWatchdog() as idle_dog:
@@ -277,7 +274,6 @@ async def run(
         if watch is not None:
             watch.append(dog)
     finally:
-        await collections.stop()
         await store.close()
         if policy_index is None:
             index.close()

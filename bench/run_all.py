@@ -46,6 +46,27 @@ HEADLINES: list[tuple[str, str, str]] = [
         "ms",
         "worst lag of the same loop with nothing to run (the machine's)",
     ),
+    (
+        "concurrency_loop_max_lag_above_idle_ms",
+        "ms",
+        "worst lag of the burst above the same run's idle lag (the code's share)",
+    ),
+    (
+        "concurrency_single_above_model_ms",
+        "ms",
+        "one conversation alone, steady: wall above its 5 model calls",
+    ),
+    ("concurrency_first_conversation_s", "s", "a process's first conversation (first use of each path)"),
+    ("concurrency_cpu_ms_per_conversation", "ms", "process CPU per conversation in the burst (load-robust)"),
+    ("concurrency_statements_per_conversation", "", "SQL statements one conversation sends"),
+    ("concurrency_commits_per_conversation", "", "commits one conversation makes alone"),
+    (
+        "concurrency_burst_commits_per_conversation",
+        "",
+        "commits per conversation in the burst (group commit)",
+    ),
+    ("concurrency_write_wait_ms", "ms", "time one conversation alone waits for its writes"),
+    ("concurrency_burst_write_wait_ms", "ms", "time one conversation of the burst waits for its writes"),
     ("stream_edits_per_second_max", "/s", "most edits of one Discord message within any second"),
     ("stream_final_delay_ms", "ms", "last token → final text visible in Discord"),
     ("stream_messages_per_long_answer", "", "Discord messages for a ~6,000-character answer"),
@@ -74,6 +95,8 @@ HEADLINES: list[tuple[str, str, str]] = [
         "policy search p50 ÷ raw Chroma query p50 (same index, cached vector)",
     ),
     ("coupon_issues_per_second", "/s", "guarded coupon issues per second (SQLite)"),
+    ("coupon_cpu_us_per_issue", "µs", "process CPU per guarded issue (SQLite; load-robust)"),
+    ("coupon_statements_per_issue", "", "SQL statements one guarded issue sends"),
     ("coupon_issues_per_second_postgres", "/s", "guarded coupon issues per second (PostgreSQL, if up)"),
     ("coupon_race_issued", "", "coupons issued by 100 concurrent attempts on one order"),
     ("fact_check_us_per_sentence_p50", "µs", "output guard with the fact check, per answer sentence (p50)"),
@@ -176,6 +199,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "concurrency_loop_max_lag_ms": c["loop_max_lag_ms"],
         "concurrency_conversations_per_s": c["conversations_per_s"],
         "concurrency_idle_loop_max_lag_ms": c["idle_loop_max_lag_ms"],
+        "concurrency_loop_max_lag_above_idle_ms": c["loop_max_lag_above_idle_ms"],
+        "concurrency_single_above_model_ms": c["single_above_model_ms"],
+        "concurrency_first_conversation_s": c["first_conversation_s"],
+        "concurrency_cpu_ms_per_conversation": c["burst_cpu_ms_per_conversation"],
+        "concurrency_statements_per_conversation": c["single_statements"],
+        "concurrency_commits_per_conversation": c["single_commits"],
+        "concurrency_burst_commits_per_conversation": c["burst_commits_per_conversation"],
+        "concurrency_write_wait_ms": c["single_write_wait_ms"],
+        "concurrency_burst_write_wait_ms": c["burst_write_wait_ms_per_conversation"],
         "stream_edits_per_second_max": s["stream_edits_per_second_max"],
         "stream_final_delay_ms": s["stream_final_delay_ms"],
         "stream_messages_per_long_answer": s["stream_messages"],
@@ -194,6 +226,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "retrieval_p95_ms": r["retrieval_p95_ms"],
         "policy_search_vs_raw_chroma_ratio": details["search_latency"]["policy_search_vs_raw_chroma_ratio"],
         "coupon_issues_per_second": k["guarded_issues_per_second"],
+        "coupon_cpu_us_per_issue": k["cpu_us_per_issue"],
+        "coupon_statements_per_issue": k["statements_per_issue"],
         "coupon_issues_per_second_postgres": k.get("guarded_issues_per_second_postgres"),
         "coupon_race_issued": k["race_coupons_issued"],
         "fact_check_us_per_sentence_p50": details["fact_check"]["guard_us_per_sentence_p50"],
@@ -231,7 +265,41 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"{key:<36}{results[key]!s:>12}  {unit:<3}{what}")
     print("-" * 96)
     print(f"total {sum(seconds.values()):.0f} s on {os.cpu_count()} CPU(s); written to {args.out}")
+    print_goals(results)
     return report
+
+
+GOALS: list[tuple[str, str, str, float]] = [
+    ("engine_vs_langgraph_per_run_ratio", "engine per run ÷ LangGraph", "<=", 0.15),
+    ("concurrency_single_above_model_ms", "one conversation alone above its model, ms", "<=", 30),
+    ("concurrency_conversations_per_s", "burst of 200 at 50 ms model, conv/s", ">=", 150),
+    ("concurrency_loop_max_lag_above_idle_ms", "burst's worst lag above idle, ms", "<=", 20),
+    ("coupon_issues_per_second", "guarded issues/s (SQLite)", ">=", 2500),
+    ("coupon_race_issued", "race: coupons of 100 attempts", "==", 1),
+    ("fact_check_us_per_sentence_p95", "fact check per sentence p95, µs", "<=", 200),
+    ("incident_coupons_per_second", "incident bulk grant, coupons/s", ">=", 2000),
+    ("policy_search_vs_raw_chroma_ratio", "policy search ÷ raw Chroma", "<=", 1.5),
+]
+"""Issue 54's goals (wave 4), judged on this run's figures: the lag as its excess over the same run's idle
+lag, so a busy host is told apart from slow code."""
+
+
+def _meets(value: float, op: str, goal: float) -> bool:
+    return value <= goal if op == "<=" else value >= goal if op == ">=" else value == goal
+
+
+def print_goals(results: dict[str, Any]) -> None:
+    """The goals' table, with the machine's idle lag beside it (the host's share of any lag)."""
+    print("\n" + "=" * 96)
+    idle = results.get("concurrency_idle_loop_max_lag_ms")
+    print(f"issue 54 goals (the machine's idle loop lag in this run: {idle} ms)")
+    print(f"{'goal':<46}{'measured':>12}{'goal':>12}  met")
+    print("-" * 96)
+    for key, label, op, goal in GOALS:
+        value = results.get(key)
+        met = "—" if value is None else ("yes" if _meets(float(value), op, goal) else "NO")
+        print(f"{label:<46}{value!s:>12}{op + ' ' + format(goal, 'g'):>12}  {met}")
+    print("-" * 96)
 
 
 if __name__ == "__main__":

@@ -47,15 +47,23 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-TURN_S = 0.001
+TURN_S = 0.005
 """How long one loop turn runs runs' slices before the next `give_way()` defers to the next turn.
-Measured on the 200-conversation burst, 2 cores, alternating runs: worst lag 27–42 ms with 4 ms turns and
-the search workers at the loop's priority; 14–31 ms with them niced (`background_priority`) only; 22–35
-ms with 1 ms turns only; 9–21 ms with both (ticks later than 10 ms: 15–28 a burst against 0–5), at the
-same throughput (~100 conversations/s)."""
+
+Every run deferred in a spent turn wakes in the next one only to find it spent again and defer once more,
+so short turns cost the loop work of their own (a burst of 200 passed `give_way()` ~87,000 times with
+1 ms turns). Measured on the 200-conversation burst (50 ms model, warm search cache), 2 cores shared with
+other work, variants interleaved in one process (wave 4): 1 ms turns 36–63 conversations/s, worst lag
+70–200 ms above the same run's idle lag; 5 ms turns 60–76 conversations/s, 72–93 ms above idle; without
+`give_way()` at all (wave 4, cold cache) 400–800 ms above idle. Wave 3, on a quiet machine: worst lag
+27–42 ms with 4 ms turns and the search workers at the loop's priority; 14–31 ms with them niced
+(`background_priority`) only; 9–21 ms with 1 ms turns and niced workers."""
 
 BACKGROUND_NICE = 10
-"""How much lower a background thread's priority is (Linux `nice`: the loop thread weighs ~10× more)."""
+"""How much lower a background thread's priority is (Linux `nice`: the loop thread weighs ~10× more).
+Kept in wave 4: it halved the burst's worst lag at the same throughput (wave 3: 27–42 ms → 14–31 ms);
+on a machine shared with other busy processes the niced search workers get less CPU too, so a search
+waits longer there (the conversation, not the loop, pays)."""
 
 
 def background_priority() -> None:

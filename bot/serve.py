@@ -18,8 +18,6 @@ import sys
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from bot.heap import QuietCollections
-
 if TYPE_CHECKING:
     from bot.app import App
     from bot.config import Settings
@@ -94,7 +92,6 @@ async def serve(
     client: asyncio.Task[int] | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    collections = QuietCollections(app.conversations.any_running)
     try:
         if web:
             server = await _start_web(settings, app, host, port, index)
@@ -120,7 +117,6 @@ async def serve(
             waits.add(client)
         desk = desk_watch(settings, app, bot=bot, web=server is not None, every=desk_every)
         desk.start()
-        collections.start()
         if server is not None:
             # Shielded: cancelling this watch must not cancel uvicorn (that would skip its shutdown and
             # leave the port bound); `server.stop()` ends it below.
@@ -138,7 +134,6 @@ async def serve(
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
-        await collections.stop()
         if desk is not None:
             await desk.stop()
         if bot is not None and not bot.is_closed():

@@ -366,12 +366,9 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
         return direct.connection.execute("SELECT k, thread FROM t_i ORDER BY rowid").fetchall()
 
     try:
-        # Alone: committed on the loop's thread. The connection's first write (schema read, statements
-        # compiled) is slow by itself: it does not send the next writes to the writer.
-        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 0.0)
+        # Alone: committed on the loop's thread.
         assert await put(1) == loop_thread
         assert rows() == [(1, loop_thread)]
-        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 1.0)
         # A background thread at work: to the writer.
         with background_work():
             assert await put(2) == "arca-sqlite-writer"
@@ -385,15 +382,11 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
         release.set()
         assert await held == await after == "arca-sqlite-writer"
         assert [k for k, _ in rows()] == [1, 2, 3, 4]
-        # The writer idle again: inline again.
+        # The writer idle again: inline again, however slow the last inline write was.
         assert await put(5) == loop_thread
-        # An inline write that was slow (it waited for the GIL): the next ones go to the writer a while.
-        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 0.0)
         assert await put(6) == loop_thread
-        assert await put(7) == "arca-sqlite-writer"
+        assert await put(7) == loop_thread
         # A failing unit raises to its caller and stores nothing, inline as on the writer.
-        monkeypatch.setattr(sqlite_writer, "INLINE_SLOW_S", 1.0)
-        direct.writer._inline_paused_until = 0.0
         with pytest.raises(sqlite3.IntegrityError):
             await put(7)
         assert not direct.connection.in_transaction and [k for k, _ in rows()] == [1, 2, 3, 4, 5, 6, 7]

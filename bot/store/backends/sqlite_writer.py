@@ -37,10 +37,6 @@ from bot.store.backends.sqlite_files import LOCK_WAIT_S, connect, locked, transa
 
 T = TypeVar("T")
 
-INLINE_SLOW_S = 0.002
-"""An inline write (`SQLiteWriter._write_inline`) that took longer than this waited for the GIL or the
-disk: the writes of the next `INLINE_PAUSE_S` go to the writer thread."""
-INLINE_PAUSE_S = 0.5
 INLINE_TURN_S = 0.001
 """Inline writes one loop turn may run before the turn's next writes go to the writer. It was one write
 a turn: a task that writes, then writes again without giving the loop a turn (sequential coupon issues,
@@ -84,7 +80,6 @@ class SQLiteWriter:
         """Held by whoever writes: the writer for a group, the loop's thread for an inline write."""
         self._inline_conn: sqlite3.Connection | None = None
         """The loop thread's write connection (`_write_inline`): it never waits for the file's lock."""
-        self._inline_paused_until = 0.0
         self.commits = 0
         """Transactions committed (a group counts once), for `Store.counts`: the writer thread and the
         inline writes both add to it, never at once (`_writing`)."""
@@ -118,14 +113,11 @@ class SQLiteWriter:
         writes yet, no
         background thread is at work (`loop_share.background_busy`: the loop would wait for the GIL at
         each statement), no other connection holds
-        the write lock (`BEGIN IMMEDIATE` fails at once: the unit goes to the writer, which waits), and
-        the last inline write was not slow (`INLINE_SLOW_S`: some other thread wanted the GIL; the next
-        `INLINE_PAUSE_S` of writes go to the writer)."""
+        the write lock (`BEGIN IMMEDIATE` fails at once: the unit goes to the writer, which waits)."""
         if (
             self._inline_turn_s >= INLINE_TURN_S
             or self._handed != self._committed
             or background_busy()
-            or time.monotonic() < self._inline_paused_until
             or not self._writing.acquire(blocking=False)
         ):
             return False, None
@@ -134,7 +126,6 @@ class SQLiteWriter:
             asyncio.get_running_loop().call_soon(self._next_turn)
         try:
             conn = self._inline_conn
-            fresh = conn is None
             if conn is None:
                 conn = self._inline_conn = connect(self._path, lock_wait_s=0)
             started = time.perf_counter()
@@ -146,14 +137,13 @@ class SQLiteWriter:
                 raise
             out = transaction(conn, None, unit)
             self.commits += 1
-            spent = time.perf_counter() - started
-            self._inline_turn_s += spent
-            # A new connection's first write reads the schema and compiles its statements (over 2 ms):
-            # slow by itself, not for want of the GIL, so it pauses nothing. (It did: a store's first
-            # write sent the next half second of writes to the writer, sequential coupon issues
-            # included: 1,720–1,890/s against 1,830–2,270 without the pause, same sitting.)
-            if spent > INLINE_SLOW_S and not fresh:
-                self._inline_paused_until = time.monotonic() + INLINE_PAUSE_S
+            self._inline_turn_s += time.perf_counter() - started
+            # No pause after a slow inline write any more (wave 3 sent the next 0.5 s of writes to the
+            # writer after one over 2 ms): on a machine shared with other processes a write is slow
+            # because the thread was preempted, not for want of the GIL, and the pause sent 872 of 1,000
+            # sequential coupon issues through the writer (697 → 814 issues/s median without it, 15
+            # interleaved rounds; the burst's worst lag no worse). Known background threads stop
+            # inline writes (`background_busy`).
         finally:
             self._writing.release()
         self._on_commit(1)
