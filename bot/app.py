@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.heap import freeze_startup_heap
+from bot.loop_share import share_the_gil
 from bot.store import Store
 from bot.store.seed import seed_if_empty
 
@@ -230,4 +231,5 @@ async def build_app(
         ),
     )
     freeze_startup_heap()
+    share_the_gil()
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

@@ -150,3 +150,17 @@ async def test_an_answers_sentence_checks_wait_for_the_next_turn_once_the_turn_i
     text, ran = await check_in_a_spent_turn()
     assert text == answer
     assert ran == ["other"]  # it ran while the answer was being checked
+
+
+def test_the_app_hands_the_gil_over_within_a_millisecond() -> None:
+    import sys
+
+    from bot.loop_share import SWITCH_INTERVAL_S, share_the_gil
+
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        share_the_gil()
+        assert sys.getswitchinterval() == SWITCH_INTERVAL_S == 0.001
+    finally:
+        sys.setswitchinterval(before)
