@@ -76,6 +76,7 @@ async def _change_live(
         else:
             before = coupon.status
             apply(coupon, now)
+            await _queue_game_delivery(store, session, before, coupon, now)
             if before == "pending" and coupon.status == "rejected":
                 # Never issued: no code, no expiry, and not "revoked".
                 message = say.REJECTED(locale, order=oid, amount=format_krw(coupon.amount, locale))
@@ -103,6 +104,17 @@ async def _change_live(
         )
         await session.commit()
     return result
+
+
+async def _queue_game_delivery(
+    store: Store, session: Any, before: str, coupon: Coupon, now: datetime
+) -> None:
+    """The outbox job of a change, in the change's own transaction: an approved coupon is granted into
+    the game (`ARCA_COUPON_DELIVERY=game`), a revoked one that was granted is taken back."""
+    if before == "pending" and coupon.status == "active":
+        await store.game_deliveries.add_grant(session, coupon, now)
+    elif before == "active" and coupon.status == "revoked":
+        await store.game_deliveries.add_revoke(session, coupon.code, now)
 
 
 async def _decided_before(
