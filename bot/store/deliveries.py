@@ -312,20 +312,20 @@ class GameDeliveries:
         """Take up to `limit` due jobs for `owner` until `now + lease` (their attempts counted)."""
         pick_from = _D.alias("p")
         pick = select(pick_from.c.id).where(_leasable(pick_from, now)).order_by(pick_from.c.id).limit(limit)
+        taking = update(_D).values(lease_owner=owner, lease_until=now + lease, attempts=_D.c.attempts + 1)
+        still_free = and_(_D.c.state == "pending", or_(_D.c.lease_until.is_(None), _D.c.lease_until < now))
         async with self._store.session() as session, session.begin():
             if session.bind.dialect.name == "postgresql":
-                pick = pick.with_for_update(skip_locked=True)
-            statement = (
-                update(_D)
-                .where(
-                    _D.c.id.in_(pick.scalar_subquery()),
-                    _D.c.state == "pending",
-                    or_(_D.c.lease_until.is_(None), _D.c.lease_until < now),
-                )
-                .values(lease_owner=owner, lease_until=now + lease, attempts=_D.c.attempts + 1)
-                .returning(*_JOB_FIELDS)
-            )
-            rows = (await session.execute(statement)).all()
+                # The ids first, locked (rows another worker holds are skipped), then the UPDATE: inside
+                # `UPDATE … WHERE id IN (SELECT … LIMIT n FOR UPDATE)` PostgreSQL may run the subquery
+                # again per row and take more than n.
+                ids = list((await session.execute(pick.with_for_update(skip_locked=True))).scalars())
+                if not ids:
+                    return []
+                chosen = _D.c.id.in_(ids)
+            else:  # one statement under the file's write lock: nobody else leases meanwhile
+                chosen = _D.c.id.in_(pick.scalar_subquery())
+            rows = (await session.execute(taking.where(chosen, still_free).returning(*_JOB_FIELDS))).all()
         return sorted((DeliveryJob(**row._mapping) for row in rows), key=lambda j: j.id)
 
     async def record(self, owner: str, outcomes: Sequence[Outcome], *, now: datetime) -> None:
