@@ -124,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_incident_parser(sub, checked_settings)
 
+    from bot.cli.deliveries import add_deliveries_parser
+
+    add_deliveries_parser(sub)
+
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
     p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")
     p.set_defaults(fn=cmd_demo)

@@ -39,6 +39,12 @@ def deliveries_for(settings: Any, store: Store, notify: Notify | None = None) ->
     """The deliveries of a process with these settings, or None when coupons are not delivered."""
     if settings.coupon_delivery != "game":
         return None
+    return drain_worker(settings, store, notify)
+
+
+def drain_worker(settings: Any, store: Store, notify: Notify | None = None) -> ProcessDeliveries:
+    """Deliveries to the configured game backend, whatever `ARCA_COUPON_DELIVERY` says now (jobs queued
+    while it was `game` are still delivered by `arca-bot deliveries drain`)."""
     poster = GrantPoster.from_settings(settings)
     alert = DeadLetterAlert(store, notify) if notify is not None else None
     worker = DeliveryWorker(store, poster, DeliveryCaps.from_settings(settings), on_dead=alert)
