@@ -25,13 +25,21 @@ async def open_store(url: str, *, game: bool = True) -> Store:
 
 
 def worker_for(
-    store: Store, backend: GameBackend, *, timeout_s: float = 2.0, concurrency: int = 8, **caps: Any
+    store: Store,
+    backend: GameBackend,
+    *,
+    timeout_s: float = 2.0,
+    concurrency: int = 8,
+    on_dead: Any = None,
+    **caps: Any,
 ) -> tuple[DeliveryWorker, GrantPoster]:
     poster = GrantPoster(backend.url, backend.token, timeout_s=timeout_s, max_connections=concurrency)
     caps.setdefault("retry", QUICK)
     caps.setdefault("poll_s", 0.1)
     caps.setdefault("lease", timedelta(seconds=30))
-    return DeliveryWorker(store, poster, DeliveryCaps(concurrency=concurrency, **caps)), poster
+    return DeliveryWorker(
+        store, poster, DeliveryCaps(concurrency=concurrency, **caps), on_dead=on_dead
+    ), poster
 
 
 async def drain(store: Store, backend: GameBackend, **options: Any) -> Any:
