@@ -160,10 +160,12 @@ class Simulator:
                         break
                     watch = _ToolWatch()
                     surface = RecordingSurface()
+                    files = [Upload.of_bytes(p.name, p.read_bytes()) for p in scenario.attachment_paths]
+                    incoming = Incoming(
+                        thread, actor, move.text, ref=f"sim:{n}", attachments=files if n == 0 else []
+                    )
                     with conv.watch(thread, watch):
-                        outcome = await conv.handle(
-                            Incoming(thread, actor, move.text, ref=f"sim:{n}"), surface
-                        )
+                        outcome = await conv.handle(incoming, surface)
                         await conv.wait_idle(thread)
                     answers = [
                         r.answer if r.delivered_answer is None else r.delivered_answer for r in outcome.runs

@@ -239,4 +239,4 @@ async def test_a_scenarios_open_incident_and_screenshot_reach_the_bot(
     assert "정기 점검이 12:00까지 연장되었습니다" in loop_messages[0], (
         "the open incident's notice is in the prompt"
     )
-    assert "payment_error.png" in loop_messages[-1] or "스크린샷" in loop_messages[-1]
+    assert "payment_error.png" in loop_messages[-1], "the screenshot was attached to the first message"
