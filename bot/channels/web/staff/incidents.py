@@ -43,6 +43,7 @@ from bot.channels.web.staff.pages import (
 )
 from bot.incidents import ScopeError, preview
 from bot.incidents.declare import declare
+from bot.incidents.notice import NOTICE_SEPARATOR, join_notice
 from bot.incidents.progress import RunProgress, progress
 from bot.incidents.report import build_report, report_csv
 from bot.staff.registry import StaffReply
@@ -256,8 +257,11 @@ def add_incident_routes(router: APIRouter) -> None:
             ko, en = form.get("notice_ko", "").strip(), form.get("notice_en", "").strip()
             if not ko:
                 reply = StaffReply("한국어 공지는 필수입니다. / The Korean notice is required.", ok=False)
+            elif NOTICE_SEPARATOR in en:
+                text = "영문 공지에는 '||'를 쓸 수 없습니다. / The English notice may not contain '||'."
+                reply = StaffReply(text, ok=False)
             else:
-                notice = f"{ko} || {en}" if en else ko
+                notice = join_notice(ko, en)  # a `||` inside the Korean notice stays in it
                 reply = await _command(request, user, "incident update", {"id": number, "notice": notice})
         elif action == "close":
             reply = await _command(request, user, "incident close", {"id": number})
