@@ -19,6 +19,7 @@ from fastapi.responses import Response
 from bot.channels.web.staff import auth, charts, dashboard, queries
 from bot.channels.web.staff.attachments import add_attachment_routes, attachment_cards
 from bot.channels.web.staff.auth import SESSION_COOKIE
+from bot.channels.web.staff.flashes import FlashBox
 from bot.channels.web.staff.gaps import add_gap_routes
 from bot.channels.web.staff.incidents import add_incident_routes
 from bot.channels.web.staff.live import add_live_routes
@@ -350,4 +351,5 @@ def install(app: Any) -> None:
             return render(request, "refused.html", None, status=exc.status, reason=exc.reason)
         return with_console_headers(JSONResponse({"error": exc.reason}, status_code=exc.status))
 
+    app.state.staff_flashes = FlashBox()  # what a form post did, shown after its redirect (`pages.back`)
     app.include_router(staff_router())
