@@ -22,6 +22,8 @@ KEPT = 5_000
 TTL_SECONDS = 15 * 60
 """A flash is shown on its redirect (and reloads of it) for this long."""
 KEY_PATTERN = r"[A-Za-z0-9_-]{16,32}"
+KEPT_BYTES = 32 * 1024 * 1024
+"""All flashes' kept form values together at most this size (a declare form may carry a large CSV)."""
 
 
 @dataclass(frozen=True)
@@ -46,12 +48,16 @@ class FlashBox:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._items: OrderedDict[str, Flash] = OrderedDict()
+        self._bytes = 0
 
     def put(self, text: str, ok: bool, owner: str, kept: dict[str, str] | None = None) -> str:
         key = secrets.token_urlsafe(16)
-        self._items[key] = Flash(text, ok, owner, dict(kept or {}), self._clock())
-        while len(self._items) > KEPT:
-            self._items.popitem(last=False)
+        flash = Flash(text, ok, owner, dict(kept or {}), self._clock())
+        self._items[key] = flash
+        self._bytes += _size(flash)
+        while len(self._items) > KEPT or (self._bytes > KEPT_BYTES and len(self._items) > 1):
+            _, dropped = self._items.popitem(last=False)
+            self._bytes -= _size(dropped)
         return key
 
     def get(self, key: str, owner: str) -> Flash | None:
@@ -60,5 +66,10 @@ class FlashBox:
             return None
         if self._clock() - flash.at > TTL_SECONDS:
             del self._items[key]
+            self._bytes -= _size(flash)
             return None
         return flash
+
+
+def _size(flash: Flash) -> int:
+    return len(flash.text) + sum(len(k) + len(v) for k, v in flash.kept.items())
