@@ -100,7 +100,7 @@ async def _drain(store: Store, args: argparse.Namespace, settings: Any) -> int:
     if not settings.game_api_url:
         raise CommandError("ARCA_GAME_API_URL is not set: there is no game backend to deliver to")
     before = (await store.game_deliveries.counts())["delivered"]
-    left = await drain_worker(settings, store).drain()
+    left = await drain_worker(settings, store).deliver_all()
     delivered = (await store.game_deliveries.counts())["delivered"] - before
     print(
         f"delivered {delivered:,}; dead letters {left.dead:,}; revokes waiting on a dead grant {left.blocked:,}"

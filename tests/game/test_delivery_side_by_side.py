@@ -46,7 +46,7 @@ async def test_two_workers_side_by_side_post_each_grant_once(db_url: str, game_b
         game_backend.faults(latency_ms=5)
         (a, pa), (b, pb) = worker_for(first, game_backend), worker_for(second, game_backend)
         try:
-            left = await asyncio.gather(a.drain(), b.drain())
+            left = await asyncio.gather(a.deliver_all(), b.deliver_all())
         finally:
             await pa.aclose()
             await pb.aclose()
@@ -88,7 +88,7 @@ async def test_an_incidents_bulk_compensation_reaches_the_game_once_per_coupon(
         game_backend.faults(only="grants", error_rate=0.05)
         worker, poster = worker_for(store, game_backend, concurrency=16)
         try:
-            left = await worker.drain()
+            left = await worker.deliver_all()
         finally:
             await poster.aclose()
         assert left.pending == left.dead == 0

@@ -57,7 +57,7 @@ async def test_coupon_list_shows_each_grants_delivery(store: Store, game_backend
     game_backend.faults(only="grants", refuse_next=1, refuse_reason="unknown player")
     worker, poster = worker_for(store, game_backend, concurrency=1)
     try:
-        await worker.drain()
+        await worker.deliver_all()
     finally:
         await poster.aclose()
     ko = (await list_coupons(store)).message
@@ -94,7 +94,7 @@ async def test_a_burst_of_dead_letters_alerts_staff_once(store: Store, game_back
     alert = DeadLetterAlert(store, notify, clock=lambda: clock[0])
     worker, poster = worker_for(store, game_backend, concurrency=1, on_dead=alert)
     try:
-        left = await worker.drain()
+        left = await worker.deliver_all()
     finally:
         await poster.aclose()
     assert left.dead == 3

@@ -45,7 +45,7 @@ def worker_for(
 async def drain(store: Store, backend: GameBackend, **options: Any) -> Any:
     worker, poster = worker_for(store, backend, **options)
     try:
-        return await worker.drain()
+        return await worker.deliver_all()
     finally:
         await poster.aclose()
 

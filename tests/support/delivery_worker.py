@@ -45,7 +45,7 @@ async def main(url: str, game_url: str, token: str, moment: str, marker: Path) -
     poster = GrantPoster(game_url, token, timeout_s=30)
     caps = DeliveryCaps(concurrency=8, lease=timedelta(seconds=2), retry=RetryPolicy(first_s=0.05, max_s=0.5))
     try:
-        await DeliveryWorker(store, StopsDead(poster, moment, marker), caps).drain()
+        await DeliveryWorker(store, StopsDead(poster, moment, marker), caps).deliver_all()
     finally:
         await poster.aclose()
         await store.close()

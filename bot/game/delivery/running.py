@@ -13,7 +13,7 @@ from bot.store import Backlog, Store
 
 
 class ProcessDeliveries:
-    """The worker and the HTTP client it owns: `start()`, then `await stop()` (or `await drain()`)."""
+    """The worker and the HTTP client it owns: `start()`, then `await stop()` (or `await deliver_all()`)."""
 
     def __init__(self, worker: DeliveryWorker, poster: GrantPoster) -> None:
         self.worker = worker
@@ -28,9 +28,9 @@ class ProcessDeliveries:
         finally:
             await self._poster.aclose()
 
-    async def drain(self) -> Backlog:
+    async def deliver_all(self) -> Backlog:
         try:
-            return await self.worker.drain()
+            return await self.worker.deliver_all()
         finally:
             await self._poster.aclose()
 

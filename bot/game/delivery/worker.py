@@ -4,7 +4,7 @@ flush. Several processes run one side by side (every long-running process does);
 from posting one job at the same time, and the job's fixed `Idempotency-Key` keeps anything that still
 goes twice (a lease taken over after a crash) to one effective grant in the game.
 
-`start()`/`stop()` run it for as long as its process runs; `drain()` delivers what is pending and
+`start()`/`stop()` run it for as long as its process runs; `deliver_all()` delivers what is pending and
 returns (`arca-bot deliveries drain`).
 """
 
@@ -70,7 +70,7 @@ def process_owner() -> str:
 
 
 class DeliveryWorker:
-    """One process's deliveries. Construct, then `start()` … `await stop()`, or `await drain()`."""
+    """One process's deliveries. Construct, then `start()` … `await stop()`, or `await deliver_all()`."""
 
     def __init__(
         self,
@@ -126,7 +126,7 @@ class DeliveryWorker:
         self._held.clear()
         self._queue = asyncio.Queue()
 
-    async def drain(self) -> Backlog:
+    async def deliver_all(self) -> Backlog:
         """Deliver every job that can be delivered (waiting out backoffs and the leases of processes that
         died), then return what is left: dead letters and revokes whose grant is dead."""
         self._start_posting()
