@@ -315,6 +315,9 @@ class GameDeliveries:
         taking = update(_D).values(lease_owner=owner, lease_until=now + lease, attempts=_D.c.attempts + 1)
         still_free = and_(_D.c.state == "pending", or_(_D.c.lease_until.is_(None), _D.c.lease_until < now))
         async with self._store.session() as session, session.begin():
+            # An idle outbox is the common case: a read finds that without taking the write lock.
+            if (await session.execute(pick.limit(1))).first() is None:
+                return []
             if session.bind.dialect.name == "postgresql":
                 # The ids first, locked (rows another worker holds are skipped), then the UPDATE: inside
                 # `UPDATE … WHERE id IN (SELECT … LIMIT n FOR UPDATE)` PostgreSQL may run the subquery
