@@ -187,6 +187,7 @@ async def build_app(
     from tools.coupon_rules import load_coupon_rules
     from tools.registry import build_registry
 
+    hours = SupportHours.from_settings(settings)  # a configuration error before the database is touched
     store = store or await open_store(settings)
     if policy_index is None:
         policy_index = make_policy_index_safely(settings)
@@ -198,7 +199,7 @@ async def build_app(
         policy_search=policy_index,
         timezone=settings.timezone,
         notify_staff=notifications.notify,
-        away_notice=SupportHours.from_settings(settings).notice,
+        away_notice=hours.notice,
     )
     if models is None and llm_factory is None and settings.llm_configured:
         from bot.llm.registry import ModelRegistry
