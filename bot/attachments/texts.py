@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bot.attachments.box import AttachmentBox, Refusal, StoredAttachment
 
 
@@ -37,6 +39,17 @@ def model_note(item: StoredAttachment) -> str:
     """The line added to the player's message for the model (and the thread's history)."""
     what = "screenshot" if item.kind == "image" else "text file"
     return f"[the player attached a {what}: {item.name}, {size_text(item.size)}]"
+
+
+MODEL_NOTE_LINE = re.compile(r"^\[the player attached a (?:screenshot|text file): .*\]$")
+"""A `model_note` line (a file name cannot hold a line break: `clean_name` drops control characters)."""
+
+
+def without_model_notes(text: str) -> str:
+    """`text` as the player wrote it: the `model_note` lines, which are for the model only, removed."""
+    if "[the player attached a " not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not MODEL_NOTE_LINE.match(line)).strip()
 
 
 async def attachment_lines(box: AttachmentBox, thread_id: str) -> list[str]:

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from bot.attachments.texts import without_model_notes
 from bot.channels.web.deps import (
     HISTORY_LIMIT,
     NO_LLM_PLAYER_MESSAGE,
@@ -143,6 +144,8 @@ def chat_router() -> APIRouter:
             content = row.content or ""
             if row.role == "user" and content.startswith(INTERRUPT_PREFIX):
                 content = content[len(INTERRUPT_PREFIX) :].strip()
+            if row.role == "user":
+                content = without_model_notes(content)  # the player's words; the files show as files
             message = {
                 "role": row.role,
                 "content": content,
