@@ -23,7 +23,7 @@ from bot.channels.web.player.attachments import attachments_router
 from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
 from bot.channels.web.player.feedback import feedback_router
-from bot.channels.web.player.limits import SlidingWindowLimiter
+from bot.channels.web.player.limits import SlidingWindowLimiter, WebLimits
 from bot.channels.web.player.notice_watch import NoticeWatch
 from bot.channels.web.player.notices import notices_router
 from bot.channels.web.sse.outbox import web_outbox
@@ -45,9 +45,10 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.state.notice_watch = NoticeWatch(
         deps.conversations.store
     )  # the banner's pushes; stopped with the server
-    app.state.limits = (
-        SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
-        SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),
+    app.state.limits = WebLimits(
+        identity=SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
+        address=SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),
+        signed_address=SlidingWindowLimiter(deps.rate_limit_ip_signed, deps.rate_window, clock=deps.clock),
     )
     # A request without a cookie is a new visitor: capped per address, or dropping the cookie would
     # reset the per-identity limit.

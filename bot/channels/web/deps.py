@@ -64,6 +64,9 @@ class WebDeps:
     max_message_chars: int = 4_000
     rate_limit: int = 20
     rate_limit_ip: int = 60
+    """Anonymous visitors' messages per address (`ARCA_WEB_RATE_LIMIT_IP`)."""
+    rate_limit_ip_signed: int = 600
+    """Signed-in players' messages per address, all of them together (`ARCA_WEB_RATE_LIMIT_IP_SIGNED`)."""
     rate_window: float = 60.0
     new_visitors_ip: int = 10
     """New anonymous visitors (requests without a visitor cookie) one address may start per `rate_window`."""
@@ -95,6 +98,7 @@ class WebDeps:
             max_message_chars=settings.max_message_chars,
             rate_limit=settings.web_rate_limit,
             rate_limit_ip=settings.web_rate_limit_ip,
+            rate_limit_ip_signed=settings.web_rate_limit_ip_signed,
             rate_window=settings.web_rate_window,
             origins=list(settings.web_origins),
             trusted_proxies=list(settings.web_trusted_proxies),

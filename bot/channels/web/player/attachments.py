@@ -15,7 +15,7 @@ from bot.channels.web.attachment_response import attachment_response
 from bot.channels.web.deps import WebError, deps_of
 from bot.channels.web.json_body import check_same_site
 from bot.channels.web.player.callers import Caller, client_address, resolve_caller, set_visitor_cookie
-from bot.channels.web.player.limits import check_all
+from bot.channels.web.player.limits import WebLimits, check_all
 
 
 def attachments_router() -> APIRouter:
@@ -26,8 +26,8 @@ def attachments_router() -> APIRouter:
         deps = deps_of(request)
         check_same_site(request)  # another site's page cannot upload into a visitor's files
         caller = resolve_caller(request)
-        limit_id, limit_ip = request.app.state.limits
-        wait = check_all([(limit_id, caller.identity.key), (limit_ip, client_address(request))])
+        limits: WebLimits = request.app.state.limits
+        wait = check_all(limits.of(caller.identity.kind, caller.identity.key, client_address(request)))
         if wait:
             raise WebError(429, "rate_limited", "Too many requests.", headers={"Retry-After": str(wait)})
         name = request.query_params.get("name", "")[:300] or "file"

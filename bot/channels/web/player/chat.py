@@ -28,7 +28,7 @@ from bot.channels.web.deps import (
 from bot.channels.web.json_body import read_json_object
 from bot.channels.web.player.attachments import owned_attachments
 from bot.channels.web.player.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
-from bot.channels.web.player.limits import check_all
+from bot.channels.web.player.limits import WebLimits, check_all
 from bot.channels.web.sse.registry import StreamRegistry
 from bot.channels.web.sse.response import sse_response
 from bot.channels.web.sse.stream import RunStream, WebSurface
@@ -82,8 +82,8 @@ def chat_router() -> APIRouter:
             raise WebError(400, "empty_message", "The message is empty.")
         files = await owned_attachments(deps.conversations.attachments, caller, body.attachments)
         ip = client_address(request)
-        limit_id, limit_ip = request.app.state.limits
-        wait = check_all([(limit_id, caller.identity.key), (limit_ip, ip)])
+        limits: WebLimits = request.app.state.limits
+        wait = check_all(limits.of(caller.identity.kind, caller.identity.key, ip))
         if wait:
             raise WebError(
                 429,

@@ -1,5 +1,11 @@
 """Rate limits of the web channel: messages per identity and per IP address in a sliding window.
 
+Who counts against an address depends on who is asking: anonymous visitors share their address's
+budget (`ARCA_WEB_RATE_LIMIT_IP`), while signed-in players — vouched for by the game's server, and often
+many behind one address (a PC방, a campus, a mobile carrier's NAT), exactly when an incident brings them
+all at once — are limited by their own identity, plus a much larger budget for all signed-in players of
+one address (`ARCA_WEB_RATE_LIMIT_IP_SIGNED`).
+
 Written by hand (thirty lines): the limit lives in this one process beside the run registry, so a
 sliding window of timestamps is all it takes, where the FastAPI rate-limit packages bring a storage
 layer and decorators we would not use.
@@ -11,6 +17,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 
 class SlidingWindowLimiter:
@@ -52,6 +59,23 @@ class SlidingWindowLimiter:
 
     def __len__(self) -> int:
         return len(self._hits)
+
+
+@dataclass(frozen=True)
+class WebLimits:
+    """The web channel's limiters (one set per app)."""
+
+    identity: SlidingWindowLimiter
+    """Per identity: a signed-in player's id or an anonymous visitor's cookie."""
+    address: SlidingWindowLimiter
+    """Per address, for anonymous visitors (all of them behind it together)."""
+    signed_address: SlidingWindowLimiter
+    """Per address, for signed-in players (all of them behind it together; a much larger budget)."""
+
+    def of(self, kind: str, key: str, address: str) -> list[tuple[SlidingWindowLimiter, str]]:
+        """The limits one request counts against: its identity's and its address's for its kind."""
+        per_address = self.signed_address if kind == "player" else self.address
+        return [(self.identity, key), (per_address, address)]
 
 
 def check_all(limits: list[tuple[SlidingWindowLimiter, str]]) -> int:
