@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -227,7 +227,13 @@ async def build_app(
         models=models,
         fact_check=settings.fact_check,
         attachments=AttachmentBox(
-            store, settings.data_dir / "attachments", max_bytes=settings.attachment_max_bytes, clock=clock
+            store,
+            settings.data_dir / "attachments",
+            max_bytes=settings.attachment_max_bytes,
+            unsent_files=settings.attachment_unsent_files,
+            unsent_bytes=settings.attachment_unsent_bytes,
+            unsent_ttl=timedelta(minutes=settings.attachment_unsent_minutes),
+            clock=clock,
         ),
     )
     freeze_startup_heap()

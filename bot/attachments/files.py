@@ -36,6 +36,8 @@ class AttachmentFiles:
     def _write(self, sha: str, data: bytes) -> None:
         path = self.path_of(sha)
         if path.exists():
+            # Kept again: its age restarts, so the sweep of unsent uploads (`remove_if_older`) spares it.
+            os.utime(path)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
@@ -52,3 +54,14 @@ class AttachmentFiles:
 
     async def get(self, sha256: str) -> bytes:
         return await asyncio.to_thread(self.path_of(sha256).read_bytes)
+
+    def remove_if_older(self, sha256: str, cutoff: float) -> bool:
+        """Delete the file of `sha256` unless it was (re)written after `cutoff` (a Unix time); True if gone."""
+        path = self.path_of(sha256)
+        try:
+            if path.stat().st_mtime >= cutoff:
+                return False
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True

@@ -64,5 +64,5 @@ async def test_the_history_shows_the_players_words_without_the_models_note(make_
         [e async for e in read_sse(r)]
     await web.idle()
     history = (await player.get("/api/threads/main")).json()["messages"]
-    users = [m["content"] for m in history if m["role"] == "user"]
-    assert users == ["오류가 나요"]
+    users = [(m["content"], m["files"]) for m in history if m["role"] == "user"]
+    assert users == [("오류가 나요", ["오류.png"])]  # the widget shows the file as a file line

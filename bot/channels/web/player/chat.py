@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from bot.attachments.texts import without_model_notes
+from bot.attachments.texts import split_model_notes
 from bot.channels.web.deps import (
     HISTORY_LIMIT,
     NO_LLM_PLAYER_MESSAGE,
@@ -144,13 +144,16 @@ def chat_router() -> APIRouter:
             content = row.content or ""
             if row.role == "user" and content.startswith(INTERRUPT_PREFIX):
                 content = content[len(INTERRUPT_PREFIX) :].strip()
-            if row.role == "user":
-                content = without_model_notes(content)  # the player's words; the files show as files
-            message = {
+            files: list[str] = []
+            if row.role == "user":  # the player's words; the model's notes on their files become `files`
+                content, files = split_model_notes(content)
+            message: dict[str, Any] = {
                 "role": row.role,
                 "content": content,
                 "at": row.created_at.isoformat() if row.created_at else None,
             }
+            if row.role == "user":
+                message["files"] = files
             if row.role == "assistant":
                 message["run"] = row.run_id  # what the widget's 👍 / 👎 on this answer names
                 message["by"] = "staff" if row.id in staff_of else "bot"

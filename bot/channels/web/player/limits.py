@@ -61,6 +61,37 @@ class SlidingWindowLimiter:
         return len(self._hits)
 
 
+class ByteBudget:
+    """At most `limit` bytes per key within any `window` seconds (the anonymous uploads of one address)."""
+
+    max_keys = 10_000
+
+    def __init__(self, limit: int, window: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window = window
+        self._clock = clock
+        self._spent: dict[str, deque[tuple[float, int]]] = {}
+
+    def take(self, key: str, size: int) -> bool:
+        """Count `size` bytes against `key` and True, or False (nothing counted) when they do not fit."""
+        now = self._clock()
+        spent = self._spent.get(key)
+        if spent is None:
+            if len(self._spent) >= self.max_keys:
+                self._prune(now)
+            spent = self._spent.setdefault(key, deque())
+        while spent and spent[0][0] <= now - self.window:
+            spent.popleft()
+        if sum(n for _, n in spent) + size > self.limit:
+            return False
+        spent.append((now, size))
+        return True
+
+    def _prune(self, now: float) -> None:
+        for key in [k for k, v in self._spent.items() if not v or v[-1][0] <= now - self.window]:
+            del self._spent[key]
+
+
 @dataclass(frozen=True)
 class WebLimits:
     """The web channel's limiters (one set per app)."""
@@ -71,6 +102,8 @@ class WebLimits:
     """Per address, for anonymous visitors (all of them behind it together)."""
     signed_address: SlidingWindowLimiter
     """Per address, for signed-in players (all of them behind it together; a much larger budget)."""
+    upload_bytes: ByteBudget | None = None
+    """Per address, the bytes anonymous visitors upload (`ARCA_ATTACHMENT_ADDRESS_BYTES`)."""
 
     def of(self, kind: str, key: str, address: str) -> list[tuple[SlidingWindowLimiter, str]]:
         """The limits one request counts against: its identity's and its address's for its kind."""
