@@ -233,6 +233,7 @@ async def build_app(
             unsent_files=settings.attachment_unsent_files,
             unsent_bytes=settings.attachment_unsent_bytes,
             unsent_ttl=timedelta(minutes=settings.attachment_unsent_minutes),
+            max_pixels=settings.attachment_max_pixels,
             clock=clock,
         ),
     )

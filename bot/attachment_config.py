@@ -44,3 +44,11 @@ class AttachmentSettings(BaseSettings):
     )
     """Bytes the anonymous visitors of one address may upload per `attachment_unsent_minutes`, together
     (new visitors are cheap to make; signed-in players are held to their own limits)."""
+    attachment_max_pixels: int = Field(
+        default=40_000_000,
+        ge=100_000,
+        le=150_000_000,  # below Pillow's own decompression-bomb refusal (about 179 million)
+        validation_alias=_env("ARCA_ATTACHMENT_MAX_PIXELS"),
+    )
+    """The largest image, width × height, read from the file's header before anything is decoded; larger
+    ones (a decompression bomb is a small file claiming billions) are refused with a reply."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.attachments.files import AttachmentFiles
+from bot.attachments.images import DEFAULT_MAX_PIXELS, image_pixels, thumbnail
 from bot.attachments.kinds import sniff
 from bot.attachments.uploads import Upload
 from bot.store.attachments import (
@@ -71,7 +72,8 @@ class StoredAttachment:
 
 @dataclass(frozen=True)
 class Refusal:
-    """A file that was not kept, and why: `too_large`, `executable`, `wrong_type`, `quota` (the sender's
+    """A file that was not kept, and why: `too_large`, `too_many_pixels` (an image whose header claims more
+    than the pixel limit: `size` holds its pixels), `executable`, `wrong_type`, `quota` (the sender's
     unsent uploads are at their limit) or `address_quota` (the anonymous visitors of one address are)."""
 
     code: str
@@ -101,6 +103,7 @@ class AttachmentBox:
         unsent_files: int = DEFAULT_UNSENT_FILES,
         unsent_bytes: int = DEFAULT_UNSENT_BYTES,
         unsent_ttl: timedelta = DEFAULT_UNSENT_TTL,
+        max_pixels: int = DEFAULT_MAX_PIXELS,
         clock: Callable[[], datetime] | None = None,
         new_id: Callable[[], str] | None = None,
     ) -> None:
@@ -110,6 +113,7 @@ class AttachmentBox:
         self.unsent_files = unsent_files
         self.unsent_bytes = unsent_bytes
         self.unsent_ttl = unsent_ttl
+        self.max_pixels = max_pixels
         self.clock = clock or (lambda: datetime.now(UTC))
         self.new_id = new_id or (lambda: uuid.uuid4().hex)
 
@@ -126,6 +130,12 @@ class AttachmentBox:
             return Refusal("executable", name, len(data), self.max_bytes)
         if sniffed.mime is None:
             return Refusal("wrong_type", name, len(data), self.max_bytes)
+        if sniffed.kind == "image":
+            pixels = await asyncio.to_thread(image_pixels, data)  # the header only: nothing is decoded
+            if pixels is None:
+                return Refusal("wrong_type", name, len(data), self.max_bytes)
+            if pixels > self.max_pixels:
+                return Refusal("too_many_pixels", name, pixels, self.max_pixels)
         count, total = await unsent_usage(self.store, owner)
         if count >= self.unsent_files or total + len(data) > self.unsent_bytes:
             return Refusal("quota", name, len(data), self.unsent_bytes)
@@ -158,6 +168,26 @@ class AttachmentBox:
 
     async def read(self, item: StoredAttachment) -> bytes:
         return await self.files.get(item.sha256)
+
+    async def thumbnail(self, item: StoredAttachment) -> bytes | None:
+        """A small JPEG of an image attachment, made on the server once and kept beside the files; None for
+        a text file, or an image past `max_pixels` (kept before the limit existed) or unreadable."""
+        if item.kind != "image":
+            return None
+        cached = await self.files.get_thumbnail(item.sha256)
+        if cached is not None:
+            return cached
+        made = await asyncio.to_thread(thumbnail, await self.read(item), max_pixels=self.max_pixels)
+        if made is not None:
+            await self.files.put_thumbnail(item.sha256, made)
+        return made
+
+    async def renders_safely(self, item: StoredAttachment, data: bytes) -> bool:
+        """Whether a browser may draw `data` inline: not an image, or one within `max_pixels`."""
+        if item.kind != "image":
+            return True
+        pixels = await asyncio.to_thread(image_pixels, data)
+        return pixels is not None and pixels <= self.max_pixels
 
     async def of_thread(
         self, thread_id: str, *, since: datetime | None = None, until: datetime | None = None

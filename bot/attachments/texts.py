@@ -23,6 +23,8 @@ def refusal_text(refusal: Refusal, locale: str) -> str:
             return f"첨부 파일 '{name}'은(는) {size_text(refusal.size)}로 너무 큽니다(최대 {limit}). 파일은 받지 않았고, 메시지에는 답변드릴게요."
         if refusal.code == "unreadable":
             return f"첨부 파일 '{name}'을(를) 받지 못했습니다. 다시 보내 주세요. 메시지에는 답변드릴게요."
+        if refusal.code == "too_many_pixels":
+            return f"이미지 '{name}'은(는) 해상도가 너무 큽니다({refusal.size:,} 픽셀, 최대 {refusal.limit:,} 픽셀). 화면 크기 그대로의 스크린샷을 보내 주세요. 메시지에는 답변드릴게요."
         if refusal.code == "quota":
             return f"아직 보내지 않은 첨부 파일이 너무 많아 '{name}'을(를) 받지 않았습니다. 올려 둔 파일을 메시지와 함께 보내 주세요(보내지 않은 파일은 잠시 뒤 지워집니다)."
         if refusal.code == "address_quota":
@@ -34,6 +36,8 @@ def refusal_text(refusal: Refusal, locale: str) -> str:
         return f"The attachment '{name}' is {size_text(refusal.size)}, over the {limit} limit. The file was not kept; your message will still be answered."
     if refusal.code == "unreadable":
         return f"The attachment '{name}' could not be received; please send it again. Your message will still be answered."
+    if refusal.code == "too_many_pixels":
+        return f"The image '{name}' is too large in pixels ({refusal.size:,}; at most {refusal.limit:,}). Send a screenshot at your screen's size. Your message will still be answered."
     if refusal.code == "quota":
         return f"The attachment '{name}' was not kept: you have too many files waiting to be sent. Send them with a message first (unsent files are deleted after a while)."
     if refusal.code == "address_quota":

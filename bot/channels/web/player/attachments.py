@@ -23,7 +23,7 @@ from bot.periodic import Periodic
 log = logging.getLogger(__name__)
 
 
-REFUSAL_STATUS = {"too_large": 413, "quota": 429, "address_quota": 429}
+REFUSAL_STATUS = {"too_large": 413, "too_many_pixels": 413, "quota": 429, "address_quota": 429}
 SWEEP_EVERY = 300.0
 """Seconds between two sweeps of unsent uploads (`AttachmentBox.sweep`)."""
 
@@ -83,7 +83,8 @@ def attachments_router() -> APIRouter:
         item = await box.get(attachment_id)
         if item is None or item.owner != resolve_caller(request).actor.label:
             raise WebError(404, "attachment_not_found", "No such attachment.")
-        return attachment_response(item, await box.read(item))
+        data = await box.read(item)
+        return attachment_response(item, data, inline=await box.renders_safely(item, data))
 
     return router
 
