@@ -8,6 +8,7 @@ with the staff member's `staff:<id>` label.
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from typing import Any
@@ -62,6 +63,10 @@ TAKE_OVER_FIRST = (
     "The reply was not sent: press 'Take over' first (until then the bot may be answering). What you "
     "wrote is kept.",
 )
+POLICY_SEARCH_ERROR = (
+    "정책 검색을 하지 못했습니다. 색인을 다시 만들거나 잠시 후 다시 시도해 주세요.",
+    "The policy search failed; rebuild the index or try again shortly.",
+)
 LEDGER_DAY_ERROR = (
     "날짜는 2000-01-01부터 2100-12-31 사이로 입력하세요. 날짜 조건 없이 보여 드립니다.",
     "Enter a day between 2000-01-01 and 2100-12-31; shown without the day filter.",
@@ -70,6 +75,9 @@ LEDGER_DAY_ERROR = (
 
 def _t(request: Request, text: tuple[str, str]) -> str:
     return text[0] if lang_of(request) == "ko" else text[1]
+
+
+log = logging.getLogger(__name__)
 
 
 def staff_router() -> APIRouter:
@@ -324,8 +332,9 @@ def staff_router() -> APIRouter:
         if query and index is not None:
             try:
                 hits = await index.search(query, DEFAULT_TOP_K)  # what the bot's search is given
-            except Exception as exc:  # an empty query, an unbuilt index: shown, not a 500
-                error = f"{type(exc).__name__}: {exc}"
+            except Exception:  # an empty query, an unbuilt index: said, not a 500 (details in the log)
+                log.exception("the console's policy search failed")
+                error = _t(request, POLICY_SEARCH_ERROR)
         return render(
             request,
             "policies.html",
