@@ -13,6 +13,7 @@ from fastapi import Request
 from pydantic import BaseModel, Field
 
 from bot.channels.web.player.identity import IdentityService
+from bot.channels.web.readiness import ReadinessProbe, game_probe_from_settings
 from bot.conversations import Conversations
 
 THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -80,7 +81,10 @@ class WebDeps:
     """The support analytics' conversation gap and resolution window (`ARCA_CONVERSATION_IDLE_MINUTES`,
     `ARCA_RESOLUTION_WINDOW_MINUTES`), for the console's dashboard: the same figures as `/stats`."""
     index_state: Callable[[], str] = lambda: "ready"
-    """`building`, `ready` or `unavailable`: the policy index, for `/healthz`."""
+    """`building`, `ready` or `unavailable`: the policy index, for `/healthz` and `/readyz`."""
+    game_ready: ReadinessProbe | None = None
+    """`/readyz`'s check of the studio's backend (None: orders are not read from it). `from_settings`
+    installs an HTTP probe when `ARCA_ORDER_SOURCE=http`; the game connection may pass its own."""
     clock: Callable[[], float] = time.monotonic
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12]
 
@@ -102,7 +106,7 @@ class WebDeps:
             resolution_window_minutes=settings.resolution_window_minutes,
             debug_view=settings.web_debug,
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
-            **kw,
+            **{"game_ready": game_probe_from_settings(settings), **kw},
         )
 
 
