@@ -1,4 +1,5 @@
-"""Fixtures of the game connection's tests: the reference game backend on a loopback port."""
+"""Fixtures of the game connection's tests: the reference game backend on a loopback port, the bot's
+signed event endpoint, and a player's linking path end to end."""
 
 from __future__ import annotations
 
@@ -8,8 +9,15 @@ from pathlib import Path
 import pytest
 
 from bot.store import Store
+from tests.support.discord import BotHarness
 from tests.support.game_backend import GameBackend
-from tests.support.game_events import EventsServer, start_events_server, stop_events_server
+from tests.support.game_events import (
+    EventsServer,
+    LinkingWorld,
+    start_events_server,
+    start_linking_world,
+    stop_events_server,
+)
 
 
 @pytest.fixture
@@ -26,3 +34,13 @@ async def events(seeded_store: Store, tmp_path: Path) -> AsyncIterator[EventsSer
         yield server
     finally:
         await stop_events_server(server)
+
+
+@pytest.fixture
+async def linking(harness: BotHarness, game_backend: GameBackend) -> AsyncIterator[LinkingWorld]:
+    """The bot on the fake Discord with its event endpoint on, and the reference backend sending to it."""
+    world = await start_linking_world(harness, game_backend)
+    try:
+        yield world
+    finally:
+        await world.web.stop()
