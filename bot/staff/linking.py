@@ -11,6 +11,7 @@ from typing import Any
 from bot.game.linking import NOT_IN_DISCORD, code_text, request_code, unlink, unlinked_text
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import Player
+from bot.store.game_events import write_session
 from bot.store.link_codes import link_account
 from bot.vocabulary import ThreadId
 
@@ -56,7 +57,7 @@ async def staff_link(inv: Invocation, raw_user: str, raw_player: str) -> StaffRe
             f"⚠ <discord_user_id> must be a Discord user id (digits 0-9), got {raw!r}", ok=False
         )
     discord_id = match.group(1) or match.group(2)
-    async with conv.store.session() as s, s.begin():
+    async with write_session(conv.store) as s:
         if await s.get(Player, pid) is None:  # staff link known players; the game's events create them
             return StaffReply(f"플레이어 {pid}을(를) 찾을 수 없습니다. / No player {pid}.", ok=False)
         change = await link_account(s, discord_id, pid)

@@ -5,7 +5,8 @@ The table arrives with schema version 9 (`models.UPGRADABLE_FROM`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
+from bot.store.backends.engine import begin_immediate
 from bot.store.database import Store
 from bot.store.models import Base, Order, Player, UTCDateTime, utcnow
 
@@ -56,6 +58,18 @@ class OrderFacts:
     updated_at: datetime
 
 
+@asynccontextmanager
+async def write_session(store: Store) -> AsyncIterator[AsyncSession]:
+    """A session in one transaction, committed on success. On SQLite it holds the file's write lock from
+    its first read (`BEGIN IMMEDIATE`), so two events racing for one link code or one order see each
+    other's writes; PostgreSQL's row locks (`with_for_update`) do the same there."""
+    async with store.session() as session, session.begin():
+        conn = await session.connection()
+        if conn.dialect.name == "sqlite":
+            await begin_immediate(conn)
+        yield session
+
+
 async def apply_event(
     store: Store,
     event_id: str,
@@ -68,7 +82,7 @@ async def apply_event(
     returns (`applied` / `stale`), recorded with the id in the same transaction. `EventRefused` from
     `apply` rolls everything back and propagates."""
     try:
-        async with store.session() as s, s.begin():
+        async with write_session(store) as s:
             if await s.get(GameEvent, event_id) is not None:
                 return "duplicate"
             outcome = await apply(s)

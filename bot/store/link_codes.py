@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.store.database import Store
-from bot.store.game_events import EventRefused, ensure_player
+from bot.store.game_events import EventRefused, ensure_player, write_session
 from bot.store.models import Base, Player, UTCDateTime, utcnow
 
 CODE_STATES = ("live", "used", "replaced")
@@ -94,7 +94,7 @@ async def store_code(
 ) -> CodeRequest:
     """Keep a new code for `discord_id` (their older live codes stop working), unless they asked for
     `per_window` codes within `window` already. Old rows are cleared on the way."""
-    async with store.session() as s, s.begin():
+    async with write_session(store) as s:
         since = now - window
         recent = list(
             (
@@ -162,7 +162,7 @@ async def link_account(session: AsyncSession, discord_id: str, player_id: str) -
 
 async def unlink_account(store: Store, discord_id: str) -> str | None:
     """Remove the Discord user's link; the player it was linked to, or None when there was none."""
-    async with store.session() as s, s.begin():
+    async with write_session(store) as s:
         player = (await s.execute(select(Player).where(Player.discord_id == discord_id))).scalar()
         if player is None:
             return None
