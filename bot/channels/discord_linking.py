@@ -10,6 +10,7 @@ channel where they asked, mentioning them and naming no account.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import discord
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
+TELL_WITHIN = timedelta(hours=1)
+"""A notice not sent within this (Discord away for that long) is dropped."""
 
 
 class LinkNotifier:
@@ -50,7 +53,7 @@ class LinkNotifier:
         """Send what is owed; the number sent."""
         store = self.bot.conversations.store
         sent = 0
-        for notice in await pending_notices(store):
+        for notice in await pending_notices(store, self.bot.conversations.clock() - TELL_WITHIN):
             if not await claim_notice(store, notice.code_id, self.bot.conversations.clock()):
                 continue  # another process took it
             try:
@@ -63,7 +66,7 @@ class LinkNotifier:
                 action="link.told",
                 thread_id=notice.thread_id,
                 target=notice.player_id,
-                code="OK",
+                code="OK" if how != "none" else "NOT_TOLD",
                 detail={"discord_id": notice.discord_id, "by": how},
             )
             sent += 1
@@ -74,17 +77,24 @@ class LinkNotifier:
             dm = await self.bot.create_dm(discord.Object(id=int(notice.discord_id)))
             await dm.send(linked_text(notice.player_id), allowed_mentions=NO_MENTIONS)
             return "dm"
+        except discord.NotFound:
+            log.warning("Discord user %s of an account link is gone; not told", notice.discord_id)
+            return "none"  # not retried: it would fail every round
         except discord.Forbidden:
             pass  # the member does not take DMs from this server: say it where they asked
         where = ThreadId(notice.thread_id)
         if where.kind != "discord" or where.snowflake is None:
             log.warning("could not tell Discord user %s of their account link", notice.discord_id)
             return "none"
-        channel = self.bot.get_channel(where.snowflake) or await self.bot.fetch_channel(where.snowflake)
-        if not isinstance(channel, discord.abc.Messageable):
-            return "none"
         only_them = discord.AllowedMentions(
             everyone=False, roles=False, users=[discord.Object(id=int(notice.discord_id))]
         )
-        await channel.send(linked_public_text(notice.discord_id), allowed_mentions=only_them)
+        try:
+            channel = self.bot.get_channel(where.snowflake) or await self.bot.fetch_channel(where.snowflake)
+            if not isinstance(channel, discord.abc.Messageable):
+                return "none"
+            await channel.send(linked_public_text(notice.discord_id), allowed_mentions=only_them)
+        except (discord.NotFound, discord.Forbidden):  # the channel is gone or closed to the bot
+            log.warning("could not tell Discord user %s of their account link", notice.discord_id)
+            return "none"
         return "channel"

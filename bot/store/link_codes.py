@@ -170,12 +170,13 @@ async def unlink_account(store: Store, discord_id: str) -> str | None:
         return player.id
 
 
-async def pending_notices(store: Store, limit: int = 50) -> list[LinkNotice]:
-    """Redeemed codes whose Discord user was not told yet, oldest first."""
+async def pending_notices(store: Store, since: datetime, limit: int = 50) -> list[LinkNotice]:
+    """Codes redeemed after `since` whose Discord user was not told yet, oldest first (an older notice
+    that could not be sent is left: news of a link a day late is noise)."""
     async with store.session() as s:
         rows = await s.execute(
             select(LinkCode.id, LinkCode.discord_id, LinkCode.thread_id, LinkCode.player_id)
-            .where(LinkCode.state == "used", LinkCode.told_at.is_(None))
+            .where(LinkCode.state == "used", LinkCode.told_at.is_(None), LinkCode.used_at > since)
             .order_by(LinkCode.id)
             .limit(limit)
         )

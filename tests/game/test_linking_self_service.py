@@ -195,3 +195,29 @@ async def test_a_member_with_arguments_is_denied_the_override_and_audited(linkin
     [denied] = await _audit(linking, "staff.denied")
     assert (denied.actor, denied.target) == ("player:P100", "/link")
     assert await _audit(linking, "link.code_requested") == [], "no code either"
+
+
+async def test_a_notice_for_a_member_discord_no_longer_knows_is_given_up_once(linking):
+    fake = linking.fake
+    now = linking.running.app.conversations.clock()
+    async with linking.store.session() as s, s.begin():
+        s.add(
+            LinkCode(
+                code_hash="0" * 64,
+                discord_id="123456789",  # not a user of the fake guild: Discord answers 404
+                thread_id=f"discord:{SUPPORT}",
+                created_at=now,
+                expires_at=now,
+                state="used",
+                used_at=now,
+                player_id="P900",
+            )
+        )
+
+    [row] = await fake.wait_for(lambda: _audit(linking, "link.told"), what="the notice given up")
+    rounds = linking.running.bot.link_notices.periodic.rounds
+    await fake.wait_for(lambda: linking.running.bot.link_notices.periodic.rounds >= rounds + 2, what="rounds")
+
+    assert row.code == "NOT_TOLD"
+    assert len(await _audit(linking, "link.told")) == 1, "not tried again every round"
+    assert len(fake.calls_to("POST", r"/users/@me/channels$")) == 1
