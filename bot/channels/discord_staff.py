@@ -371,7 +371,7 @@ async def install_staff_commands(
     except discord.Forbidden:
         log.error(
             "could not sync slash commands: invite the bot with the applications.commands scope "
-            '(README, "Discord" → "1. Create the Discord application") and check ARCA_GUILD_IDS'
+            '(docs/deploy/discord.md, "1. Create the Discord application") and check ARCA_GUILD_IDS'
         )
     except discord.HTTPException as exc:
         log.error("could not sync slash commands: %s", exc)

@@ -8,9 +8,9 @@ import hashlib
 
 from sqlalchemy import select
 
-from bench.fake_discord import EPHEMERAL, FakeDiscord
 from bot.store import AuditEntry
 from bot.store.link_codes import LinkCode
+from tests.support.fake_discord import EPHEMERAL, FakeDiscord
 from tests.support.game_events import CODE
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from bench.fake_discord import FakeDiscord
 from bot.app import App, build_app
 from bot.config import load_settings
 from bot.conversations import Incoming
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry, Store
 from tests.fakes.knowledge import EmptyPolicyIndex
+from tests.support.fake_discord import FakeDiscord
 from tests.support.game_events import CODE
 from tests.support.surface import RecordingSurface
 

@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 
-from bench.fake_discord import FakeDiscord
 from bot.app import App, build_app
 from bot.channels.web.app import WebDeps, create_app
 from bot.channels.web.player.identity import IdentityService
@@ -25,6 +24,7 @@ from bot.store import Store
 from examples.game_backend.events import EventSender
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.discord import BotHarness, Running
+from tests.support.fake_discord import FakeDiscord
 from tests.support.game_backend import GameBackend
 
 SECRET = "whsec-test-0123456789abcdef"
