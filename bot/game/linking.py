@@ -11,7 +11,6 @@ stored (`bot.store.link_codes`).
 from __future__ import annotations
 
 import hashlib
-import logging
 import secrets
 import time
 from collections import deque
@@ -21,8 +20,6 @@ from datetime import datetime, timedelta
 
 from bot.store import Store
 from bot.store.link_codes import CodeRequest, store_code, unlink_account
-
-log = logging.getLogger(__name__)
 
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 """Digits and capitals without 0, 1, I and O (they read alike)."""
