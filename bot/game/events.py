@@ -163,8 +163,6 @@ class EventAnswer:
 
 ForgetOrder = Callable[[str], Awaitable[None]]
 """`OrderSource.forget(order_id)`: drop a cached order after an event changed it."""
-LinkApplied = Callable[[str, str], Awaitable[None]]
-"""Told `(discord_id, player_id)` after a link committed (the notice itself goes through the store)."""
 
 
 class EventReceiver:
