@@ -19,6 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from bot.channels.web.body_limits import BodyLimit
 from bot.channels.web.deps import WebDeps, WebError, deps_of
+from bot.channels.web.game_events import install as install_game_events
 from bot.channels.web.player.attachments import attachments_router
 from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
@@ -88,6 +89,7 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.include_router(notices_router())
     app.include_router(attachments_router())
     install_staff_console(app)
+    install_game_events(app)  # `POST /game/v1/events`, when ARCA_GAME_WEBHOOK_SECRET is set
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
     return app
 

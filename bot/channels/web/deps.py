@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +87,11 @@ class WebDeps:
     installs an HTTP probe when `ARCA_ORDER_SOURCE=http`; the game connection may pass its own."""
     clock: Callable[[], float] = time.monotonic
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12]
+    game_webhook_secrets: tuple[bytes, ...] = field(default=(), repr=False)
+    """`ARCA_GAME_WEBHOOK_SECRET` (two during a rotation): `POST /game/v1/events` exists only with one."""
+    forget_order: Callable[[str], Awaitable[None]] | None = None
+    """The order source's `forget(order_id)`, called after a signed `order.upserted` event committed
+    (`bot.channels.web.game_events`); None when the source keeps no cache."""
 
     @classmethod
     def from_settings(
@@ -105,6 +110,7 @@ class WebDeps:
             conversation_idle_minutes=settings.conversation_idle_minutes,
             resolution_window_minutes=settings.resolution_window_minutes,
             debug_view=settings.web_debug,
+            game_webhook_secrets=tuple(getattr(settings, "webhook_secrets", ())),
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
             **{"game_ready": game_probe_from_settings(settings), **kw},
         )
