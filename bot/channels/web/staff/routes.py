@@ -57,6 +57,8 @@ from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
 from tools.policy_search import DEFAULT_TOP_K
 
+log = logging.getLogger(__name__)
+
 TAKE_OVER_FIRST = (
     "답장을 보내지 않았습니다. 먼저 '상담원이 이어받기'를 눌러 대화를 맡아 주세요. 그동안 봇이 답하고 있을 수 "
     "있습니다. 쓴 내용은 그대로 있습니다.",
@@ -75,9 +77,6 @@ LEDGER_DAY_ERROR = (
 
 def _t(request: Request, text: tuple[str, str]) -> str:
     return text[0] if lang_of(request) == "ko" else text[1]
-
-
-log = logging.getLogger(__name__)
 
 
 def staff_router() -> APIRouter:
