@@ -172,7 +172,8 @@ class StaffCommands(commands.Cog, name="Staff"):
                     command.autocomplete(p.name)(self._completer(p))
             if group is None:
                 app_commands.guild_only(command)
-                app_commands.default_permissions(manage_messages=True)(command)
+                if cmd.staff_only and not cmd.open_without_args:  # members see `/link`, `/unlink`
+                    app_commands.default_permissions(manage_messages=True)(command)
                 top.append(command)
             else:
                 group.add_command(command)

@@ -5,6 +5,8 @@ from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, I
 from bot.store.database import Store, StoreError
 from bot.store.deliveries import Backlog, DeliveryView
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
+from bot.store.game_events import GameEvent  # registers the table with the schema
+from bot.store.link_codes import LinkCode  # registers the table with the schema
 from bot.store.models import (
     COUPON_STATUSES,
     ORDER_STATUS_EN,
@@ -49,8 +51,10 @@ __all__ = [
     "DeskClaim",
     "Escalation",
     "Feedback",
+    "GameEvent",
     "IssueFacts",
     "IssueWrite",
+    "LinkCode",
     "Order",
     "OrderView",
     "Player",

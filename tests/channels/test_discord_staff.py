@@ -35,6 +35,7 @@ async def test_commands_are_synced_once_to_the_configured_guild_with_groups_and_
         "orders",
         "coupon",
         "link",
+        "unlink",
         "thread",
         "policy",
         "audit",

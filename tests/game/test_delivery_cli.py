@@ -28,6 +28,7 @@ def configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, game_backend: Ga
         "ARCA_GAME_API_URL": game_backend.url,
         "ARCA_GAME_API_TOKEN": game_backend.token,
         "ARCA_GAME_DELIVERY_BACKOFF_MAX_S": "0.2",
+        "ARCA_GAME_DELIVERY_CONCURRENCY": "1",  # posted in order: the first one meets the refusal
     }.items():
         monkeypatch.setenv(name, value)
     assert main(["seed"]) == 0

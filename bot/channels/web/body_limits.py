@@ -33,6 +33,10 @@ INCIDENT_FORM_CAP = 4 * 1024 * 1024
 _WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
 
 
+EVENTS_PATH = "/game/v1/events"
+EVENTS_CAP = 1024 * 1024
+"""The game's signed events (DESIGN.md §11.3): 1 MiB."""
+
 UPLOAD_PATH = "/api/attachments"
 """A widget file upload: its cap is the attachment size limit (`ARCA_ATTACHMENT_MAX_BYTES`)."""
 
@@ -45,6 +49,8 @@ def body_cap(path: str, chat_cap: int, upload_cap: int = DEFAULT_CAP) -> int:
         return upload_cap
     if path == "/staff/login":
         return LOGIN_CAP
+    if path == EVENTS_PATH:
+        return EVENTS_CAP
     if path == INCIDENT_FORM_PATH:
         return INCIDENT_FORM_CAP
     if path.startswith("/staff"):
