@@ -5,9 +5,7 @@ side), and no thumbnail is made of an image past the limit."""
 from __future__ import annotations
 
 import io
-import struct
 import time
-import zlib
 from pathlib import Path
 
 from PIL import Image
@@ -16,18 +14,7 @@ from bot.attachments import AttachmentBox, Refusal, StoredAttachment, Upload
 from bot.attachments.images import image_pixels, thumbnail
 from bot.attachments.texts import refusal_text
 from bot.store import Store
-from tests.attachments.files import png
-
-
-def bomb(width: int = 30_000, height: int = 30_000) -> bytes:
-    """A PNG of a few KB that claims `width` × `height` grey pixels (its first rows of zeros, compressed)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = zlib.compress(b"\x00" * (width + 1) * 64, 9)
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+from tests.attachments.files import bomb, png
 
 
 def test_the_size_comes_from_the_header_without_decoding() -> None:

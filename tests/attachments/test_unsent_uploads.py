@@ -13,16 +13,9 @@ from bot.attachments.texts import refusal_text
 from bot.config import load_settings
 from bot.store import Store
 from tests.attachments.files import png
+from tests.support.clock import FakeClock
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 async def _take(box: AttachmentBox, data: bytes, owner: str = "web:P100") -> StoredAttachment | Refusal:
@@ -53,7 +46,7 @@ async def test_the_unsent_bytes_are_capped_too(store: Store, tmp_path: Path) -> 
 async def test_the_sweep_deletes_expired_unsent_uploads_and_keeps_sent_ones(
     store: Store, tmp_path: Path
 ) -> None:
-    clock = Clock()
+    clock = FakeClock(T0)
     box = AttachmentBox(store, tmp_path / "att", unsent_ttl=timedelta(minutes=60), clock=clock)
     unsent = await _take(box, png(rgb=(1, 1, 1)))
     sent = await _take(box, png(rgb=(2, 2, 2)))
@@ -74,7 +67,7 @@ async def test_the_sweep_deletes_expired_unsent_uploads_and_keeps_sent_ones(
 
 
 async def test_bytes_kept_again_after_the_cutoff_stay(store: Store, tmp_path: Path) -> None:
-    clock = Clock()
+    clock = FakeClock(T0)
     box = AttachmentBox(store, tmp_path / "att", unsent_ttl=timedelta(minutes=60), clock=clock)
     expired = await _take(box, png(rgb=(3, 3, 3)))
     path = box.files.path_of(expired.sha256)

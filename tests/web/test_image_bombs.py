@@ -13,8 +13,7 @@ from PIL import Image
 from bot.attachments import Upload
 from bot.store.attachments import add_attachment
 from bot.store.models import utcnow
-from tests.attachments.files import png
-from tests.attachments.test_image_pixels import bomb
+from tests.attachments.files import bomb, png
 from tests.support.staff_console import sign_in
 from tests.support.web import read_sse
 
