@@ -9,10 +9,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
 from bot.guards.claims import split_sentences
+from bot.guards.dates import Calendar
 from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, counted, extract_facts
 from bot.vocabulary import catalogue
 from bot.vocabulary.catalogue import Text
@@ -20,6 +22,8 @@ from bot.vocabulary.model_notes import without_examples
 from tools.money import format_krw
 from tools.order_views import status_label
 from tools.policy_search import EXCERPTS_OPEN
+from tools.requirements import is_policy_question
+from tools.requirements import sentences as player_sentences
 
 ONE_UNIT = frozenset({(COUNT, 1), (DURATION, 60), (DURATION, 1440)})
 """"1회", "한 번", "하루", "1 hour": a rate's unit ("하루 최대 3장"), never a figure the model can get wrong
@@ -77,6 +81,14 @@ class Evidence:
     """For each count the trusted texts state, what it counted there (`facts.counted`; None: a generic
     counter)."""
 
+    player_own: set[tuple[str, Any]] = field(default_factory=set)
+    """The player's numbers about their own situation ("산 지 10일 됐어요", "I got 2 coupons today"), not
+    a rule they ask to have confirmed ("환불 14일 맞죠?"): a passage about the general rule does not
+    contradict them."""
+    calendar: Calendar = field(default_factory=Calendar)
+    """The dates and windows the evidence states: what a computed date or duration stands on
+    (`bot.guards.dates`). Built per run, never cached with the fixed texts."""
+
     seen: list[str] = field(default_factory=list)
     player_said: list[str] = field(default_factory=list)
     """The player's messages, squashed: a sentence of the answer that only repeats one is not an answer."""
@@ -133,9 +145,22 @@ class Evidence:
         self.seen.append(squash(text))
         self.player_said.append(squash(text))
         self.player.update(keys(extract_facts(text)))
+        for sentence in player_sentences(text):
+            if _OWN_EVENT.search(sentence) or not is_policy_question(sentence):
+                self.player_own.update(keys(extract_facts(sentence)))
+
+
+_OWN_EVENT = re.compile(
+    r"샀|산\s*지|구매했|구입했|결제했|충전했|받았|받은|주문했|됐는데|지났|전에|어제|오늘\s*\S*했"
+    r"|\b(?:ago|bought|purchased|paid|got|received|ordered|charged|spent|yesterday)\b",
+    re.IGNORECASE,
+)
+"""Words of something that happened to the player: their number is about them, not about a rule."""
 
 
 def _own(value: Any) -> Any:
+    if isinstance(value, Calendar):
+        return Calendar(value.today)
     if isinstance(value, dict):
         return {k: set(v) if isinstance(v, set) else v for k, v in value.items()}
     return type(value)(value)
@@ -165,10 +190,10 @@ def _trusted_facts(
     found: set[tuple[str, Any]] = set()
     statuses: list[tuple[str, frozenset[str]]] = []
     counts: set[tuple[Any, str | None]] = set()
-    for sentence in _sentences(text):
-        # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its
-        # example values ("(예: ORD001)") back nothing.
-        facts = extract_facts(without_examples(sentence))
+    # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its example
+    # values ("(예: ORD001)") back nothing. Blanked before the split: "(e.g. ORD001)" splits after "e.g.".
+    for sentence in _sentences(without_examples(text)):
+        facts = extract_facts(sentence)
         found.update(keys(facts))
         counts.update((f.value, counted(f)) for f in facts if f.kind == COUNT)
         named = [f.value for f in facts if f.kind == ORDER]
@@ -327,10 +352,15 @@ def build_evidence(
     fixed_texts: Iterable[str] = (),
     rules: list[Passage] | None = None,
     notices: Iterable[str] = (),
+    today: date | None = None,
 ) -> Evidence:
     """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice;
-    `notices`: the open incidents' notices in the run's scope (`bot.incidents.open_notices`)."""
+    `notices`: the open incidents' notices in the run's scope (`bot.incidents.open_notices`); `today`: the
+    clock's date in `ARCA_TIMEZONE`, the start of the windows an answer computes."""
     notices = tuple(notices)
+    player_texts = tuple(player_texts)
+    earlier_observations = tuple(earlier_observations)
+    outcomes = list(outcomes)
     rules = list(rules or ())
     ruled = frozenset(g.key for p in rules for g in p.facts)
     ev = _fixed_evidence(tuple(fixed_texts), ruled).copy()
@@ -362,6 +392,15 @@ def build_evidence(
             if isinstance(listed, Mapping) and listed.get("id") and listed.get("status"):
                 ev.order_statuses[str(listed["id"]).upper()] = {str(listed["status"])}
         ev.passages.extend(_passages(data))
+    calendar = ev.calendar = Calendar(today)
+    for text in (*(p.sentence for p in rules), *notices, *earlier_observations):
+        calendar.add_text(text)
+    for item in outcomes:
+        calendar.add_text(_outcome_parts(item)[1])
+    for p in ev.passages:
+        calendar.add_text(p.sentence)
+    for text in player_texts:
+        calendar.add_text(text, player=True)
     return ev
 
 

@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.guards.dates import weekday_errors
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
-from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
-from bot.guards.paraphrase import clause_of, contradicting, unrelated
+from bot.guards.facts import DATE, DURATION, NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
+from bot.guards.paraphrase import clause_of, contradicting, short_clause_inside, unrelated
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import is_model_note
 
@@ -170,7 +171,8 @@ class FactChecker:
         if not facts:
             return None
         return (
-            self._status(facts)
+            self._weekdays(body)
+            or self._status(facts)
             or self._item(facts, body)
             or self._orders(facts)
             or self._numbers(facts, body)
@@ -284,7 +286,11 @@ class FactChecker:
                     return Finding(f.kind, f.text, "only sentences about something else state it")
             if f.kind in (ORDER, STATUS) or trusted or is_one_unit(f):
                 continue
+            if self._computed(f, facts):
+                continue
             passage = self._passage(body, f) if f.kind in NUMERIC_KINDS else None
+            if f.key in ev.player_own:
+                continue  # the player's own situation: a general rule does not contradict it
             if f.key in ev.player:
                 if passage is None or passage[1] < PLAYER_CONTRADICTION_MATCH:
                     continue
@@ -310,6 +316,24 @@ class FactChecker:
             return Finding(f.kind, f.text, "nothing this conversation saw backs it")
         return None
 
+    def _computed(self, f: Fact, facts: list[Fact]) -> bool:
+        """A date or a duration the answer computed from what the evidence states (`bot.guards.dates`):
+        today + a window, the player's date + a policy window, the two ends of a notice's window."""
+        calendar = self.evidence.calendar
+        if f.kind == DATE:
+            return calendar.backs_date(f.value, facts)
+        if f.kind == DURATION:
+            return calendar.backs_duration(int(f.value), facts)
+        return False
+
+    def _weekdays(self, body: str) -> Finding | None:
+        """A weekday name beside a date it does not fall on ("Tuesday, March 9" for a Monday)."""
+        errors = weekday_errors(body, self.evidence.calendar.today)
+        if not errors:
+            return None
+        words, real = errors[0]
+        return Finding(DATE, words, f"that date is a {real}")
+
     def _only_elsewhere(
         self, f: Fact, body: str, stated: frozenset[Any], numbers: frozenset[Any] = frozenset()
     ) -> bool:
@@ -332,7 +356,9 @@ class FactChecker:
         # The number's own clause decides when it has words enough: a clause added after it ("…, but only
         # for delayed orders") does not make a rule's number about something else.
         clause = clause_of(body, f.text)
-        return clause is None or unrelated(clause, stating, joined=joined)
+        if clause is None:
+            return not short_clause_inside(body, f.text, stating)
+        return unrelated(clause, stating, joined=joined)
 
     def _passage(
         self, body: str, fact: Fact, passages: list[Passage] | None = None

@@ -140,7 +140,7 @@ _COUNT_KO_NATIVE = re.compile(
 _COUNT_EN = re.compile(
     r"\b"
     + _EN_NUM
-    + r"\s+(?:[a-z-]+\s+)?(coupons?|vouchers?|boxes|box|chests?|times|items?|tickets?|attempts?|"
+    + r"\s+[\"“'‘]?(?:[a-z-]+\s+){0,2}(coupons?|vouchers?|boxes|box|chests?|times|items?|tickets?|attempts?|"
     r"rewards?|orders?|people|players?|requests?|codes?)(?![A-Za-z])|\b(once|twice)\b",
     re.IGNORECASE,
 )
@@ -273,13 +273,21 @@ def _units(text: str, out: list[Fact]) -> str:
         text = _blank(text, m.start(), m.end())
     for m in _COUNT_EN.finditer(text):
         word = m.group(1) or m.group(3)
-        out.append(Fact(COUNT, _en_number(word), m.group(0)))
+        value = _en_number(word)
+        if value == 1 and _RATE_AFTER.match(text, m.end()):
+            continue  # "one box per started hour": a rate's unit, not a figure (the figure is the cap)
+        out.append(Fact(COUNT, value, m.group(0)))
         text = _blank(text, m.start(), m.end())
     for m in _COUNT_EN_AFTER.finditer(text):
         out.append(Fact(COUNT, _en_number(m.group(1)), m.group(0)))
         text = _blank(text, m.start(), m.end())
     return text
 
+
+_RATE_AFTER = re.compile(
+    r"[\"”’']?\s*(?:per|for\s+each|for\s+every|each|every|a\s+(?:day|hour|week))\b", re.I
+)
+"""What follows a rate's unit ("one box per started hour", "one coupon a day")."""
 
 _COUNTED: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("box", re.compile(r"상자|박스|\bbox(?:es)?\b|\bchests?\b", re.IGNORECASE)),

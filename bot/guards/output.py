@@ -14,6 +14,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -95,6 +96,9 @@ class FactContext:
     """Called with (kind, mode) for each withheld sentence: the metrics counter."""
     notices: tuple[str, ...] = ()
     """The open incidents' notices in the run's scope (both languages): a backed source."""
+    today: date | None = None
+    """The clock's date in `ARCA_TIMEZONE` (`bot.guards.dates.local_today`): dates an answer computes
+    from a window start here."""
 
     def evidence(self, outcomes: Iterable[Any]) -> Evidence:
         return build_evidence(
@@ -104,6 +108,7 @@ class FactContext:
             fixed_texts=self.fixed_texts,
             rules=list(self.rules),
             notices=self.notices,
+            today=self.today,
         )
 
 
