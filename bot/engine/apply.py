@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 
 from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, ThinkingEvent
-from bot.engine.grounding import RequiredCall, call_args, made_for_model_text, send_back_text
+from bot.engine.grounding import (
+    RequiredCall,
+    answer_needs,
+    call_args,
+    made_for_model_text,
+    send_back_text,
+)
 from bot.engine.outcomes import Answer, CallTools, StepOutcome, Stop, Unreadable
 from bot.engine.prompts import language_of, observation_message, reformat_request
 from bot.engine.results import StopReason
@@ -45,7 +51,7 @@ async def _answer(run: AgentRun, answer: Answer, injected: list[str], iteration:
         await _keep(run, answer)
         await run.inject(injected)
         return None
-    missing = run.missing_calls()
+    missing = [c for c in run.missing_calls() if answer_needs(c, answer.final)]
     if missing:
         if run.sent_back:
             if answer.in_messages:
