@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.guards import truthful as truth
-from bot.guards.claims import Claim, parse_claim, split_sentences
+from bot.guards.claims import Claim, in_place_of, parse_claim, split_sentences
 from bot.store import Store
 from tools.base import Actor, ResultCode, Tool
 from tools.coupons import issue_coupon
@@ -253,12 +253,12 @@ class ClaimChecker:
         if backed:
             return sentence
         body = sentence.strip()
-        lead = sentence[: len(sentence) - len(sentence.lstrip())]
-        tail = sentence[len(sentence.rstrip()) :]
         if self._truth_written:
-            replacement = ""
+            replacement = ""  # the truthful sentence already written covers this claim too
         else:
-            replacement = lead + truthful_sentence(self.outcomes, self.locale) + (tail or "")
+            replacement = in_place_of(sentence, truthful_sentence(self.outcomes, self.locale))
+            if not sentence[len(sentence.rstrip()) :]:
+                replacement = replacement.rstrip(" ")
             self._truth_written = True
         detail = {"removed": body, "why": why, "replacement": replacement.strip() or None}
         self.details.append(detail)

@@ -25,6 +25,22 @@ def split_sentences(text: str) -> tuple[list[str], str]:
     return parts, text[pos:]
 
 
+_LIST_ITEM = re.compile(r"^(\s*(?:[-*+•]|\d{1,2}[.)])\s+)(?:\*\*|__)?")
+"""A Markdown list item's marker at the start of a sentence ("- ", "2. ", "  * ")."""
+
+
+def in_place_of(sentence: str, text: str) -> str:
+    """`text` standing where `sentence` stood, in its form: the same leading space and list marker (a
+    replaced list item stays an item of its own, never prose mid-list) and the same line ending. An
+    empty `text` removes the sentence whole, marker included."""
+    if not text:
+        return ""
+    m = _LIST_ITEM.match(sentence)
+    lead = m.group(1) if m else sentence[: len(sentence) - len(sentence.lstrip())]
+    tail = sentence[len(sentence.rstrip()) :]
+    return lead + text.strip() + (tail or " ")
+
+
 _NOT_QUESTION_KO = r"(?!\s*(?:는지|는가|나요|나\?|을까|을지|다면|으면|면|습니까\?|지\s*않|지\s*못|지는|되지|하지|되었는지|됐는지|여부))"
 _CLAIM_KO = [
     re.compile(

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.guards.claims import in_place_of
 from bot.guards.dates import weekday_errors
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
 from bot.guards.facts import DATE, DURATION, NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
@@ -98,6 +99,8 @@ class Finding:
     why: str
     replacement: str | None = None
     citation: str | None = None
+    rule: str = ""
+    """The name of the sentence rule that found it (`bot.guards.pipeline`)."""
 
 
 Recorder = Callable[[dict[str, Any]], Awaitable[None]]
@@ -132,7 +135,9 @@ class FactChecker:
         finding = self.find(sentence.strip()) or self._repeated(sentence.strip())
         if finding is None:
             return sentence
+        written = set(self._written)
         replacement = self._replacement(finding, sentence)
+        covered = not replacement.strip() and finding.kind not in (MODEL_NOTE, ECHO)
         detail = {
             "kind": finding.kind,
             "fact": finding.fact,
@@ -140,7 +145,10 @@ class FactChecker:
             "removed": sentence.strip(),
             "replacement": replacement.strip() or None,
             "mode": self.mode,
+            "rule": finding.rule,
         }
+        if covered and written:
+            detail["covered_by"] = sorted(written)[0] if len(written) == 1 else "an earlier line"
         self.details.append(detail)
         if self.record is not None:
             await self.record(detail)
@@ -153,20 +161,20 @@ class FactChecker:
         if finding.citation and finding.citation not in text:
             text = f"{text.rstrip()} {finding.citation}"
         if text in self._written:
-            return ""  # said once is enough: a second false sentence just goes
+            # Said once is enough: the line already written covers this sentence too (the honest line
+            # speaks of "this part", the passage's sentence is the same); the detail records it.
+            return ""
         self._written.add(text)
-        lead = sentence[: len(sentence) - len(sentence.lstrip())]
-        tail = sentence[len(sentence.rstrip()) :]
-        return lead + text + (tail or " ")
+        return in_place_of(sentence, text)
 
     # ---- judging one sentence -----------------------------------------------------------------------
 
     def find(self, body: str) -> Finding | None:
         """What is wrong with `body`, or None when every fact it states is backed."""
         if is_model_note(body):
-            return Finding(MODEL_NOTE, body, "text written for the model")
+            return Finding(MODEL_NOTE, body, "text written for the model", rule="fact.model_note")
         if self._echoes(body):
-            return Finding(ECHO, body, "the player's own words repeated, not an answer")
+            return Finding(ECHO, body, "the player's own words repeated, not an answer", rule="fact.echo")
         facts = extract_facts(body)
         if not facts:
             return None
@@ -187,7 +195,7 @@ class FactChecker:
         if len(mine) < ECHO_MIN_CHARS or not (extract_facts(body) or _CODE.search(body)):
             return None
         if mine in self._said:
-            return Finding(ECHO, body, "the answer already said this sentence")
+            return Finding(ECHO, body, "the answer already said this sentence", rule="fact.repeated")
         self._said.add(mine)
         return None
 
@@ -209,7 +217,9 @@ class FactChecker:
             if other is not None:
                 known = self.evidence.order_statuses.get(order)
                 replacement = self._order_sentence(order, known) if known else None
-                return Finding(ITEM, f"{order} {other}", f"{order} is {mine}, not {other}", replacement)
+                return Finding(
+                    ITEM, f"{order} {other}", f"{order} is {mine}, not {other}", replacement, rule="fact.item"
+                )
         return None
 
     def _invented_item(self, order: str, mine: str, body: str) -> str | None:
@@ -237,6 +247,7 @@ class FactChecker:
                     f"{order} {'/'.join(sorted(said))}",
                     f"the lookup says {order} is {'/'.join(sorted(known))}",
                     self._order_sentence(order, known),
+                    rule="fact.status",
                 )
         for f in facts:
             if f.kind == STATUS and not ev.backs(f):
@@ -251,6 +262,7 @@ class FactChecker:
                     f.value,
                     "no lookup or message backs this status",
                     self._order_sentence(found, ev.order_statuses[found]) if found else None,
+                    rule="fact.status",
                 )
         return None
 
@@ -264,7 +276,7 @@ class FactChecker:
     def _orders(self, facts: list[Fact]) -> Finding | None:
         for f in facts:
             if f.kind == ORDER and not self.evidence.backs(f):
-                return Finding(ORDER, f.value, "no message or result names this order")
+                return Finding(ORDER, f.value, "no message or result names this order", rule="fact.order")
         return None
 
     def _numbers(self, facts: list[Fact], body: str) -> Finding | None:
@@ -280,10 +292,17 @@ class FactChecker:
                 )
                 if other is not None:  # backed by the results, but not by the sentence it paraphrases
                     return Finding(
-                        f.kind, f.text, "the policy passage says otherwise", other.sentence, other.citation
+                        f.kind,
+                        f.text,
+                        "the policy passage says otherwise",
+                        other.sentence,
+                        other.citation,
+                        rule="fact.paraphrased_passage",
                     )
                 if self._only_elsewhere(f, body, stated, numbers):
-                    return Finding(f.kind, f.text, "only sentences about something else state it")
+                    return Finding(
+                        f.kind, f.text, "only sentences about something else state it", rule="fact.about_else"
+                    )
             if f.kind in (ORDER, STATUS) or trusted or is_one_unit(f):
                 continue
             if self._computed(f, facts):
@@ -297,23 +316,53 @@ class FactChecker:
                 p = passage[0]
                 if any(g.key == f.key for g in p.facts):
                     continue
-                return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the policy passage says otherwise",
+                    p.sentence,
+                    p.citation,
+                    "fact.player_rule",
+                )
             if passage is not None:
                 p = passage[0]
-                return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the policy passage says otherwise",
+                    p.sentence,
+                    p.citation,
+                    "fact.passage",
+                )
             notice = self._passage(body, f, ev.notices)
             if notice is not None:  # an open incident's notice says otherwise: its own sentence stands
-                return Finding(f.kind, f.text, "the incident notice says otherwise", notice[0].sentence)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the incident notice says otherwise",
+                    notice[0].sentence,
+                    rule="fact.notice",
+                )
             rule = self._passage(body, f, ev.rules) if f.kind in NUMERIC_KINDS else None
             if rule is not None:
-                return Finding(f.kind, f.text, "the coupon rules say otherwise", rule[0].sentence)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the coupon rules say otherwise",
+                    rule[0].sentence,
+                    rule="fact.coupon_rules",
+                )
             named = [g.value for g in facts if g.kind == ORDER and g.value in ev.orders]
             if named:
                 order = ev.orders[named[0]]
                 return Finding(
-                    f.kind, f.text, "the lookup says otherwise", order_sentence(order, self.locale)
+                    f.kind,
+                    f.text,
+                    "the lookup says otherwise",
+                    order_sentence(order, self.locale),
+                    rule="fact.lookup",
                 )
-            return Finding(f.kind, f.text, "nothing this conversation saw backs it")
+            return Finding(f.kind, f.text, "nothing this conversation saw backs it", rule="fact.unbacked")
         return None
 
     def _computed(self, f: Fact, facts: list[Fact]) -> bool:
@@ -332,7 +381,7 @@ class FactChecker:
         if not errors:
             return None
         words, real = errors[0]
-        return Finding(DATE, words, f"that date is a {real}")
+        return Finding(DATE, words, f"that date is a {real}", rule="fact.weekday")
 
     def _only_elsewhere(
         self, f: Fact, body: str, stated: frozenset[Any], numbers: frozenset[Any] = frozenset()
