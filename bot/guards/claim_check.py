@@ -137,13 +137,13 @@ async def _daily_count(claim: Claim, outcomes: list[Outcome], store: Store | Non
     return None
 
 
-async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Store | None) -> tuple[bool, str]:
-    """(backed?, why not), and the name of the rule that decided."""
+async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Store | None) -> tuple[bool, str, str]:
+    """(backed?, why not, the name of the rule that decided)."""
     for rule in CLAIM_RULES:
         judged = await rule.judge(claim, outcomes, store)
         if judged is not None:
-            return judged
-    return True, ""
+            return judged[0], judged[1], rule.name
+    return True, "", ""
 
 
 async def _run_or_ledger(claim: Claim, outcomes: list[Outcome], store: Store | None) -> Judgement:
@@ -249,7 +249,7 @@ class ClaimChecker:
         claim = parse_claim(sentence)
         if not claim.any:
             return sentence
-        backed, why = await _is_backed(claim, self.outcomes, self.store)
+        backed, why, rule = await _is_backed(claim, self.outcomes, self.store)
         if backed:
             return sentence
         body = sentence.strip()
@@ -260,7 +260,7 @@ class ClaimChecker:
             if not sentence[len(sentence.rstrip()) :]:
                 replacement = replacement.rstrip(" ")
             self._truth_written = True
-        detail = {"removed": body, "why": why, "replacement": replacement.strip() or None}
+        detail = {"removed": body, "why": why, "replacement": replacement.strip() or None, "rule": rule}
         self.details.append(detail)
         await self._audit(detail)
         return replacement
