@@ -128,6 +128,7 @@ async def _answer(
             run_budget_s=deps.run_budget_s,
             system_prompt=system_prompt,
             pace=deps.engine_steps.wait_turn,
+            quirks=deps.quirks,
         )
         state.trust = RequestTrust(untrusted=untrusted)
         ctx = ToolContext(
@@ -158,6 +159,7 @@ async def _answer(
             protected_texts=[deps.system_prompt],
             tools=deps.tools,
             facts=facts,
+            quirks=deps.quirks,
         )
         # The answer's checks run in the loop's turns like the tool loop's slices (`loop_share`): the
         # evidence, each streamed delta and the final check each wait while the turn is spent (the

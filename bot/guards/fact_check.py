@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.guard_rules import Quirks
 from bot.guards.claims import in_place_of
 from bot.guards.dates import weekday_errors
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
@@ -116,6 +117,8 @@ class FactChecker:
     record: Recorder | None = None
     """Awaited with each withheld (or, observing, would-be-withheld) sentence's detail."""
     details: list[dict[str, Any]] = field(default_factory=list)
+    quirks: Quirks = field(default_factory=Quirks)
+    """The model's quirk modes: model notes and echoes are quirks of small models (`bot.guard_rules`)."""
     _written: set[str] = field(default_factory=set)
     _said: set[str] = field(default_factory=set)
     """The sentences stating a fact delivered so far, squashed: one said again is dropped."""
@@ -171,9 +174,9 @@ class FactChecker:
 
     def find(self, body: str) -> Finding | None:
         """What is wrong with `body`, or None when every fact it states is backed."""
-        if is_model_note(body):
+        if is_model_note(body) and self.quirks.acts("model_notes", f"dropped a model note: {body[:80]!r}"):
             return Finding(MODEL_NOTE, body, "text written for the model", rule="fact.model_note")
-        if self._echoes(body):
+        if self._echoes(body) and self.quirks.acts("echo", f"dropped the player's words: {body[:80]!r}"):
             return Finding(ECHO, body, "the player's own words repeated, not an answer", rule="fact.echo")
         facts = extract_facts(body)
         if not facts:
@@ -194,7 +197,7 @@ class FactChecker:
         mine = squash(body)
         if len(mine) < ECHO_MIN_CHARS or not (extract_facts(body) or _CODE.search(body)):
             return None
-        if mine in self._said:
+        if mine in self._said and self.quirks.acts("echo", f"dropped a repeated sentence: {body[:80]!r}"):
             return Finding(ECHO, body, "the answer already said this sentence", rule="fact.repeated")
         self._said.add(mine)
         return None

@@ -18,6 +18,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from bot.guard_rules import Quirks
 from bot.guards.claim_check import (
     ClaimChecker,
     ClaimVerdict,
@@ -127,8 +128,11 @@ class OutputGuard:
         protected_texts: Iterable[str] = (),
         tools: Iterable[Tool] | None = None,
         facts: FactContext | None = None,
+        quirks: Quirks | None = None,
     ) -> None:
         self.store = store
+        self.quirks = quirks or Quirks()
+        """The model's quirk modes for the sentence rules (`bot.guards.pipeline`)."""
         self.facts = facts or FactContext(mode=OFF)
         """The fact check's context; a guard built without one (staff views of reasoning) checks no facts."""
         self.to_player = facts is not None
@@ -162,6 +166,7 @@ class OutputGuard:
         protected_texts: Iterable[str] = (),
         tools: Iterable[Tool] | None = None,
         facts: FactContext | None = None,
+        quirks: Quirks | None = None,
     ) -> OutputGuard:
         """A guard that lets the actor's own phone and e-mail (from their Player row) through."""
         phones: list[str] = []
@@ -179,6 +184,7 @@ class OutputGuard:
             protected_texts=protected_texts,
             tools=tools,
             facts=facts,
+            quirks=quirks,
         )
 
     def stream(self, *, outcomes: Iterable[Any]) -> StreamingOutputGuard:
@@ -260,6 +266,7 @@ class StreamingOutputGuard:
             locale=guard.locale,
             mode=guard.facts.mode,
             record=guard._record_fact,
+            quirks=guard.quirks,
         )
         self.redactions: list[str] = []
         self.prompt_leaks = 0
@@ -281,7 +288,9 @@ class StreamingOutputGuard:
             await give_way()  # each sentence's checks are a slice of the loop's turn (`bot.loop_share`)
             checked = await self.checker.check(sentence)
             if checked.strip() and self.guard.to_player:
-                checked = self._to_the_player(checked)
+                said = self._to_the_player(checked)
+                if said != checked and self.guard.quirks.acts("voice", f"said to the player: {said[:80]!r}"):
+                    checked = said
             if checked.strip():
                 checked = await self.facts.check(checked)
             out.append(self.guard._clean(checked, self))

@@ -21,7 +21,7 @@ CALL_RULES = {
     "withdrawn": "call.withdrawal",
     "not_asked": "call.unasked",
     "new_message": "call.unread_message",
-    "schema_as_args": "call.schema_as_args",
+    "schema_as_args": "call.repairs",
 }
 """A refused call's `reason` (its result data) and the call check that refused it."""
 
