@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.analytics.record import record_run
@@ -19,6 +19,7 @@ from bot.conversations.run_events import LiveFeed
 from bot.conversations.surface import Surface
 from bot.engine.agent import ReActAgent
 from bot.engine.interrupts import InterruptQueue
+from bot.engine.notes import engine_notes
 from bot.engine.results import AgentResult
 from bot.guards.notice_use import relays_notice
 from bot.guards.output import OutputGuard
@@ -151,6 +152,7 @@ async def _answer(
             result=result,
             notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
         )
+        facts = replace(facts, model_notes=tuple(engine_notes(result)))
         output_guard = await OutputGuard.for_actor(
             deps.store,
             actor,

@@ -16,6 +16,7 @@ from bot.engine.grounding import (
     made_for_model_text,
     send_back_text,
 )
+from bot.engine.notes import tagged
 from bot.engine.outcomes import Answer, CallTools, StepOutcome, Stop, Unreadable
 from bot.engine.prompts import language_of, observation_message, reformat_request
 from bot.engine.results import StopReason
@@ -119,7 +120,7 @@ async def send_back(run: AgentRun, missing: list[RequiredCall]) -> None:
     """The answer came before a required call: ask for exactly that call, once per run."""
     run.sent_back += 1
     text = send_back_text(missing, run.query, json_mode=not run.native)
-    await run.add({"role": "user", "content": text}, kind="reformat")
+    await run.add(tagged({"role": "user", "content": text}), kind="reformat")
 
 
 def may_make(run: AgentRun, missing: list[RequiredCall]) -> bool:
@@ -157,7 +158,9 @@ async def make_for_model(run: AgentRun, missing: list[RequiredCall], iteration: 
                 {"role": "user", "content": observation_message(outcome.name, outcome.observation)},
                 kind="observation",
             )
-    await run.add({"role": "user", "content": made_for_model_text(json_mode=not run.native)}, kind="reformat")
+    await run.add(
+        tagged({"role": "user", "content": made_for_model_text(json_mode=not run.native)}), kind="reformat"
+    )
 
 
 def ungrounded(run: AgentRun, missing: list[RequiredCall]) -> Stop:
@@ -195,5 +198,5 @@ async def _unreadable(run: AgentRun, step: Unreadable, injected: list[str]) -> S
         else None
     )
     request = reformat_request(step.hint, step.error, example, language_of(run.query))
-    await run.add({"role": "user", "content": request}, kind="reformat")
+    await run.add(tagged({"role": "user", "content": request}), kind="reformat")
     return None

@@ -117,6 +117,8 @@ class FactChecker:
     record: Recorder | None = None
     """Awaited with each withheld (or, observing, would-be-withheld) sentence's detail."""
     details: list[dict[str, Any]] = field(default_factory=list)
+    notes: frozenset[tuple[str, ...]] = frozenset()
+    """Runs of words of the engine's notes to the model in this run (tagged by the engine)."""
     quirks: Quirks = field(default_factory=Quirks)
     """The model's quirk modes: model notes and echoes are quirks of small models (`bot.guard_rules`)."""
     _written: set[str] = field(default_factory=set)
@@ -176,6 +178,8 @@ class FactChecker:
         """What is wrong with `body`, or None when every fact it states is backed."""
         if is_model_note(body) and self.quirks.acts("model_notes", f"dropped a model note: {body[:80]!r}"):
             return Finding(MODEL_NOTE, body, "text written for the model", rule="fact.model_note")
+        if self._quotes_a_note(body) and self.quirks.acts("model_notes", f"dropped a note: {body[:80]!r}"):
+            return Finding(MODEL_NOTE, body, "the engine's note to the model", rule="fact.engine_note")
         if self._echoes(body) and self.quirks.acts("echo", f"dropped the player's words: {body[:80]!r}"):
             return Finding(ECHO, body, "the player's own words repeated, not an answer", rule="fact.echo")
         facts = extract_facts(body)
@@ -188,6 +192,14 @@ class FactChecker:
             or self._orders(facts)
             or self._numbers(facts, body)
         )
+
+    def _quotes_a_note(self, body: str) -> bool:
+        """Whether the sentence repeats a run of words of one of the engine's notes to the model."""
+        if not self.notes:
+            return False
+        words = re.findall(r"[\w'’]+", body.lower())
+        size = len(next(iter(self.notes)))
+        return any(tuple(words[i : i + size]) in self.notes for i in range(len(words) - size + 1))
 
     def _repeated(self, body: str) -> Finding | None:
         """A sentence stating a fact (an amount, a code, an order, a date) that this answer already said

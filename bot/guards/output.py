@@ -44,11 +44,15 @@ _SHINGLE = 6
 """Words in a row that count as quoting a protected text (the system prompt) verbatim."""
 
 
-def _shingles_of(texts: Iterable[str]) -> frozenset[tuple[str, ...]]:
+NOTE_SHINGLE = 5
+"""Words in a row that count as quoting an engine note to the model."""
+
+
+def _shingles_of(texts: Iterable[str], size: int = _SHINGLE) -> frozenset[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     for text in texts:
         words = re.findall(r"[\w'’]+", text.lower())
-        out.update(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
+        out.update(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
     return frozenset(out)
 
 
@@ -97,6 +101,9 @@ class FactContext:
     """Called with (kind, mode) for each withheld sentence: the metrics counter."""
     notices: tuple[str, ...] = ()
     """The open incidents' notices in the run's scope (both languages): a backed source."""
+    model_notes: tuple[str, ...] = ()
+    """What the engine wrote for the model in this run (`bot.engine.notes.engine_notes`: tagged where it
+    was written): a sentence quoting one is never delivered."""
     today: date | None = None
     """The clock's date in `ARCA_TIMEZONE` (`bot.guards.dates.local_today`): dates an answer computes
     from a window start here."""
@@ -267,6 +274,7 @@ class StreamingOutputGuard:
             mode=guard.facts.mode,
             record=guard._record_fact,
             quirks=guard.quirks,
+            notes=_shingles_of(guard.facts.model_notes, size=NOTE_SHINGLE),
         )
         self.redactions: list[str] = []
         self.prompt_leaks = 0

@@ -28,6 +28,11 @@ FACT_RULES = (
         "a note written for the model (a tool's, the engine's, the model's own aside)",
         "model_notes",
     ),
+    _sentence(
+        "fact.engine_note",
+        "the engine's own note to the model, read from the run's tagged notes",
+        "model_notes",
+    ),
     _sentence("fact.echo", "the player's own message repeated as the answer", "echo"),
     _sentence("fact.repeated", "a fact's sentence said twice in one answer", "echo"),
     _sentence("fact.weekday", "a weekday name that is not its date's"),
