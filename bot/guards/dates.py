@@ -102,11 +102,11 @@ class Calendar:
     date_spans: list[frozenset[date]] = field(default_factory=list)
 
     def add_text(self, text: str, *, player: bool = False) -> None:
-        facts = extract_facts(text)
+        facts, next_day = _calendar_facts(text)
         self._add_facts(facts)
         if player and self.today is not None:
             self.anchors.update(player_days(text, self.today))
-        if _NEXT_DAY.search(text):
+        if next_day:
             self.windows.add(DAY_MINUTES)
 
     def _add_facts(self, facts: Iterable[Fact]) -> None:
@@ -165,6 +165,14 @@ class Calendar:
         return any(abs((d - self.today).days) == days for d in dates) or any(
             abs((a - b).days) == days for span in self.date_spans for a in span for b in span
         )
+
+
+@lru_cache(maxsize=4096)
+def _calendar_facts(text: str) -> tuple[tuple[Fact, ...], bool]:
+    """(the dates, times and durations a text states, whether it speaks of a daily reset). Cached: the
+    rules, passages and a thread's results are the same texts run after run."""
+    facts = tuple(f for f in extract_facts(text) if f.kind in (DATE, TIME, DURATION))
+    return facts, bool(_NEXT_DAY.search(text))
 
 
 def _time_gap(span: frozenset[tuple[int, int]], minutes: int) -> bool:

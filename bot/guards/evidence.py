@@ -144,10 +144,9 @@ class Evidence:
     def add_player_text(self, text: str) -> None:
         self.seen.append(squash(text))
         self.player_said.append(squash(text))
-        self.player.update(keys(extract_facts(text)))
-        for sentence in player_sentences(text):
-            if _OWN_EVENT.search(sentence) or not is_policy_question(sentence):
-                self.player_own.update(keys(extract_facts(sentence)))
+        stated, own = _player_facts(text)
+        self.player.update(stated)
+        self.player_own.update(own)
 
 
 _OWN_EVENT = re.compile(
@@ -158,6 +157,17 @@ _OWN_EVENT = re.compile(
 """Words of something that happened to the player: their number is about them, not about a rule."""
 
 
+@lru_cache(maxsize=2048)
+def _player_facts(text: str) -> tuple[frozenset[tuple[str, Any]], frozenset[tuple[str, Any]]]:
+    """(every fact key a player's message states, those about the player's own situation). Cached: a
+    thread's messages are read again each run."""
+    own: set[tuple[str, Any]] = set()
+    for sentence in player_sentences(text):
+        if _OWN_EVENT.search(sentence) or not is_policy_question(sentence):
+            own.update(keys(extract_facts(sentence)))
+    return frozenset(keys(extract_facts(text))), frozenset(own)
+
+
 def _own(value: Any) -> Any:
     if isinstance(value, Calendar):
         return Calendar(value.today)
@@ -166,9 +176,14 @@ def _own(value: Any) -> Any:
     return type(value)(value)
 
 
+_NOT_LETTER = re.compile(r"[\W_]+")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+@lru_cache(maxsize=4096)  # a thread's texts are squashed again each run
 def squash(text: str) -> str:
     """`text` lower-cased without spaces or punctuation, for comparing names however they are spaced."""
-    return re.sub(r"[\W_]+", "", text.lower())
+    return _NOT_LETTER.sub("", text.lower())
 
 
 _ORDER_ITEM = re.compile(
@@ -215,7 +230,7 @@ def keys(facts: Iterable[Fact]) -> set[tuple[str, Any]]:
 
 def grams(text: str) -> frozenset[str]:
     """Character bigrams of the words (digits left out): Korean particles do not hide a shared word."""
-    words = re.findall(r"[^\W\d_]+", text.lower())
+    words = _WORD.findall(text.lower())
     return frozenset(w[i : i + 2] for w in words for i in range(max(len(w) - 1, 1)))
 
 
@@ -260,15 +275,22 @@ A passage sentence may become the answer's sentence (the fact check's replacemen
 def _passages(data: Mapping[str, Any]) -> list[Passage]:
     out = []
     for hit in data.get("hits") or []:
-        if not isinstance(hit, Mapping):
-            continue
-        citation = str(hit.get("citation") or "")
-        for sentence in _sentences(str(hit.get("text") or "")):
-            sentence = _LINE_MARK.sub("", " ".join(sentence.split()))
-            facts = tuple(extract_facts(sentence))
-            if facts and not sentence.startswith("#"):
-                out.append(Passage(sentence, citation, facts, grams(sentence)))
+        if isinstance(hit, Mapping):
+            out.extend(_hit_passages(str(hit.get("citation") or ""), str(hit.get("text") or "")))
     return out
+
+
+@lru_cache(maxsize=1024)
+def _hit_passages(citation: str, text: str) -> tuple[Passage, ...]:
+    """A search hit's sentences that state a fact. Cached: the same sections come back search after
+    search, and splitting them again sat before the answer's first byte."""
+    out = []
+    for sentence in _sentences(text):
+        sentence = _LINE_MARK.sub("", " ".join(sentence.split()))
+        facts = tuple(extract_facts(sentence))
+        if facts and not sentence.startswith("#"):
+            out.append(Passage(sentence, citation, facts, grams(sentence)))
+    return tuple(out)
 
 
 def text_passages(texts: Iterable[str], citation: str = "") -> list[Passage]:

@@ -85,6 +85,8 @@ def named_things(order: str, body: str) -> list[str]:
     return found
 
 
+_NOTE_WORD = re.compile(r"[\w'’]+")
+
 PASSAGE_MATCH = 0.25
 """Share of the sentence's bigrams a passage sentence must share to answer for it."""
 PLAYER_CONTRADICTION_MATCH = 0.35
@@ -197,7 +199,7 @@ class FactChecker:
         """Whether the sentence repeats a run of words of one of the engine's notes to the model."""
         if not self.notes:
             return False
-        words = re.findall(r"[\w'’]+", body.lower())
+        words = _NOTE_WORD.findall(body.lower())
         size = len(next(iter(self.notes)))
         return any(tuple(words[i : i + size]) in self.notes for i in range(len(words) - size + 1))
 
