@@ -71,3 +71,34 @@ def test_seeded_codes_repeat_and_unseeded_codes_do_not() -> None:
         other = new_coupon_code()
     assert first == again and len(set(first)) == 3 and other not in first
     assert new_coupon_code() != new_coupon_code()  # outside replay: `secrets`
+
+
+async def test_a_quirk_switched_off_for_the_model_reaches_the_whole_run(
+    settings, policy_index, write_case, monkeypatch
+) -> None:
+    """`ARCA_QUIRKS` reaches the app's runs: with `voice=off` an answer about "the player" is delivered as
+    written, and the example-value check observing lets the guessed id be looked up."""
+    from bot.config import load_settings
+
+    path = write_case(
+        "quirks.yaml",
+        """
+name: quirks off
+fixtures:
+  players: [{id: P100, discord_id: "9001", name: 루나, locale: en}]
+turns:
+  - user: "my order is late"
+    script:
+      - {tool: lookup_order, args: {order_id: ORD001}}
+      - {final: "The player can ask staff for help with a late order."}
+""",
+    )
+    case = load_transcript(path)
+    enforced = await Replayer(settings, policy_index=policy_index).run_case(case, "native")
+    assert enforced.turns[0]["answer"].startswith("You can ask")
+    assert [d["rule"] for d in enforced.turns[0]["decisions"]] == ["call.example_value"]
+    monkeypatch.setenv("ARCA_QUIRKS", "voice=off,example_values=observe")
+    switched = load_settings(data_dir=settings.data_dir)
+    result = await Replayer(switched, policy_index=policy_index).run_case(case, "native")
+    assert result.turns[0]["answer"] == "The player can ask staff for help with a late order."
+    assert result.turns[0]["decisions"] == [] and result.turns[0]["tools"] == [("lookup_order", "ORDER_NOT_FOUND")]
