@@ -357,6 +357,10 @@ def _extract(text: str) -> tuple[Fact, ...]:
     text = _COUPON_CODE.sub(" ", text)
     text = _LIST_MARK.sub(" ", text)
     out: list[Fact] = []
+    if not _MAYBE_NUMBER.search(text):  # no digit and no number word: only an order's status may be stated
+        if _ORDER_WORD.search(text):
+            out.extend(Fact(STATUS, code, code) for code in statuses(text))
+        return tuple(out)
     text = _dates(text, out)
     text = _times(text, out)
     text = _amounts(text, out)
