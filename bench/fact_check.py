@@ -85,7 +85,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def run(rounds: int) -> dict[str, Any]:
-    from bot.guards import dates, evidence, facts
+    from bot.guards import dates, evidence, fact_check, facts
     from bot.guards.claims import split_sentences
     from bot.guards.output import OutputGuard
 
@@ -121,6 +121,7 @@ async def run(rounds: int) -> dict[str, Any]:
             first = first_fed = None
             for sentence in sentences:
                 facts._extract.cache_clear()  # an answer's sentences are new text: measure them uncached
+                fact_check.is_model_note.cache_clear()
                 start = time.perf_counter()
                 first_fed = first_fed or start
                 released = await stream.feed(sentence)
@@ -178,7 +179,7 @@ async def accuracy() -> dict[str, Any]:
 async def _set_costs(rounds: int) -> dict[str, list[float]]:
     """µs per sentence over every answer of both sets, streamed sentence by sentence, with and without
     the check (each sentence's extraction uncached, as a new answer's is)."""
-    from bot.guards import facts
+    from bot.guards import fact_check, facts
     from bot.guards.claims import split_sentences
     from bot.guards.output import OutputGuard
     from tests.guards.fact_set import load
@@ -195,6 +196,7 @@ async def _set_costs(rounds: int) -> dict[str, list[float]]:
                     )
                     for sentence in [*done, rest] if rest else done:
                         facts._extract.cache_clear()
+                        fact_check.is_model_note.cache_clear()
                         start = time.perf_counter()
                         await stream.feed(sentence)
                         out[mode].append((time.perf_counter() - start) * 1e6)

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from bot.guard_rules import Quirks
@@ -22,7 +23,7 @@ from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sen
 from bot.guards.facts import DATE, DURATION, NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
 from bot.guards.paraphrase import clause_of, contradicting, short_clause_inside, unrelated
 from bot.vocabulary.catalogue import Text
-from bot.vocabulary.model_notes import is_model_note
+from bot.vocabulary.model_notes import is_model_note as _is_model_note
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,10 @@ def named_things(order: str, body: str) -> list[str]:
     found.extend(m.group("q").strip() for m in _BOUGHT_QUOTE.finditer(body))
     return found
 
+
+is_model_note = lru_cache(maxsize=1024)(_is_model_note)
+"""`bot.vocabulary.model_notes.is_model_note`, once per sentence: the voice rules and the fact check both
+ask (twenty patterns, the costliest step of a plain sentence)."""
 
 _NOTE_WORD = re.compile(r"[\w'’]+")
 

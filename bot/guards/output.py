@@ -28,14 +28,22 @@ from bot.guards.claim_check import (
 )
 from bot.guards.claims import parse_claim, split_sentences
 from bot.guards.evidence import Evidence, build_evidence
-from bot.guards.fact_check import ENFORCE, FACT_UNBACKED, FACT_WITHHELD, OBSERVE, OFF, FactChecker
+from bot.guards.fact_check import (
+    ENFORCE,
+    FACT_UNBACKED,
+    FACT_WITHHELD,
+    OBSERVE,
+    OFF,
+    FactChecker,
+    is_model_note,
+)
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
 from bot.guards.voice import to_the_player, tool_names_said, without_own_label
 from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
-from bot.vocabulary.model_notes import DATA_WRAPPER_TAG, is_model_note
+from bot.vocabulary.model_notes import DATA_WRAPPER_TAG
 from tools.base import Actor, Tool
 
 log = logging.getLogger(__name__)
