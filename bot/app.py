@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -237,5 +237,6 @@ async def build_app(
             clock=clock,
         ),
     )
+    conversations.deps = replace(conversations.deps, quirks=settings.guard_quirks())
     freeze_startup_heap()
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

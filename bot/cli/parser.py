@@ -7,6 +7,7 @@ import argparse
 
 from bot import __version__
 from bot.cli.conversing import cmd_chat, cmd_demo, cmd_replay
+from bot.cli.guards import cmd_guards
 from bot.cli.preflight import checked_settings
 from bot.cli.records import cmd_console_link, cmd_seed, cmd_stats
 from bot.cli.serving import (
@@ -141,6 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     from bot.cli.deliveries import add_deliveries_parser
 
     add_deliveries_parser(sub)
+
+    p = sub.add_parser(
+        "guards", help="list the guard pipeline (call checks, sentence rules) for the configured model"
+    )
+    p.add_argument("--json", action="store_true", help="print the rules as a JSON array")
+    p.set_defaults(fn=cmd_guards)
 
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
     p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")

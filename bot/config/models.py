@@ -9,6 +9,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
 from bot.config.sources import blank_is_none, env
+from bot.guard_rules import Quirks
 from bot.model_config import ModelConfig
 
 
@@ -35,6 +36,9 @@ class ModelSettings(BaseSettings):
     """Tokens the model accepts; the context guard compacts the history to fit."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Extra named models from arca.toml (`[models.NAME]` tables)."""
+    quirks: str | None = Field(default=None, validation_alias=env("ARCA_QUIRKS"))
+    """The guards' quirk modes for the configured model, on top of its `[models.*]` `quirks`: `observe`
+    (every quirk), `voice=off,example_values=observe` (`bot.guard_rules`)."""
     llm_concurrency: int = Field(default=8, ge=1, le=1000, validation_alias=env("ARCA_LLM_CONCURRENCY"))
     """Conversations calling the LLM at once."""
     llm_timeout: float = Field(
@@ -48,6 +52,18 @@ class ModelSettings(BaseSettings):
     @classmethod
     def _blank_model_value_is_none(cls, value: Any) -> Any:
         return blank_is_none(value)
+
+    @field_validator("quirks")
+    @classmethod
+    def _known_quirks(cls, value: str | None) -> str | None:
+        Quirks.parse(value)  # raises with the known names and modes
+        return value
+
+    def guard_quirks(self) -> Quirks:
+        """The quirk modes for the model that answers players (the `main` role), `ARCA_QUIRKS` on top."""
+        main = next((m for m in self.model_configs().values() if "main" in m.roles), None)
+        table = Quirks.parse(main.quirks) if main is not None else Quirks()
+        return table.merged(Quirks.parse(self.quirks))
 
     @property
     def llm_configured(self) -> bool:
