@@ -14,18 +14,26 @@ from bot.config.sources import blank_is_none, env
 class GameSettings(BaseSettings):
     """Fields `Settings` inherits; read from the environment and `arca.toml` like every other setting."""
 
-    order_source: Literal["builtin", "http"] = Field(default="builtin", validation_alias=env("ARCA_ORDER_SOURCE"))
+    order_source: Literal["builtin", "http"] = Field(
+        default="builtin", validation_alias=env("ARCA_ORDER_SOURCE")
+    )
     """`builtin`: the embedded orders table (demo seed, imports, signed events); `http`: the studio's API."""
     game_api_url: str | None = Field(default=None, validation_alias=env("ARCA_GAME_API_URL"))
     """Base URL of the studio's backend (no trailing slash), e.g. `https://game.example/arca/v1`."""
     game_api_token: SecretStr | None = Field(default=None, validation_alias=env("ARCA_GAME_API_TOKEN"))
     """Sent as `Authorization: Bearer …`; never printed."""
-    game_api_timeout_s: float = Field(default=3.0, gt=0, le=60, validation_alias=env("ARCA_GAME_API_TIMEOUT_S"))
+    game_api_timeout_s: float = Field(
+        default=3.0, gt=0, le=60, validation_alias=env("ARCA_GAME_API_TIMEOUT_S")
+    )
     """Per-request timeout, in seconds."""
-    coupon_delivery: Literal["none", "game"] = Field(default="none", validation_alias=env("ARCA_COUPON_DELIVERY"))
+    coupon_delivery: Literal["none", "game"] = Field(
+        default="none", validation_alias=env("ARCA_COUPON_DELIVERY")
+    )
     """`none`: the player redeems the code in game (the ledger is the truth); `game`: each coupon is
     granted into the game through `POST {base}/grants`, exactly once."""
-    game_webhook_secret: SecretStr | None = Field(default=None, validation_alias=env("ARCA_GAME_WEBHOOK_SECRET"))
+    game_webhook_secret: SecretStr | None = Field(
+        default=None, validation_alias=env("ARCA_GAME_WEBHOOK_SECRET")
+    )
     """The secret of the game's signed events (two comma-separated during a rotation); unset: the event
     endpoint is off."""
 
@@ -52,7 +60,9 @@ class GameSettings(BaseSettings):
     @model_validator(mode="after")
     def _api_needed(self) -> GameSettings:
         if (self.order_source == "http" or self.coupon_delivery == "game") and not self.game_api_url:
-            raise ValueError("ARCA_GAME_API_URL is required when ARCA_ORDER_SOURCE=http or ARCA_COUPON_DELIVERY=game")
+            raise ValueError(
+                "ARCA_GAME_API_URL is required when ARCA_ORDER_SOURCE=http or ARCA_COUPON_DELIVERY=game"
+            )
         return self
 
     @property
