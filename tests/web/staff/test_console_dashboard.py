@@ -142,5 +142,5 @@ async def test_the_dashboard_shows_first_staff_response_and_sla_met(web) -> None
             s.add(AuditEntry(at=reply, actor="staff:Mina", thread_id=f"discord:{n}", action="console.reply"))
     staff = await sign_in(web)
     page = (await staff.client.get("/staff/dashboard?days=7")).text
-    assert "첫 상담원 응답 p50 · p90" in page and "20 · 100 분" in page
+    assert "첫 운영진 응답 p50 · p90" in page and "20 · 100 분" in page
     assert re.search(r"SLA 충족</span><span class=\"value\">50%", page)

@@ -39,7 +39,7 @@ CSP = (
 STATE_LABELS = {
     "answering": ("봇 응답 중", "bot answering"),
     "waiting": ("대기", "waiting"),
-    "handed_off": ("상담원 전환", "handed off"),
+    "handed_off": ("운영진 응대", "handed off"),
     "escalated": ("에스컬레이션", "escalated"),
 }
 NAV = (
@@ -109,9 +109,19 @@ def render_html(
     def at(when: datetime | None, fmt: str) -> str:
         return when.astimezone(zone).strftime(fmt) if when is not None else ""
 
+    def day_time(when: datetime | None) -> str:
+        """`3월 3일(화) 14:05` for Korean staff, `Tue Mar 3 14:05` for English (never a US date)."""
+        if when is None:
+            return ""
+        local = when.astimezone(zone)
+        if lang == "ko":
+            return f"{local.month}월 {local.day}일({'월화수목금토일'[local.weekday()]}) {local:%H:%M}"
+        return f"{local:%a %b} {local.day} {local:%H:%M}"
+
     return _env.get_template(template).render(
         t=t,
         at=at,
+        day_time=day_time,
         lang=lang,
         user=user,
         nav=NAV,

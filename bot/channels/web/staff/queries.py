@@ -126,7 +126,21 @@ def _player_of(conversations: Any, thread_id: str, recorded: dict[str, str]) -> 
     return identity.actor.label if identity is not None else "-"
 
 
-async def history(store: Store, thread_id: str, limit: int = 500) -> list[ThreadMessage]:
+HISTORY_LIMIT = 500
+
+
+async def earlier_messages(store: Store, thread_id: str, shown: int) -> int:
+    """How many of the thread's messages come before the `shown` latest ones (the page says so)."""
+    async with store.session() as s:
+        total = (
+            await s.execute(
+                select(func.count()).select_from(ThreadMessage).where(ThreadMessage.thread_id == thread_id)
+            )
+        ).scalar_one()
+    return max(0, int(total) - shown)
+
+
+async def history(store: Store, thread_id: str, limit: int = HISTORY_LIMIT) -> list[ThreadMessage]:
     """Every message of the thread, tool calls and results included, oldest first."""
     async with store.session() as s:
         rows = (

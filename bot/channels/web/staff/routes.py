@@ -49,6 +49,7 @@ from bot.channels.web.staff.pages import (
 )
 from bot.channels.web.staff.replies import add_reply_routes
 from bot.channels.web.staff.sla import recent_reminders
+from bot.desk.hours import SupportHours
 from bot.store import COUPON_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
 from bot.store.saved_replies import list_replies
@@ -160,7 +161,9 @@ def staff_router() -> APIRouter:
             search=search,
             more=len(rows) > queries.PAGE_LIMIT,
             live_query=urlencode({"page": page, "q": search}),
-            sla_reminders=await recent_reminders(conversations_of(request).store, utcnow()),
+            sla_reminders=await recent_reminders(
+                conversations_of(request).store, utcnow(), request.app.state.web.sla_targets
+            ),
             **flash_of(request),
         )
 
@@ -175,6 +178,7 @@ def staff_router() -> APIRouter:
             user,
             thread_id=thread_id,
             messages=messages,
+            earlier=await queries.earlier_messages(conv.store, thread_id, len(messages)),
             facts=await queries.withheld_facts(conv.store, thread_id),
             running=conv.is_running(thread_id),
             reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
@@ -294,7 +298,16 @@ def staff_router() -> APIRouter:
             idle_minutes=web.conversation_idle_minutes,
             resolution_window_minutes=web.resolution_window_minutes,
         )
-        return render(request, "dashboard.html", user, charts=charts, **context)
+        hours = web.support_hours or SupportHours.parse("", zone_of(request))
+        return render(
+            request,
+            "dashboard.html",
+            user,
+            charts=charts,
+            hours=hours,
+            opens=hours.next_opening(conversations_of(request).clock()),
+            **context,
+        )
 
     @router.get("/policies")
     async def policies_page(request: Request) -> Response:
