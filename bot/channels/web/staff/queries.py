@@ -225,7 +225,7 @@ class CouponFilter:
 
 
 async def coupons(
-    store: Store, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT
+    store: Store, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT, *, offset: int = 0
 ) -> list[tuple[Coupon, Order | None]]:
     query = select(Coupon, Order).join(Order, Order.id == Coupon.order_id, isouter=True)
     if f.player:
@@ -238,7 +238,7 @@ async def coupons(
         start = day_start(f.day, timezone)
         if start is not None:
             query = query.where(Coupon.created_at >= start, Coupon.created_at < start + timedelta(days=1))
-    query = query.order_by(Coupon.id.desc()).limit(limit)
+    query = query.order_by(Coupon.id.desc()).limit(limit).offset(offset)
     async with store.session() as s:
         return [(c, o) for c, o in (await s.execute(query)).all()]
 
@@ -304,9 +304,12 @@ def _audit_query(f: AuditFilter) -> Any:
     return query
 
 
-async def audit_rows(store: Store, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
+async def audit_rows(
+    store: Store, f: AuditFilter, limit: int = PAGE_LIMIT, *, offset: int = 0
+) -> list[AuditEntry]:
     async with store.session() as s:
-        return list((await s.execute(_audit_query(f).order_by(AuditEntry.id.desc()).limit(limit))).scalars())
+        query = _audit_query(f).order_by(AuditEntry.id.desc()).limit(limit).offset(offset)
+        return list((await s.execute(query)).scalars())
 
 
 AUDIT_HEADER = ["id", "at", "actor", "action", "thread_id", "target", "code", "detail"]

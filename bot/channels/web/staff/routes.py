@@ -248,8 +248,15 @@ def staff_router() -> APIRouter:
             day=q.get("day", "").strip(),
         )
         csv = q.get("format") == "csv"  # the download has every row, the page the latest ones
+        page, _ = list_position(request)
+        limit = queries.PAGE_LIMIT
+        # One row more than a page: whether a next page exists (the page says so, no silent cut).
         rows = await queries.coupons(
-            conv.store, f, conv.services.timezone, None if csv else queries.PAGE_LIMIT
+            conv.store,
+            f,
+            conv.services.timezone,
+            None if csv else limit + 1,
+            offset=0 if csv else (page - 1) * limit,
         )
         if csv:
             header = ["id", "code", "order_id", "player_id", "amount", "status", "issued_by", "reason"]
@@ -260,7 +267,18 @@ def staff_router() -> APIRouter:
         if f.day and queries.day_start(f.day, conv.services.timezone) is None:
             # A day that is no date (or 0001-01-01) filters nothing; the page says so, the filter kept.
             shown |= {"flash": _t(request, LEDGER_DAY_ERROR), "flash_ok": False}
-        return render(request, "ledger.html", user, rows=rows, f=f, statuses=COUPON_STATUSES, **shown)
+        return render(
+            request,
+            "ledger.html",
+            user,
+            rows=rows[:limit],
+            more=len(rows) > limit,
+            page=page,
+            per_page=limit,
+            f=f,
+            statuses=COUPON_STATUSES,
+            **shown,
+        )
 
     @router.post("/ledger/{order_id}/revoke")
     async def ledger_revoke(order_id: str, request: Request) -> Response:
@@ -283,8 +301,19 @@ def staff_router() -> APIRouter:
         store = conversations_of(request).store
         if q.get("format") == "csv":  # every row, read and sent in batches
             return csv_stream(queries.audit_csv(store, f), "audit.csv")
-        rows = await queries.audit_rows(store, f)
-        return render(request, "audit.html", user, rows=rows, f=f)
+        page, _ = list_position(request)
+        limit = queries.PAGE_LIMIT
+        rows = await queries.audit_rows(store, f, limit + 1, offset=(page - 1) * limit)
+        return render(
+            request,
+            "audit.html",
+            user,
+            rows=rows[:limit],
+            more=len(rows) > limit,
+            page=page,
+            per_page=limit,
+            f=f,
+        )
 
     @router.get("/dashboard")
     async def dashboard_page(request: Request) -> Response:
