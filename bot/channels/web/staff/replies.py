@@ -60,7 +60,8 @@ def add_reply_routes(router: APIRouter) -> None:
             reply = await _run(
                 request, user, "replies save", {"name": form.get("name", ""), "text": text}, "console:staff"
             )
-        return back(request, "/staff/replies", reply)
+        # A refused reply (an unknown variable, a stray brace) comes back in its form, as typed.
+        return back(request, "/staff/replies", reply, kept=None if reply.ok else form)
 
     @router.post("/replies/delete")
     async def delete(request: Request) -> Response:
