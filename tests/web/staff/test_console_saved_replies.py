@@ -114,3 +114,14 @@ async def test_a_refused_reply_comes_back_in_its_form_as_typed(web) -> None:
     assert (await get_reply(store, "delay")).text_ko == "{player}님 죄송합니다"
     assert "<details open>" in page and ">{player}님 {oops 죄송합니다</textarea>" in page
     assert 'id="new-name" name="name" required maxlength="40" autocomplete="off" value=""' in page
+
+
+async def test_flashes_come_in_the_staff_members_language_with_the_right_particle(web) -> None:
+    staff = await sign_in(web)
+    form = {"name": "sorry", "text_ko": "{player}님 죄송합니다", "text_en": "", "csrf": staff.csrf}
+    made = await staff.client.post("/staff/replies", data=form)
+    korean = (await staff.client.get(made.headers["location"])).text
+    assert "답변 &#39;sorry&#39;를 만들었습니다 [ko]." in korean and "Saved reply" not in korean
+    assert "을(를)" not in korean
+    english = (await staff.client.get(made.headers["location"] + "&lang=en")).text
+    assert "Saved reply &#39;sorry&#39; created [ko]." in english and "만들었습니다" not in english

@@ -250,7 +250,24 @@ def flash_of(request: Request) -> dict[str, Any]:
         flash = request.app.state.staff_flashes.get(key, owner_of(request.cookies.get(SESSION_COOKIE)))
     if flash is None:
         return {"flash": None, "kept": {}}
-    return {"flash": flash.text, "flash_ok": flash.ok, "kept": flash.kept}
+    return {"flash": in_one_language(flash.text, lang_of(request)), "flash_ok": flash.ok, "kept": flash.kept}
+
+
+_HALVES = re.compile(
+    r"^(?P<mark>[^\w\s'\"#/(\[]*\s*)(?P<ko>.*?[\uac00-\ud7a3].*?)\s+/\s+(?P<en>[^\uac00-\ud7a3]+)$"
+)
+"""A staff command's one-line reply written "한국어 … / English …" (the Discord form): both halves."""
+
+
+def in_one_language(text: str, lang: str) -> str:
+    """The staff member's half of a two-language staff reply ("플레이어 P9를 찾을 수 없습니다. / No player P9."
+    → the Korean or the English sentence, with its leading ⚠/✅ kept); anything else unchanged."""
+    if "\n" in text:
+        return text
+    halves = _HALVES.match(text)
+    if halves is None:
+        return text
+    return halves["mark"] + (halves["ko"] if lang == "ko" else halves["en"]).strip()
 
 
 def asset_response(name: str, media_type: str) -> Response:
