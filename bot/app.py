@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -196,7 +196,7 @@ async def build_app(
     from tools.coupon_rules import load_coupon_rules
     from tools.registry import build_registry
 
-    hours = SupportHours.from_settings(settings)
+    hours = SupportHours.from_settings(settings)  # a configuration error before the database is touched
     _warn_of_unreachable_targets(settings, hours)
     store = store or await open_store(settings)
     if policy_index is None:
@@ -237,7 +237,14 @@ async def build_app(
         models=models,
         fact_check=settings.fact_check,
         attachments=AttachmentBox(
-            store, settings.data_dir / "attachments", max_bytes=settings.attachment_max_bytes, clock=clock
+            store,
+            settings.data_dir / "attachments",
+            max_bytes=settings.attachment_max_bytes,
+            unsent_files=settings.attachment_unsent_files,
+            unsent_bytes=settings.attachment_unsent_bytes,
+            unsent_ttl=timedelta(minutes=settings.attachment_unsent_minutes),
+            max_pixels=settings.attachment_max_pixels,
+            clock=clock,
         ),
     )
     freeze_startup_heap()
