@@ -106,6 +106,15 @@ def make_policy_index_safely(settings: Settings, *, cancelled: Callable[[], bool
         return PolicyIndex.from_settings(settings, policies_dir=policies_dir(settings))
 
 
+def _warn_of_unreachable_targets(settings: Settings, hours: Any) -> None:
+    """Log, at start-up, an SLA target the staff hours cannot meet (also a `doctor` warning)."""
+    from bot.analytics.staff_response import SlaTargets
+    from bot.desk.sla import hours_problems
+
+    for problem in hours_problems(hours, SlaTargets.from_settings(settings)):
+        log.warning("%s (see docs/staff-hours.md)", problem)
+
+
 def make_llm_factory(settings: Settings, metrics: Any = None) -> Callable[[], Any]:
     """One `OpenAILLM` for the main role per run (a new agent is built per run; the LLM is shared); it
     reports each call to `metrics`."""
@@ -188,6 +197,7 @@ async def build_app(
     from tools.registry import build_registry
 
     hours = SupportHours.from_settings(settings)  # a configuration error before the database is touched
+    _warn_of_unreachable_targets(settings, hours)
     store = store or await open_store(settings)
     if policy_index is None:
         policy_index = make_policy_index_safely(settings)

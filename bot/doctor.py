@@ -337,7 +337,9 @@ async def check_web_secret(settings: Settings) -> Check:
 
 
 async def check_support_hours(settings: Settings) -> Check:
+    from bot.analytics.staff_response import SlaTargets
     from bot.desk.hours import SupportHours
+    from bot.desk.sla import hours_problems
 
     try:
         hours = SupportHours.from_settings(settings)
@@ -346,16 +348,20 @@ async def check_support_hours(settings: Settings) -> Check:
             "support hours",
             "fail",
             str(exc),
-            "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see docs/staff/desk.md)",
+            "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see docs/staff-hours.md)",
         )
     if hours.always_open:
         return Check("support hours", "ok", "ARCA_SUPPORT_HOURS not set: staff counted as always in")
     days = len(hours.windows)
-    return Check(
-        "support hours",
-        "ok",
-        f"{days} day(s) a week in {settings.timezone}, {len(hours.holidays)} holiday(s)",
-    )
+    summary = f"{days} day(s) a week in {settings.timezone}, {len(hours.holidays)} holiday(s)"
+    if problems := hours_problems(hours, SlaTargets.from_settings(settings)):
+        return Check(
+            "support hours",
+            "warn",
+            f"{summary}; " + "; ".join(problems),
+            "raise the SLA targets or widen ARCA_SUPPORT_HOURS (see docs/staff-hours.md)",
+        )
+    return Check("support hours", "ok", summary)
 
 
 CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [

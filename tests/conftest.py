@@ -105,6 +105,7 @@ def policy_index(tmp_path_factory: pytest.TempPathFactory):
         policies_dir=PROJECT_ROOT / "policies",
     )
     index.ensure_built(PROJECT_ROOT / "policies")
+    index.fit_search_model()  # here, not inside the first test's page load (seconds on a busy machine)
     return index
 
 

@@ -10,6 +10,7 @@ No model and no policy index are used: the whole file runs in a few seconds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import inspect
 import io
@@ -447,6 +448,9 @@ def test_search_json_prints_one_array_with_design_fields(monkeypatch: pytest.Mon
     )
 
     class FakeIndex:
+        def loading(self, _query: str) -> contextlib.nullcontext[None]:
+            return contextlib.nullcontext()
+
         def ensure_built(self, _dir: Any) -> None:
             return None
 

@@ -14,7 +14,11 @@ with the third batch) make the nearest everyday sentence a fairer yardstick than
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import numpy as np
+
+from bot.knowledge.fitted import FittedParts, fingerprint
 from bot.vocabulary.language import has_hangul
 
 BACKGROUND_KO = (
@@ -122,3 +126,18 @@ def background_rows(languages: frozenset[str]) -> list[int]:
     english = range(len(BACKGROUND_KO), len(BACKGROUND))
     rows = [*(korean if "ko" in languages else ()), *(english if "en" in languages else ())]
     return rows or list(range(len(BACKGROUND)))
+
+
+def background_fingerprint(embedder_name: str) -> str:
+    """What a model's stored background vectors were made from (bot/knowledge/fitted.py)."""
+    return fingerprint("background passages", embedder_name, "\n".join(BACKGROUND))
+
+
+def background_vectors(embedder: Any, parts: FittedParts) -> np.ndarray:
+    """`embedder`'s passage vectors of `BACKGROUND`, in its order: stored with the index once made."""
+    part = parts.get(
+        f"background:{embedder.name}",
+        background_fingerprint(embedder.name),
+        lambda: {"vectors": np.asarray(embedder.embed_passages(list(BACKGROUND)), dtype=np.float32)},
+    )
+    return np.asarray(part["vectors"], dtype=np.float32)

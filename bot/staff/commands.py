@@ -11,6 +11,7 @@ from bot.loop_share import to_background_thread
 from bot.staff.linking import link_commands
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES, Order, Player
+from bot.vocabulary.particles import particle
 from tools import coupon_staff, ledger
 from tools.base import ToolContext
 from tools.money import format_krw
@@ -49,7 +50,7 @@ async def cmd_orders(inv: Invocation, args: dict[str, Any]) -> StaffReply:
             ).scalars()
         )
     if player is None:
-        return StaffReply(f"플레이어 {pid}을(를) 찾을 수 없습니다. / No player {pid}.", ok=False)
+        return StaffReply(f"플레이어 {particle(pid, '을/를')} 찾을 수 없습니다. / No player {pid}.", ok=False)
     lines = [f"{player.id} {player.name} (discord {player.discord_id or '-'}): 주문 {len(rows)}건"]
     for o in rows:
         lines.append(

@@ -52,7 +52,7 @@ async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name
     await staff.client.post(f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": STAFF})
     live = bots.nth(2)
     await expect(live.locator(".bubble")).to_have_text(STAFF)
-    await expect(live.locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    await expect(live.locator(".footer")).to_have_text("운영진 미나 님의 답변")
     await expect(live).to_have_class("msg bot staff")
     await shot(page, "desktop_ko_takeover_ack_and_staff_reply")
 
@@ -60,7 +60,7 @@ async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name
     await page.reload()
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF])
     await expect(bots.nth(1)).to_have_class("msg bot staff")
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("운영진 미나 님의 답변")
     await expect(bots.nth(0)).to_have_class("msg bot")
     await expect(bots.nth(0).locator(".feedback")).to_have_count(1)
     await shot(page, "desktop_ko_staff_reply_from_history")
@@ -142,7 +142,7 @@ async def test_a_staff_reply_during_a_run_gets_its_own_signed_bubble(browser, ma
     await enqueue_reply(web.conversations.store, THREAD, "미나", STAFF)
     reply = page.locator("li.msg.bot.staff")
     await expect(reply.locator(".bubble")).to_have_text(STAFF)  # while the run still holds
-    await expect(reply.locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    await expect(reply.locator(".footer")).to_have_text("운영진 미나 님의 답변")
     held.release()
     answer = page.locator("li.msg.bot:not(.staff)")
     await expect(answer.locator(".bubble")).to_have_text(FIRST)

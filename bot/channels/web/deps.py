@@ -95,6 +95,11 @@ class WebDeps:
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12]
     game_webhook_secrets: tuple[bytes, ...] = field(default=(), repr=False)
     """`ARCA_GAME_WEBHOOK_SECRET` (two during a rotation): `POST /game/v1/events` exists only with one."""
+    support_hours: Any = None
+    """The staff hours in force (`bot.desk.hours.SupportHours`; None: always in), shown on the dashboard."""
+    sla_targets: Any = None
+    """The SLA targets (`bot.analytics.staff_response.SlaTargets`; None: the defaults): the console's
+    reminders give each one's due time and say whether it was missed."""
     forget_order: Callable[[str], Awaitable[None]] | None = None
     """The order source's `forget(order_id)`, called after a signed `order.upserted` event committed
     (`bot.channels.web.game_events`); None when the source keeps no cache."""
@@ -103,8 +108,13 @@ class WebDeps:
     def from_settings(
         cls, settings: Any, conversations: Conversations, identities: IdentityService, **kw: Any
     ) -> WebDeps:
+        from bot.analytics.staff_response import SlaTargets
+        from bot.desk.hours import SupportHours
+
         return cls(
             conversations=conversations,
+            support_hours=SupportHours.from_settings(settings),
+            sla_targets=SlaTargets.from_settings(settings),
             identities=identities,
             llm_ready=settings.llm_configured,
             max_message_chars=settings.max_message_chars,

@@ -31,7 +31,7 @@ async def test_a_reply_without_a_takeover_is_not_sent_and_the_text_is_kept(web) 
     history = [m.content for m in await web.conversations.memory.recent(THREAD)]
     assert "지금 확인해 드릴게요." not in history
     page = (await staff.client.get(r.headers["location"])).text
-    assert "먼저 &#39;상담원이 이어받기&#39;를 눌러" in page and "지금 확인해 드릴게요.</textarea>" in page
+    assert "먼저 &#39;운영진이 이어받기&#39;를 눌러" in page and "지금 확인해 드릴게요.</textarea>" in page
     assert 'name="text" value="지금 확인해 드릴게요."' in page  # carried by the Take over button
     # Taking over with the carried text puts it back into the reply box.
     r = await staff.client.post(f"{HERE}/handoff", data={"csrf": staff.csrf, "text": "지금 확인해 드릴게요."})

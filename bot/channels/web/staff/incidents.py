@@ -57,6 +57,7 @@ from bot.staff.registry import StaffReply
 from bot.store import ORDER_STATUSES
 from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS
+from bot.vocabulary.particles import particle
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +173,9 @@ def add_incident_routes(router: APIRouter) -> None:
             end=d.end,
             actor=user.actor(conv.staff_role).label,
         )
-        done = StaffReply(f"장애 #{incident.id}을(를) 등록했습니다. / Incident #{incident.id} opened.")
+        done = StaffReply(
+            f"장애 {particle(f'#{incident.id}', '을/를')} 등록했습니다. / Incident #{incident.id} opened."
+        )
         return back(request, f"/staff/incidents/{incident.id}", done)
 
     @router.get("/incidents/{incident_id}")

@@ -41,7 +41,7 @@ CSP = (
 STATE_LABELS = {
     "answering": ("봇 응답 중", "bot answering"),
     "waiting": ("대기", "waiting"),
-    "handed_off": ("상담원 전환", "handed off"),
+    "handed_off": ("운영진 응대", "handed off"),
     "escalated": ("에스컬레이션", "escalated"),
 }
 NAV = (
@@ -112,9 +112,19 @@ def render_html(
     def at(when: datetime | None, fmt: str) -> str:
         return when.astimezone(zone).strftime(fmt) if when is not None else ""
 
+    def day_time(when: datetime | None) -> str:
+        """`3월 3일(화) 14:05` for Korean staff, `Tue Mar 3 14:05` for English (never a US date)."""
+        if when is None:
+            return ""
+        local = when.astimezone(zone)
+        if lang == "ko":
+            return f"{local.month}월 {local.day}일({'월화수목금토일'[local.weekday()]}) {local:%H:%M}"
+        return f"{local:%a %b} {local.day} {local:%H:%M}"
+
     return _env.get_template(template).render(
         t=t,
         at=at,
+        day_time=day_time,
         lang=lang,
         user=user,
         nav=NAV,
@@ -257,7 +267,24 @@ def flash_of(request: Request) -> dict[str, Any]:
         flash = request.app.state.staff_flashes.get(key, owner_of(request.cookies.get(SESSION_COOKIE)))
     if flash is None:
         return {"flash": None, "kept": {}}
-    return {"flash": flash.text, "flash_ok": flash.ok, "kept": flash.kept}
+    return {"flash": in_one_language(flash.text, lang_of(request)), "flash_ok": flash.ok, "kept": flash.kept}
+
+
+_HALVES = re.compile(
+    r"^(?P<mark>[^\w\s'\"#/(\[]*\s*)(?P<ko>.*?[\uac00-\ud7a3].*?)\s+/\s+(?P<en>[^\uac00-\ud7a3]+)$"
+)
+"""A staff command's one-line reply written "한국어 … / English …" (the Discord form): both halves."""
+
+
+def in_one_language(text: str, lang: str) -> str:
+    """The staff member's half of a two-language staff reply ("플레이어 P9를 찾을 수 없습니다. / No player P9."
+    → the Korean or the English sentence, with its leading ⚠/✅ kept); anything else unchanged."""
+    if "\n" in text:
+        return text
+    halves = _HALVES.match(text)
+    if halves is None:
+        return text
+    return halves["mark"] + (halves["ko"] if lang == "ko" else halves["en"]).strip()
 
 
 def asset_response(name: str, media_type: str) -> Response:

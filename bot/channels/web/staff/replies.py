@@ -42,7 +42,7 @@ async def _run(
 
 def _take_over_first(request: Request) -> str:
     if lang_of(request) == "ko":
-        return "저장된 답변을 보내지 않았습니다. 먼저 '상담원이 이어받기'를 눌러 대화를 맡아 주세요."
+        return "저장된 답변을 보내지 않았습니다. 먼저 '운영진이 이어받기'를 눌러 대화를 맡아 주세요."
     return "The saved reply was not sent: press 'Take over' first."
 
 
@@ -68,7 +68,8 @@ def add_reply_routes(router: APIRouter) -> None:
             reply = await _run(
                 request, user, "replies save", {"name": form.get("name", ""), "text": text}, "console:staff"
             )
-        return back(request, "/staff/replies", reply)
+        # A refused reply (an unknown variable, a stray brace) comes back in its form, as typed.
+        return back(request, "/staff/replies", reply, kept=None if reply.ok else form)
 
     @router.post("/replies/delete")
     async def delete(request: Request) -> Response:

@@ -51,6 +51,7 @@ from bot.channels.web.staff.pages import (
 )
 from bot.channels.web.staff.replies import add_reply_routes
 from bot.channels.web.staff.sla import recent_reminders
+from bot.desk.hours import SupportHours
 from bot.staff.registry import StaffReply
 from bot.store import COUPON_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
@@ -61,7 +62,7 @@ from tools.policy_search import DEFAULT_TOP_K
 log = logging.getLogger(__name__)
 
 TAKE_OVER_FIRST = (
-    "답장을 보내지 않았습니다. 먼저 '상담원이 이어받기'를 눌러 대화를 맡아 주세요. 그동안 봇이 답하고 있을 수 "
+    "답장을 보내지 않았습니다. 먼저 '운영진이 이어받기'를 눌러 대화를 맡아 주세요. 그동안 봇이 답하고 있을 수 "
     "있습니다. 쓴 내용은 그대로 있습니다.",
     "The reply was not sent: press 'Take over' first (until then the bot may be answering). What you "
     "wrote is kept.",
@@ -175,7 +176,9 @@ def staff_router() -> APIRouter:
             search=search,
             more=len(rows) > queries.PAGE_LIMIT,
             live_query=urlencode({"page": page, "q": search}),
-            sla_reminders=await recent_reminders(conversations_of(request).store, utcnow()),
+            sla_reminders=await recent_reminders(
+                conversations_of(request).store, utcnow(), request.app.state.web.sla_targets
+            ),
             **flash_of(request),
         )
 
@@ -190,6 +193,7 @@ def staff_router() -> APIRouter:
             user,
             thread_id=thread_id,
             messages=messages,
+            earlier=await queries.earlier_messages(conv.store, thread_id, len(messages)),
             facts=await queries.withheld_facts(conv.store, thread_id),
             running=conv.is_running(thread_id),
             reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
@@ -269,8 +273,15 @@ def staff_router() -> APIRouter:
             day=q.get("day", "").strip(),
         )
         csv = q.get("format") == "csv"  # the download has every row, the page the latest ones
+        page, _ = list_position(request)
+        limit = queries.PAGE_LIMIT
+        # One row more than a page: whether a next page exists (the page says so, no silent cut).
         rows = await queries.coupons(
-            conv.store, f, conv.services.timezone, None if csv else queries.PAGE_LIMIT
+            conv.store,
+            f,
+            conv.services.timezone,
+            None if csv else limit + 1,
+            offset=0 if csv else (page - 1) * limit,
         )
         if csv:
             header = ["id", "code", "order_id", "player_id", "amount", "status", "issued_by", "reason"]
@@ -281,7 +292,18 @@ def staff_router() -> APIRouter:
         if f.day and queries.day_start(f.day, conv.services.timezone) is None:
             # A day that is no date (or 0001-01-01) filters nothing; the page says so, the filter kept.
             shown |= {"flash": _t(request, LEDGER_DAY_ERROR), "flash_ok": False}
-        return render(request, "ledger.html", user, rows=rows, f=f, statuses=COUPON_STATUSES, **shown)
+        return render(
+            request,
+            "ledger.html",
+            user,
+            rows=rows[:limit],
+            more=len(rows) > limit,
+            page=page,
+            per_page=limit,
+            f=f,
+            statuses=COUPON_STATUSES,
+            **shown,
+        )
 
     @router.post("/ledger/{order_id}/revoke")
     async def ledger_revoke(order_id: str, request: Request) -> Response:
@@ -304,8 +326,19 @@ def staff_router() -> APIRouter:
         store = conversations_of(request).store
         if q.get("format") == "csv":  # every row, read and sent in batches
             return csv_stream(queries.audit_csv(store, f), "audit.csv")
-        rows = await queries.audit_rows(store, f)
-        return render(request, "audit.html", user, rows=rows, f=f)
+        page, _ = list_position(request)
+        limit = queries.PAGE_LIMIT
+        rows = await queries.audit_rows(store, f, limit + 1, offset=(page - 1) * limit)
+        return render(
+            request,
+            "audit.html",
+            user,
+            rows=rows[:limit],
+            more=len(rows) > limit,
+            page=page,
+            per_page=limit,
+            f=f,
+        )
 
     @router.get("/dashboard")
     async def dashboard_page(request: Request) -> Response:
@@ -319,7 +352,16 @@ def staff_router() -> APIRouter:
             idle_minutes=web.conversation_idle_minutes,
             resolution_window_minutes=web.resolution_window_minutes,
         )
-        return render(request, "dashboard.html", user, charts=charts, **context)
+        hours = web.support_hours or SupportHours.parse("", zone_of(request))
+        return render(
+            request,
+            "dashboard.html",
+            user,
+            charts=charts,
+            hours=hours,
+            opens=hours.next_opening(conversations_of(request).clock()),
+            **context,
+        )
 
     @router.get("/policies")
     async def policies_page(request: Request) -> Response:
