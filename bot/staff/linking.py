@@ -94,7 +94,7 @@ async def cmd_unlink(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     player_id = await unlink(conv.store, discord_id)
     if player_id is not None:
         await conv.store.audit(
-            actor=f"discord:{discord_id}",
+            actor=inv.actor.label,
             action="unlink",
             thread_id=inv.channel,
             target=player_id,

@@ -160,7 +160,10 @@ async def test_unlink_removes_the_members_own_link_and_is_audited(linking):
     assert flags & EPHEMERAL and "P900" in text
     assert await linking.linked_player(STRANGER) is None
     [row] = await _audit(linking, "unlink")
-    assert (row.actor, row.target) == (f"discord:{STRANGER}", "P900")
+    assert (row.actor, row.target) == (
+        "player:P900",
+        "P900",
+    )  # the audit label of the member, still linked when they asked
     token = await fake.slash(STRANGER, SUPPORT, "unlink")
     [(text, _)] = await fake.wait_for(lambda: fake.interaction_texts(token), what="the second answer")
     assert "연동된 게임 계정이 없어요" in text
