@@ -1,6 +1,12 @@
-"""Cost of the output guard's fact check: µs per sentence (p50/p95) with the check on and off, the evidence
-built once per run before the answer streams, and the time to the first released text of a streamed answer
-(the guard releases sentence by sentence; the check must not add waiting).
+"""The output guard's fact check: how right it is and what it costs.
+
+Right: precision on the precision set (correct answers of a strong model that must reach the player
+untouched) and recall on its false twins and on the grounding set (invented or contradicted facts that
+must be withheld), from `tests/guards/sets/` (issue 50).
+Cost: µs per sentence (p50/p95) with the check on and off, over the sets' answer sentences and one long
+answer, each sentence's extraction uncached; the evidence built once per run before the answer streams;
+and the time to the first released text of a streamed answer with and without the check (the guard
+releases sentence by sentence; the check must not add waiting).
 
     python -m bench.fact_check [--rounds 300]
 
@@ -79,7 +85,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def run(rounds: int) -> dict[str, Any]:
-    from bot.guards import evidence, facts
+    from bot.guards import dates, evidence, fact_check, facts
     from bot.guards.claims import split_sentences
     from bot.guards.output import OutputGuard
 
@@ -90,9 +96,19 @@ async def run(rounds: int) -> dict[str, Any]:
     cold_us: list[float] = []
     warm_us: list[float] = []
     first_text_us: dict[str, list[float]] = {"enforce": [], "off": []}
+    from_delta_us: dict[str, list[float]] = {"enforce": [], "off": []}
+    """From the model's first delta: the run builds the evidence before it asks the model for the answer
+    (`bot.conversations.run`), so what the player waits for after the first token is the sentence check."""
     for _ in range(rounds):
         facts._extract.cache_clear()
-        evidence._trusted_facts.cache_clear()
+        for cached in (
+            evidence._trusted_facts,
+            evidence._hit_passages,
+            evidence._player_facts,
+            evidence.squash,
+        ):
+            cached.cache_clear()
+        dates._calendar_facts.cache_clear()
         for times in (cold_us, warm_us):  # a thread's first run, then the same texts again
             ctx = _context("enforce")
             start = time.perf_counter()
@@ -102,19 +118,26 @@ async def run(rounds: int) -> dict[str, Any]:
             guard = OutputGuard(locale="ko", facts=_context(mode))
             t0 = time.perf_counter()
             stream = guard.stream(outcomes=outcomes)  # builds the evidence: on the path to the first byte
-            first = None
+            first = first_fed = None
             for sentence in sentences:
                 facts._extract.cache_clear()  # an answer's sentences are new text: measure them uncached
+                fact_check.is_model_note.cache_clear()
                 start = time.perf_counter()
+                first_fed = first_fed or start
                 released = await stream.feed(sentence)
                 now = time.perf_counter()
                 per_sentence[mode].append((now - start) * 1e6)
                 if first is None and released:
                     first = now - t0
+                    from_delta_us[mode].append((now - first_fed) * 1e6)
             await stream.finish()
             first_text_us[mode].append((first or 0.0) * 1e6)
-    enforce, off = per_sentence["enforce"], per_sentence["off"]
+    set_costs = await _set_costs(max(1, rounds // 30))
+    enforce, off = per_sentence["enforce"] + set_costs["enforce"], per_sentence["off"] + set_costs["off"]
+    first_on = statistics.median(first_text_us["enforce"])
+    first_off = statistics.median(first_text_us["off"])
     return {
+        **await accuracy(),
         "sentences_per_answer": len(sentences),
         "rounds": rounds,
         "guard_us_per_sentence_p50": round(_pct(enforce, 0.5), 1),
@@ -124,9 +147,61 @@ async def run(rounds: int) -> dict[str, Any]:
         "evidence_build_cold_us_p50": round(_pct(cold_us, 0.5), 1),
         "evidence_build_warm_us_p50": round(_pct(warm_us, 0.5), 1),
         "evidence_build_warm_us_p95": round(_pct(warm_us, 0.95), 1),
-        "first_text_us_p50": round(statistics.median(first_text_us["enforce"]), 1),
-        "first_text_without_fact_check_us_p50": round(statistics.median(first_text_us["off"]), 1),
+        "first_text_us_p50": round(first_on, 1),
+        "first_text_without_fact_check_us_p50": round(first_off, 1),
+        "first_text_ratio": round(first_on / first_off, 2) if first_off else None,
+        "first_text_from_first_delta_us_p50": round(statistics.median(from_delta_us["enforce"]), 1),
+        "first_text_from_first_delta_without_fact_check_us_p50": round(
+            statistics.median(from_delta_us["off"]), 1
+        ),
     }
+
+
+async def accuracy() -> dict[str, Any]:
+    """Precision and recall of the check on both answer sets (`tests/guards/sets`)."""
+    from tests.guards.fact_set import accepted, load
+
+    precision_set, grounding = load("precision"), load("grounding")
+    correct = [await c.check(c.answer) for c in precision_set]
+    passed = sum(accepted(v, c.answer) for v, c in zip(correct, precision_set, strict=True))
+    twins = [c for c in precision_set if c.false]
+    caught_twins = [not accepted(await c.check(c.false), c.false) for c in twins if c.false]
+    caught = [not accepted(await c.check(c.answer), c.answer) for c in grounding]
+    return {
+        "precision_set_correct_answers": len(precision_set),
+        "precision_on_correct_answers": round(passed / len(precision_set), 3),
+        "recall_on_false_twins": round(sum(caught_twins) / len(twins), 3),
+        "grounding_set_false_answers": len(grounding),
+        "recall_on_grounding_set": round(sum(caught) / len(grounding), 3),
+    }
+
+
+async def _set_costs(rounds: int) -> dict[str, list[float]]:
+    """µs per sentence over every answer of both sets, streamed sentence by sentence, with and without
+    the check (each sentence's extraction uncached, as a new answer's is)."""
+    from bot.guards import fact_check, facts
+    from bot.guards.claims import split_sentences
+    from bot.guards.output import OutputGuard
+    from tests.guards.fact_set import load
+
+    out: dict[str, list[float]] = {"enforce": [], "off": []}
+    cases = [*load("precision"), *load("grounding")]
+    for _ in range(rounds):
+        for case in cases:
+            for text in filter(None, (case.answer, case.false)):
+                done, rest = split_sentences(text)
+                for mode in ("off", "enforce"):
+                    stream = OutputGuard(locale=case.lang, facts=case.context(mode)).stream(
+                        outcomes=case.outcomes()
+                    )
+                    for sentence in [*done, rest] if rest else done:
+                        facts._extract.cache_clear()
+                        fact_check.is_model_note.cache_clear()
+                        start = time.perf_counter()
+                        await stream.feed(sentence)
+                        out[mode].append((time.perf_counter() - start) * 1e6)
+                    await stream.finish()
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

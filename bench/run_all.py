@@ -110,6 +110,15 @@ HEADLINES: list[tuple[str, str, str]] = [
         "ms",
         "longest loop step's CPU during the bulk grant (load-independent)",
     ),
+    ("game_grants_per_second", "/s", "grants delivered to the reference game backend (default caps)"),
+    ("game_grants_vs_bare_client_ratio", "×", "outbox delivery rate ÷ a bare httpx client's, same backend"),
+    ("game_deliveries_lag_above_idle_ms", "ms", "worst loop lag while delivering minus the idle loop's"),
+    (
+        "game_incident_effective_grants",
+        "",
+        "effective grants after an incident with one kill -9 of the drain",
+    ),
+    ("game_incident_duplicate_grants", "", "duplicate grants in the game after that incident"),
     ("rss_mb", "MB", "RSS of a running bot with the embedding model loaded"),
     ("rss_kb_per_idle_conversation", "KB", "RSS growth per idle conversation (1,000 threads)"),
 ]
@@ -142,6 +151,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         coupon_ledger,
         engine_overhead,
         fact_check,
+        game_deliveries,
         incident_bulk,
         memory,
         retrieval,
@@ -177,6 +187,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             (
                 "incident_bulk",
                 lambda: incident_bulk.main(["--orders", "2000" if quick else "10000"]),
+            ),
+            (
+                "game_deliveries",
+                lambda: game_deliveries.main(
+                    ["--grants", "500" if quick else "3000", "--incident", "2000" if quick else "10000"]
+                ),
             ),
             (
                 "memory",
@@ -239,6 +255,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ),
         "incident_loop_max_lag_ms": details["incident_bulk"]["incident_loop_max_lag_ms"],
         "incident_loop_max_step_cpu_ms": details["incident_bulk"]["incident_loop_max_step_cpu_ms"],
+        **{k: details["game_deliveries"][k] for k, _u, _w in HEADLINES if k.startswith("game_")},
         "rss_mb": m["rss_mb"],
         "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
     }

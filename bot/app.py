@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 async def open_store(settings: Settings, *, seed: bool = True) -> Store:
     """Open (creating if needed) the configured database; load the demo seed into an empty one."""
-    store = Store(settings.database_url)
+    store = Store(settings.database_url, game_delivery=settings.coupon_delivery == "game")
     await store.open()
     if seed:
         report = await seed_if_empty(store)
@@ -105,6 +105,15 @@ def make_policy_index_safely(settings: Settings, *, cancelled: Callable[[], bool
         from bot.knowledge.index import PolicyIndex
 
         return PolicyIndex.from_settings(settings, policies_dir=policies_dir(settings))
+
+
+def _warn_of_unreachable_targets(settings: Settings, hours: Any) -> None:
+    """Log, at start-up, an SLA target the staff hours cannot meet (also a `doctor` warning)."""
+    from bot.analytics.staff_response import SlaTargets
+    from bot.desk.sla import hours_problems
+
+    for problem in hours_problems(hours, SlaTargets.from_settings(settings)):
+        log.warning("%s (see docs/staff-hours.md)", problem)
 
 
 def make_llm_factory(settings: Settings, metrics: Any = None) -> Callable[[], Any]:
@@ -188,6 +197,8 @@ async def build_app(
     from tools.coupon_rules import load_coupon_rules
     from tools.registry import build_registry
 
+    hours = SupportHours.from_settings(settings)  # a configuration error before the database is touched
+    _warn_of_unreachable_targets(settings, hours)
     store = store or await open_store(settings)
     if policy_index is None:
         policy_index = make_policy_index_safely(settings)
@@ -199,7 +210,7 @@ async def build_app(
         policy_search=policy_index,
         timezone=settings.timezone,
         notify_staff=notifications.notify,
-        away_notice=SupportHours.from_settings(settings).notice,
+        away_notice=hours.notice,
     )
     if models is None and llm_factory is None and settings.llm_configured:
         from bot.llm.registry import ModelRegistry
@@ -227,9 +238,17 @@ async def build_app(
         models=models,
         fact_check=settings.fact_check,
         attachments=AttachmentBox(
-            store, settings.data_dir / "attachments", max_bytes=settings.attachment_max_bytes, clock=clock
+            store,
+            settings.data_dir / "attachments",
+            max_bytes=settings.attachment_max_bytes,
+            unsent_files=settings.attachment_unsent_files,
+            unsent_bytes=settings.attachment_unsent_bytes,
+            unsent_ttl=timedelta(minutes=settings.attachment_unsent_minutes),
+            max_pixels=settings.attachment_max_pixels,
+            clock=clock,
         ),
     )
+    conversations.deps = replace(conversations.deps, quirks=settings.guard_quirks())
     freeze_startup_heap()
     share_the_gil()
     return App(settings=settings, store=store, conversations=conversations, policy_index=policy_index)

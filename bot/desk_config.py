@@ -18,7 +18,8 @@ class DeskSettings(BaseSettings):
     """Fields `Settings` inherits; read from the environment and `arca.toml` like every other setting."""
 
     support_hours: str = Field(default="", validation_alias=_env("ARCA_SUPPORT_HOURS"))
-    """Staff hours in `ARCA_TIMEZONE`, e.g. `mon-fri 10:00-19:00; sat 10:00-14:00` (empty: always in)."""
+    """Staff hours in `ARCA_TIMEZONE`, e.g. `mon-fri 10:00-19:00; sat 10:00-14:00` or `월-금 10:00-19:00`;
+    a window may run past midnight (`fri 22:00-06:00`); empty: always in (docs/staff-hours.md)."""
     support_holidays: Path | None = Field(default=None, validation_alias=_env("ARCA_SUPPORT_HOLIDAYS"))
     """A file of dates staff are away (`YYYY-MM-DD` a line)."""
     sla_first_response_minutes: int = Field(

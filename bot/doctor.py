@@ -125,6 +125,15 @@ async def check_database(settings: Settings) -> Check:
     from bot.store import Order, Player, Store, StoreError
     from bot.store.schema import sqlite_integrity_problem
 
+    missing = _missing_sqlite_file(settings.database_url)
+    if missing is not None:
+        # Opening it would create an empty file (and its folder): doctor looks, it never writes.
+        return Check(
+            "database",
+            "fail",
+            f"no database at {missing}",
+            "run `arca-bot seed` (or `make run`) to create it",
+        )
     damaged = await asyncio.to_thread(sqlite_integrity_problem, settings.database_url)
     if damaged:
         return Check(
@@ -145,7 +154,7 @@ async def check_database(settings: Settings) -> Check:
                 "fail",
                 str(exc),
                 "check that PostgreSQL runs and ARCA_DB_URL (postgresql+asyncpg://user:pass@host:5432/db) "
-                "names an empty or Arca database (see Deployment in README.md)",
+                "names an empty or Arca database (see docs/deploy/postgresql.md)",
             )
         return Check("database", "fail", str(exc), "fix ARCA_DB_URL / ARCA_DATA_DIR")
     try:
@@ -159,6 +168,21 @@ async def check_database(settings: Settings) -> Check:
         )
     finally:
         await store.close()
+
+
+def _missing_sqlite_file(database_url: str) -> Path | None:
+    """The SQLite file `database_url` names when it does not exist yet (None: it exists, or not SQLite)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(database_url)
+    except Exception:  # the store reports an unparsable URL itself
+        return None
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    path = Path(database)
+    return None if path.exists() else path
 
 
 async def _database_facts(session: Any, dialect: str) -> str:
@@ -287,7 +311,7 @@ async def check_discord(settings: Settings) -> Check:
             "Discord token",
             "fail",
             "DISCORD_TOKEN is not set: the bot cannot join Discord (console and demo still work)",
-            "create a bot in the Discord developer portal and set DISCORD_TOKEN (see README)",
+            "create a bot in the Discord developer portal and set DISCORD_TOKEN (see docs/deploy/discord.md)",
         )
     token = settings.discord_token.get_secret_value().strip()
     if token.count(".") != 2:
@@ -313,22 +337,31 @@ async def check_web_secret(settings: Settings) -> Check:
 
 
 async def check_support_hours(settings: Settings) -> Check:
+    from bot.analytics.staff_response import SlaTargets
     from bot.desk.hours import SupportHours
+    from bot.desk.sla import hours_problems
 
     try:
         hours = SupportHours.from_settings(settings)
     except ConfigError as exc:
         return Check(
-            "support hours", "fail", str(exc), "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see README)"
+            "support hours",
+            "fail",
+            str(exc),
+            "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see docs/staff-hours.md)",
         )
     if hours.always_open:
         return Check("support hours", "ok", "ARCA_SUPPORT_HOURS not set: staff counted as always in")
     days = len(hours.windows)
-    return Check(
-        "support hours",
-        "ok",
-        f"{days} day(s) a week in {settings.timezone}, {len(hours.holidays)} holiday(s)",
-    )
+    summary = f"{days} day(s) a week in {settings.timezone}, {len(hours.holidays)} holiday(s)"
+    if problems := hours_problems(hours, SlaTargets.from_settings(settings)):
+        return Check(
+            "support hours",
+            "warn",
+            f"{summary}; " + "; ".join(problems),
+            "raise the SLA targets or widen ARCA_SUPPORT_HOURS (see docs/staff-hours.md)",
+        )
+    return Check("support hours", "ok", summary)
 
 
 CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [

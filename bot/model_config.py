@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from bot.guard_rules import Quirks
 
 
 class ModelConfig(BaseModel):
@@ -30,6 +32,16 @@ class ModelConfig(BaseModel):
     """The endpoint supports `stream=True`."""
     context_window: int = Field(default=32_000, ge=1_000)
     """Tokens the model accepts; the ContextGuard budgets against it."""
+
+    quirks: dict[str, str] = Field(default_factory=dict)
+    """How the guards' quirk rules run for this model (`bot.guard_rules.QUIRKS`): `{all = "off"}`,
+    `{voice = "observe", example_values = "off"}`; unset quirks are enforced. `ARCA_QUIRKS` goes on top."""
+
+    @field_validator("quirks")
+    @classmethod
+    def _known_quirks(cls, value: dict[str, str]) -> dict[str, str]:
+        Quirks.parse(value)  # raises with the known names and modes
+        return value
 
     def abilities(self) -> dict[str, Any]:
         return {

@@ -25,8 +25,8 @@ from tools.base import Actor, ToolContext
 from tools.coupon_rules import CouponRules
 
 if TYPE_CHECKING:  # the Discord stack is imported only by the tests that start it
-    from bench.fake_discord import FakeDiscord
     from tests.support.discord import BotHarness
+    from tests.support.fake_discord import FakeDiscord
 
 _ARCA_ENV = (
     "DISCORD_TOKEN",
@@ -105,6 +105,7 @@ def policy_index(tmp_path_factory: pytest.TempPathFactory):
         policies_dir=PROJECT_ROOT / "policies",
     )
     index.ensure_built(PROJECT_ROOT / "policies")
+    index.fit_search_model()  # here, not inside the first test's page load (seconds on a busy machine)
     return index
 
 
@@ -152,7 +153,7 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     import discord.http
     import yarl
 
-    from bench.fake_discord import FakeDiscord
+    from tests.support.fake_discord import FakeDiscord
 
     async with FakeDiscord() as server:
         # The only two redirections: REST base and gateway URL. The client itself is unmodified.

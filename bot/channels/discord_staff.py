@@ -172,7 +172,8 @@ class StaffCommands(commands.Cog, name="Staff"):
                     command.autocomplete(p.name)(self._completer(p))
             if group is None:
                 app_commands.guild_only(command)
-                app_commands.default_permissions(manage_messages=True)(command)
+                if cmd.staff_only and not cmd.open_without_args:  # members see `/link`, `/unlink`
+                    app_commands.default_permissions(manage_messages=True)(command)
                 top.append(command)
             else:
                 group.add_command(command)
@@ -310,6 +311,15 @@ def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
             f"⏰ **SLA · Escalation #{payload.get('escalation_id', '?')}** · {where} · {what} 목표 / target "
             f"{payload.get('due_at')} · {when}"
         )
+    if kind == "delivery_dead":
+        shown = ", ".join(f"`{g}`" for g in payload.get("grant_ids") or [])
+        return (
+            f"🎁 **게임 지급 실패 / Grants refused by the game** · 새로 {payload.get('new')}건 / new, "
+            f"실패 전체 {payload.get('dead_total')}건 / dead in all · {shown}\n"
+            f"> {str(payload.get('last_error') or '').strip()}\n"
+            "원인을 고친 뒤 콘솔의 게임 지급에서 다시 보내기 / fix the cause, then Retry in the console's "
+            "Game grants (or `arca-bot deliveries retry GRANT_ID`)"
+        )
     details = ", ".join(f"{k}={v}" for k, v in payload.items())
     return f"📣 {kind}: {details}"
 
@@ -370,7 +380,7 @@ async def install_staff_commands(
     except discord.Forbidden:
         log.error(
             "could not sync slash commands: invite the bot with the applications.commands scope "
-            '(README, "Discord" → "1. Create the Discord application") and check ARCA_GUILD_IDS'
+            '(docs/deploy/discord.md, "1. Create the Discord application") and check ARCA_GUILD_IDS'
         )
     except discord.HTTPException as exc:
         log.error("could not sync slash commands: %s", exc)

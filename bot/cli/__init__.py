@@ -18,23 +18,31 @@ from bot.redaction import redact_urls
 __all__ = ["build_parser", "main"]
 
 
+def _is_usage_error(exc: Exception) -> bool:
+    """A refusal with a message for the operator (exit 2), not a defect. The classes are imported only
+    here, when something failed: the store's module alone costs ~0.7 s of CPU on every start."""
+    from bot.knowledge.documents import KnowledgeError
+    from bot.store import StoreError
+    from bot.store.seed import SeedError
+    from tools.coupon_rules import CouponRulesError
+
+    return isinstance(exc, (CommandError, StoreError, SeedError, CouponRulesError, KnowledgeError))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "fn", None):
         parser.print_help()
         return 2
-    from bot.knowledge.documents import KnowledgeError
-    from bot.store import StoreError
-    from bot.store.seed import SeedError
-    from tools.coupon_rules import CouponRulesError
-
     try:
         return int(args.fn(args) or 0)
     except ConfigError as exc:
         print(f"arca-bot: configuration error: {redact_urls(str(exc))}", file=sys.stderr)
         return 2
-    except (CommandError, StoreError, SeedError, CouponRulesError, KnowledgeError) as exc:
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
         print(f"arca-bot: {redact_urls(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

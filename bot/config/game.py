@@ -14,18 +14,26 @@ from bot.config.sources import blank_is_none, env
 class GameSettings(BaseSettings):
     """Fields `Settings` inherits; read from the environment and `arca.toml` like every other setting."""
 
-    order_source: Literal["builtin", "http"] = Field(default="builtin", validation_alias=env("ARCA_ORDER_SOURCE"))
+    order_source: Literal["builtin", "http"] = Field(
+        default="builtin", validation_alias=env("ARCA_ORDER_SOURCE")
+    )
     """`builtin`: the embedded orders table (demo seed, imports, signed events); `http`: the studio's API."""
     game_api_url: str | None = Field(default=None, validation_alias=env("ARCA_GAME_API_URL"))
     """Base URL of the studio's backend (no trailing slash), e.g. `https://game.example/arca/v1`."""
     game_api_token: SecretStr | None = Field(default=None, validation_alias=env("ARCA_GAME_API_TOKEN"))
     """Sent as `Authorization: Bearer …`; never printed."""
-    game_api_timeout_s: float = Field(default=3.0, gt=0, le=60, validation_alias=env("ARCA_GAME_API_TIMEOUT_S"))
+    game_api_timeout_s: float = Field(
+        default=3.0, gt=0, le=60, validation_alias=env("ARCA_GAME_API_TIMEOUT_S")
+    )
     """Per-request timeout, in seconds."""
-    coupon_delivery: Literal["none", "game"] = Field(default="none", validation_alias=env("ARCA_COUPON_DELIVERY"))
+    coupon_delivery: Literal["none", "game"] = Field(
+        default="none", validation_alias=env("ARCA_COUPON_DELIVERY")
+    )
     """`none`: the player redeems the code in game (the ledger is the truth); `game`: each coupon is
     granted into the game through `POST {base}/grants`, exactly once."""
-    game_webhook_secret: SecretStr | None = Field(default=None, validation_alias=env("ARCA_GAME_WEBHOOK_SECRET"))
+    game_webhook_secret: SecretStr | None = Field(
+        default=None, validation_alias=env("ARCA_GAME_WEBHOOK_SECRET")
+    )
     """The secret of the game's signed events (two comma-separated during a rotation); unset: the event
     endpoint is off."""
 
@@ -52,7 +60,9 @@ class GameSettings(BaseSettings):
     @model_validator(mode="after")
     def _api_needed(self) -> GameSettings:
         if (self.order_source == "http" or self.coupon_delivery == "game") and not self.game_api_url:
-            raise ValueError("ARCA_GAME_API_URL is required when ARCA_ORDER_SOURCE=http or ARCA_COUPON_DELIVERY=game")
+            raise ValueError(
+                "ARCA_GAME_API_URL is required when ARCA_ORDER_SOURCE=http or ARCA_COUPON_DELIVERY=game"
+            )
         return self
 
     @property
@@ -62,3 +72,27 @@ class GameSettings(BaseSettings):
             return []
         raw = self.game_webhook_secret.get_secret_value()
         return [s.strip().encode() for s in raw.split(",") if s.strip()]
+
+    # -- game-delivery: the outbox worker's caps (bot/game/delivery) ----------------------------------
+
+    game_delivery_rate: float = Field(
+        default=1000.0, gt=0, le=100_000, validation_alias=env("ARCA_GAME_DELIVERY_RATE")
+    )
+    """At most this many grant and revoke posts per second from one process (an incident's 10,000-grant
+    wave is spread out to protect the game's backend)."""
+    game_delivery_concurrency: int = Field(
+        default=32, ge=1, le=1000, validation_alias=env("ARCA_GAME_DELIVERY_CONCURRENCY")
+    )
+    """At most this many posts in flight at once from one process."""
+    game_delivery_lease_s: float = Field(
+        default=60.0, gt=0, le=3600, validation_alias=env("ARCA_GAME_DELIVERY_LEASE_S")
+    )
+    """How long a process holds the jobs it took; a process that died leaves them to others after this."""
+    game_delivery_max_attempts: int = Field(
+        default=25, ge=1, le=10_000, validation_alias=env("ARCA_GAME_DELIVERY_MAX_ATTEMPTS")
+    )
+    """Posts of one job that failed for a passing reason (5xx, timeout, 429) before it is a dead letter."""
+    game_delivery_backoff_max_s: float = Field(
+        default=600.0, gt=0, le=86_400, validation_alias=env("ARCA_GAME_DELIVERY_BACKOFF_MAX_S")
+    )
+    """The longest wait between two attempts (exponential backoff from 1 s, with jitter)."""

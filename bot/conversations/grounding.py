@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
 from bot.conversations.messages import detect_locale
 from bot.engine.results import StopReason
+from bot.guards.dates import local_today
 from bot.guards.evidence import catalogue_texts, rule_passages, rules_text
 from bot.guards.output import FactContext
 from bot.store import Store
@@ -70,11 +71,8 @@ async def thread_evidence(
     return player, observations
 
 
-def _today(deps: RunDeps) -> str:
-    try:
-        return deps.clock().astimezone(ZoneInfo(deps.services.timezone)).date().isoformat()
-    except Exception:  # a naive test clock or an odd zone: the date as the clock gives it
-        return deps.clock().date().isoformat()
+def _today(deps: RunDeps) -> date:
+    return local_today(deps.clock(), deps.services.timezone)
 
 
 async def fact_context(
@@ -91,7 +89,8 @@ async def fact_context(
     except Exception:  # without the history only this turn backs facts: stricter, never looser
         log.exception("could not read the thread's history for the fact check")
         players, observations = [], []
-    fixed = [rules_text(deps.services.coupon_rules), *_catalogue(), _today(deps)]
+    today = _today(deps)
+    fixed = [rules_text(deps.services.coupon_rules), *_catalogue(), today.isoformat()]
     if result.stopped_reason in BOT_WRITTEN_STOPS:
         fixed.append(result.answer)
     metrics: Any = deps.metrics
@@ -104,4 +103,5 @@ async def fact_context(
         rules=tuple(rule_passages(deps.services.coupon_rules, detect_locale(query))),
         on_withheld=getattr(metrics, "record_fact_withheld", None),
         notices=tuple(notices),
+        today=today,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.analytics.record import record_run
@@ -19,6 +19,7 @@ from bot.conversations.run_events import LiveFeed
 from bot.conversations.surface import Surface
 from bot.engine.agent import ReActAgent
 from bot.engine.interrupts import InterruptQueue
+from bot.engine.notes import engine_notes
 from bot.engine.results import AgentResult
 from bot.guards.notice_use import relays_notice
 from bot.guards.output import OutputGuard
@@ -128,6 +129,7 @@ async def _answer(
             run_budget_s=deps.run_budget_s,
             system_prompt=system_prompt,
             pace=deps.engine_steps.wait_turn,
+            quirks=deps.quirks,
         )
         state.trust = RequestTrust(untrusted=untrusted)
         ctx = ToolContext(
@@ -150,6 +152,7 @@ async def _answer(
             result=result,
             notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
         )
+        facts = replace(facts, model_notes=tuple(engine_notes(result)))
         output_guard = await OutputGuard.for_actor(
             deps.store,
             actor,
@@ -158,6 +161,7 @@ async def _answer(
             protected_texts=[deps.system_prompt],
             tools=deps.tools,
             facts=facts,
+            quirks=deps.quirks,
         )
         # The answer's checks run in the loop's turns like the tool loop's slices (`loop_share`): the
         # evidence, each streamed delta and the final check each wait while the turn is spent (the

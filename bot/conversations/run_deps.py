@@ -15,6 +15,7 @@ from bot.conversations.hooks import RunHooks
 from bot.conversations.pacing import TurnBudget
 from bot.conversations.run_events import RunEvents
 from bot.conversations.watchers import ThreadWatchers
+from bot.guard_rules import Quirks
 from bot.llm.base import LLM
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
@@ -55,6 +56,8 @@ class RunDeps:
     """Seconds between edits of a streamed answer; a surface may declare its own."""
     fact_check: str = "enforce"
     """`enforce` | `observe` | `off`: what the output guard does with an unbacked fact (`ARCA_FACT_CHECK`)."""
+    quirks: Quirks = field(default_factory=Quirks)
+    """The model's quirk modes for the guard pipeline (`[models.*] quirks`, `ARCA_QUIRKS`)."""
     attachments: AttachmentBox | None = None
     """Where players' screenshots and text files are checked and kept (`bot.attachments`)."""
     llm_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))

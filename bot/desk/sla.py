@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from bot.analytics.staff_response import SlaTargets, escalation_timings
 from bot.desk.auto_close import Tell, close_idle, closed_escalations
+from bot.desk.hours import SupportHours
 from bot.periodic import Periodic
 from bot.store import AuditEntry, Store
 from bot.store.desk_claims import claim
@@ -39,6 +40,32 @@ class SlaReminder:
     thread_id: str | None
     target: Target
     due_at: datetime
+
+
+def _span(delta: timedelta) -> str:
+    minutes = round(delta.total_seconds() / 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def hours_problems(hours: SupportHours, targets: SlaTargets) -> list[str]:
+    """The SLA targets that the staff hours make impossible to meet: a target shorter than the longest
+    time no one is in (the SLA clock runs around the clock, so an escalation made as staff leave
+    misses it before anyone is back). One sentence each, for `doctor` and the start-up log."""
+    away = hours.longest_away()
+    problems = []
+    for setting, target in (
+        ("ARCA_SLA_FIRST_RESPONSE_MINUTES", targets.first_response),
+        ("ARCA_SLA_RESOLUTION_MINUTES", targets.resolution),
+    ):
+        if target < away:
+            problems.append(
+                f"{setting} ({_span(target)}) is shorter than the longest time staff are away "
+                f"({_span(away)} in ARCA_SUPPORT_HOURS): an escalation made as staff leave misses it "
+                f"before anyone is back; raise it to at least {round(away.total_seconds() / 60)} minutes "
+                "or widen the hours"
+            )
+    return problems
 
 
 async def due_reminders(store: Store, targets: SlaTargets, now: datetime) -> list[SlaReminder]:

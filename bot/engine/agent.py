@@ -15,6 +15,7 @@ from bot.engine.results import AgentResult
 from bot.engine.run import AgentRun
 from bot.engine.synthesis import stream_answer
 from bot.engine.trace import format_trace
+from bot.guard_rules import Quirks
 from bot.llm.base import LLM
 from bot.memory import ThreadMemory
 from tools.base import ToolContext, ToolRegistry
@@ -38,8 +39,11 @@ class ReActAgent:
         system_prompt: str | None = None,
         clock: Callable[[], float] | None = None,
         pace: Callable[[], Awaitable[None]] | None = None,
+        quirks: Quirks | None = None,
     ) -> None:
         self._llm = llm
+        self.quirks = quirks or Quirks()
+        """The model's quirk modes for the call checks (`bot.engine.call_checks`)."""
         self.tools = tools
         self.use_native_tools = use_native_tools
         self.max_iterations = max_iterations

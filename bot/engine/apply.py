@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 from bot.engine import fallbacks
 from bot.engine.events import AnswerEvent, ThinkingEvent
-from bot.engine.grounding import RequiredCall, call_args, made_for_model_text, send_back_text
+from bot.engine.grounding import (
+    RequiredCall,
+    answer_needs,
+    call_args,
+    made_for_model_text,
+    send_back_text,
+)
+from bot.engine.notes import tagged
 from bot.engine.outcomes import Answer, CallTools, StepOutcome, Stop, Unreadable
 from bot.engine.prompts import language_of, observation_message, reformat_request
 from bot.engine.results import StopReason
@@ -45,7 +52,7 @@ async def _answer(run: AgentRun, answer: Answer, injected: list[str], iteration:
         await _keep(run, answer)
         await run.inject(injected)
         return None
-    missing = run.missing_calls()
+    missing = [c for c in run.missing_calls() if answer_needs(c, answer.final)]
     if missing:
         if run.sent_back:
             if answer.in_messages:
@@ -113,7 +120,7 @@ async def send_back(run: AgentRun, missing: list[RequiredCall]) -> None:
     """The answer came before a required call: ask for exactly that call, once per run."""
     run.sent_back += 1
     text = send_back_text(missing, run.query, json_mode=not run.native)
-    await run.add({"role": "user", "content": text}, kind="reformat")
+    await run.add(tagged({"role": "user", "content": text}), kind="reformat")
 
 
 def may_make(run: AgentRun, missing: list[RequiredCall]) -> bool:
@@ -151,7 +158,9 @@ async def make_for_model(run: AgentRun, missing: list[RequiredCall], iteration: 
                 {"role": "user", "content": observation_message(outcome.name, outcome.observation)},
                 kind="observation",
             )
-    await run.add({"role": "user", "content": made_for_model_text(json_mode=not run.native)}, kind="reformat")
+    await run.add(
+        tagged({"role": "user", "content": made_for_model_text(json_mode=not run.native)}), kind="reformat"
+    )
 
 
 def ungrounded(run: AgentRun, missing: list[RequiredCall]) -> Stop:
@@ -189,5 +198,5 @@ async def _unreadable(run: AgentRun, step: Unreadable, injected: list[str]) -> S
         else None
     )
     request = reformat_request(step.hint, step.error, example, language_of(run.query))
-    await run.add({"role": "user", "content": request}, kind="reformat")
+    await run.add(tagged({"role": "user", "content": request}), kind="reformat")
     return None

@@ -14,11 +14,12 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from bot.engine.call_checks import REPAIRS, WITHDRAWAL, PendingCall, first_refusal
 from bot.engine.events import Emitter, IterationEvent
-from bot.engine.example_values import EXAMPLE_VALUE, example_refusal
+from bot.engine.example_values import EXAMPLE_VALUE
 from bot.engine.grounding import RequiredCall, call_args
 from bot.engine.observations import observation_text
-from bot.engine.repairs import repair_call, repaired_name
+from bot.engine.repairs import RepairedCall, repair_call, repaired_name
 from bot.engine.repetition import (
     REPEAT_LIMIT,
     REPEATED_FAILURE_NOTE,
@@ -28,8 +29,9 @@ from bot.engine.repetition import (
 )
 from bot.engine.results import ToolOutcome
 from bot.engine.tool_prompt import example_call
-from bot.engine.unasked import NOT_ASKED, unasked_refusal
+from bot.engine.unasked import NOT_ASKED
 from bot.engine.withdrawals import withdrawal
+from bot.guard_rules import Quirks
 from bot.llm.base import ToolCall
 from tools.base import ResultCode, ToolContext, ToolRegistry, ToolResult
 
@@ -60,8 +62,11 @@ class ToolCalls:
         unread: Callable[[], bool] = lambda: False,
         known_texts: Callable[[], list[str]] | None = None,
         required: Callable[[], list[RequiredCall]] | None = None,
+        quirks: Quirks | None = None,
     ) -> None:
         self.registry = registry
+        self.quirks = quirks or Quirks()
+        """The model's quirk modes: which quirk checks refuse, only log, or are off (`bot.guard_rules`)."""
         self.known_texts = known_texts or player_texts
         """Everything the conversation got from outside the model (the player's messages, tool results):
         an example value found there may be used as an argument."""
@@ -107,6 +112,10 @@ class ToolCalls:
 
     async def run(self, call: ToolCall, iteration: int) -> ToolOutcome:
         fixed = repair_call(call.name, call.arguments, self.registry, self.player_texts())
+        if (fixed.repairs or fixed.refusal) and not self.quirks.acts(
+            REPAIRS.quirk, f"repaired {call.name}: {fixed.repairs or fixed.refusal}"
+        ):
+            fixed = RepairedCall(call.name, call.arguments)
         name = fixed.name
         t = self.registry.get(name)
         # A call the actor may not make at all is answered DENIED by the registry, which says more.
@@ -116,9 +125,8 @@ class ToolCalls:
             and isinstance(fixed.args, dict)
             and self.registry.allowed(name, self.ctx.actor)
         ):
-            fixed.refusal = example_refusal(t, fixed.args, self.known_texts(), self.player_texts())
-            if fixed.refusal is None and t.coupon_outcome and self.registry.is_side_effect(name):
-                fixed.refusal = unasked_refusal(self.player_texts())
+            pending = PendingCall(t, fixed.args, self.registry, self.known_texts(), self.player_texts())
+            fixed.refusal = first_refusal(pending, self.quirks)
         args = fixed.args if isinstance(fixed.args, dict) else _parsed_args(call.arguments)
         await self.emit(
             IterationEvent(
@@ -131,6 +139,8 @@ class ToolCalls:
         started = self.clock()
         held = side_effect and fixed.refusal is None and self.unread()
         withdrawn = withdrawal(self.player_texts()) if side_effect and fixed.refusal is None else None
+        if withdrawn is not None and not self.quirks.acts(WITHDRAWAL.quirk, f"refused {name}: withdrawn"):
+            withdrawn = None
         instead = self._instead_of(key, fixed.refusal)
         outcome_name, outcome_args, step_id = name, args, call.id
         if earlier is not None:

@@ -1,7 +1,11 @@
-"""No example value is an argument unless the player wrote it (issue 28): a call whose amount is only
-the example of a tool's description (5000), whose id nobody wrote (ORD001 copied from an example or made
-up), or whose value is a visible placeholder ("ORD…", "<order id>"), is not run; the model reads what
-to do instead (use the value the player wrote, or ask).
+"""No example identifier is an argument unless someone in the conversation wrote it (issue 28): a call
+whose id nobody wrote (ORD001 copied from an example or made up), or whose value is a visible
+placeholder ("ORD…", "<order id>"), is not run; the model reads what to do instead (use the value the
+player wrote, or ask).
+
+Amounts are not copy-checked (issue 50): an amount the player asked for, or any amount within the coupon
+rules, is never refused because it equals a tool description's example (5000). The coupon tool's own
+rules decide; refusing it here turned a "배송 완료라 발급할 수 없습니다" (NOT_ELIGIBLE_STATUS) into an ERROR.
 
 "Written" means anywhere the conversation got it from outside the model: the player's messages and the
 tools' results (an id `list_my_orders` returned may be looked up)."""
@@ -37,6 +41,8 @@ def example_refusal(
                 name, f"{value!r} is a placeholder from the tool description, not a value", player
             )
         numeric = isinstance(value, int | float)
+        if numeric:
+            continue  # an amount is the tool's rules' to judge, never a copied example (module doc)
         norm = str(value).replace(",", "").strip().upper()
         invented_id = not numeric and name.endswith("id")  # an id must come from outside the model
         if (invented_id or norm in examples) and not _written(norm, text, numeric=numeric):

@@ -7,6 +7,7 @@ may not run), the run ends in an honest fallback that offers a person, never in 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,24 @@ def missing_calls(
             if not any(_meets(registry, o, t.name, args) for o in outcomes):
                 missing.append(RequiredCall(t.name, dict(args)))
     return missing
+
+
+_ABOUT_AN_ORDER = re.compile(
+    r"\d|배송|지연|완료|취소|환불|결제|상태|준비|도착|발송|금액|가격|원\b|쿠폰|보상"
+    r"|deliver|ship|delay|cancel|refund|paid|pay|status|arriv|transit|prepar|price|cost|amount|coupon|won|krw",
+    re.IGNORECASE,
+)
+"""Words of a fact about an order (a status, an amount, a date, any number): what a lookup must back."""
+_ORDER_ID_SAID = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,5}[-_]?\d{2,}(?![A-Za-z0-9])")
+
+
+def answer_needs(call: RequiredCall, answer: str) -> bool:
+    """Whether the answer needs the required call: a lookup of an order the player named is not needed by
+    an answer that only says the id back ("ORD777 기억해 둘게요") and states nothing about an order (issue
+    50: the id is backed by the player; the lookup was a step the run never needed)."""
+    if call.tool != "lookup_order" or not call.order_id:
+        return True
+    return bool(_ABOUT_AN_ORDER.search(_ORDER_ID_SAID.sub(" ", answer or "")))
 
 
 def _meets(registry: ToolRegistry, outcome: ToolOutcome, name: str, args: dict[str, Any]) -> bool:

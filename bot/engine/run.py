@@ -116,6 +116,7 @@ class AgentRun:
             unread=lambda: bool(run.queue) or run.unread_injection,
             known_texts=lambda: run.known_texts(),
             required=lambda: run.missing_calls(),
+            quirks=self.agent.quirks,
         )
 
     # ---- persistence -----------------------------------------------------------------------

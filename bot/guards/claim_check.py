@@ -4,12 +4,13 @@ the ledger; an unbacked one is replaced by a truthful sentence built from the ru
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.guards import truthful as truth
-from bot.guards.claims import Claim, parse_claim, split_sentences
+from bot.guards.claims import Claim, in_place_of, parse_claim, split_sentences
+from bot.guards.mailbox import unconfirmed_arrival
 from bot.store import Store
 from tools.base import Actor, ResultCode, Tool
 from tools.coupons import issue_coupon
@@ -112,8 +113,42 @@ async def _ledger_backings(store: Store | None, orders: Iterable[str], codes: It
     return [Backing(c.order_id, c.amount, c.code) for c in found]
 
 
-async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Store | None) -> tuple[bool, str]:
-    """(backed?, why not). Order, amount and code named in the sentence must all match a backing coupon."""
+Judgement = tuple[bool, str] | None
+"""(backed?, why not) from one rule, or None when the rule has nothing to say about the claim."""
+
+
+@dataclass(frozen=True)
+class ClaimRule:
+    """One rule of the claim check: its name (in logs and the replay report), what it protects, and the
+    judgement. Rules run in order; the first that judges decides. A rule that needs more than the run's
+    results and the ledger (a confirmed delivery) is one more entry in `CLAIM_RULES`."""
+
+    name: str
+    protects: str
+    judge: Callable[[Claim, list[Outcome], Store | None], Awaitable[Judgement]]
+
+
+async def _daily_count(claim: Claim, outcomes: list[Outcome], store: Store | None) -> Judgement:
+    """ "You've already received 3 coupons today": a daily-limit refusal says exactly that. Only a claim
+    naming no order and no code (those need their own coupon)."""
+    if not claim.already or claim.issued or claim.orders or claim.codes:
+        return None
+    if any(o.code == ResultCode.DAILY_LIMIT_REACHED for o in outcomes):
+        return True, ""
+    return None
+
+
+async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Store | None) -> tuple[bool, str, str]:
+    """(backed?, why not, the name of the rule that decided)."""
+    for rule in CLAIM_RULES:
+        judged = await rule.judge(claim, outcomes, store)
+        if judged is not None:
+            return judged[0], judged[1], rule.name
+    return True, "", ""
+
+
+async def _run_or_ledger(claim: Claim, outcomes: list[Outcome], store: Store | None) -> Judgement:
+    """Order, amount and code named in the sentence must all match a backing coupon."""
     kinds = {ResultCode.ISSUED}
     if claim.already or (claim.codes and not claim.issued):
         kinds.add(ResultCode.ALREADY_ISSUED)
@@ -140,6 +175,21 @@ async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Store | None)
     elif claim.amounts and (claim.issued or claim.already) and not (set(claim.amounts) & amounts):
         return False, f"claimed amounts {list(claim.amounts)} do not match {sorted(a for a in amounts if a)}"
     return True, ""
+
+
+CLAIM_RULES: tuple[ClaimRule, ...] = (
+    ClaimRule(
+        "claim.daily_count",
+        "an 'already received N coupons today' sentence stands on the run's daily-limit refusal",
+        _daily_count,
+    ),
+    ClaimRule(
+        "claim.run_or_ledger",
+        "an issued coupon is stated only when this run issued it or the ledger holds it (order, amount, code)",
+        _run_or_ledger,
+    ),
+)
+"""The claim check's rules, in order (`bot.guards.pipeline` lists them)."""
 
 
 def truthful_sentence(
@@ -198,20 +248,25 @@ class ClaimChecker:
 
     async def check(self, sentence: str) -> str:
         claim = parse_claim(sentence)
-        if not claim.any:
+        arrival = await unconfirmed_arrival(sentence, self.outcomes, self.store, self.locale)
+        if not claim.any and arrival is None:
             return sentence
-        backed, why = await _is_backed(claim, self.outcomes, self.store)
+        if arrival is not None:
+            backed, why, rule = False, arrival.why, "mailbox_arrival"
+        else:
+            backed, why, rule = await _is_backed(claim, self.outcomes, self.store)
         if backed:
             return sentence
         body = sentence.strip()
-        lead = sentence[: len(sentence) - len(sentence.lstrip())]
-        tail = sentence[len(sentence.rstrip()) :]
         if self._truth_written:
-            replacement = ""
+            replacement = ""  # the truthful sentence already written covers this claim too
         else:
-            replacement = lead + truthful_sentence(self.outcomes, self.locale) + (tail or "")
+            said = (arrival and arrival.sentence) or truthful_sentence(self.outcomes, self.locale)
+            replacement = in_place_of(sentence, said)
+            if not sentence[len(sentence.rstrip()) :]:
+                replacement = replacement.rstrip(" ")
             self._truth_written = True
-        detail = {"removed": body, "why": why, "replacement": replacement.strip() or None}
+        detail = {"removed": body, "why": why, "replacement": replacement.strip() or None, "rule": rule}
         self.details.append(detail)
         await self._audit(detail)
         return replacement

@@ -9,10 +9,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
 from bot.guards.claims import split_sentences
+from bot.guards.dates import Calendar
 from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, counted, extract_facts
 from bot.vocabulary import catalogue
 from bot.vocabulary.catalogue import Text
@@ -20,6 +22,8 @@ from bot.vocabulary.model_notes import without_examples
 from tools.money import format_krw
 from tools.order_views import status_label
 from tools.policy_search import EXCERPTS_OPEN
+from tools.requirements import is_policy_question
+from tools.requirements import sentences as player_sentences
 
 ONE_UNIT = frozenset({(COUNT, 1), (DURATION, 60), (DURATION, 1440)})
 """"1회", "한 번", "하루", "1 hour": a rate's unit ("하루 최대 3장"), never a figure the model can get wrong
@@ -77,6 +81,14 @@ class Evidence:
     """For each count the trusted texts state, what it counted there (`facts.counted`; None: a generic
     counter)."""
 
+    player_own: set[tuple[str, Any]] = field(default_factory=set)
+    """The player's numbers about their own situation ("산 지 10일 됐어요", "I got 2 coupons today"), not
+    a rule they ask to have confirmed ("환불 14일 맞죠?"): a passage about the general rule does not
+    contradict them."""
+    calendar: Calendar = field(default_factory=Calendar)
+    """The dates and windows the evidence states: what a computed date or duration stands on
+    (`bot.guards.dates`). Built per run, never cached with the fixed texts."""
+
     seen: list[str] = field(default_factory=list)
     player_said: list[str] = field(default_factory=list)
     """The player's messages, squashed: a sentence of the answer that only repeats one is not an answer."""
@@ -132,18 +144,46 @@ class Evidence:
     def add_player_text(self, text: str) -> None:
         self.seen.append(squash(text))
         self.player_said.append(squash(text))
-        self.player.update(keys(extract_facts(text)))
+        stated, own = _player_facts(text)
+        self.player.update(stated)
+        self.player_own.update(own)
+
+
+_OWN_EVENT = re.compile(
+    r"샀|산\s*지|구매했|구입했|결제했|충전했|받았|받은|주문했|됐는데|지났|전에|어제|오늘\s*\S*했"
+    r"|\b(?:ago|bought|purchased|paid|got|received|ordered|charged|spent|yesterday)\b",
+    re.IGNORECASE,
+)
+"""Words of something that happened to the player: their number is about them, not about a rule."""
+
+
+@lru_cache(maxsize=2048)
+def _player_facts(text: str) -> tuple[frozenset[tuple[str, Any]], frozenset[tuple[str, Any]]]:
+    """(every fact key a player's message states, those about the player's own situation). Cached: a
+    thread's messages are read again each run."""
+    own: set[tuple[str, Any]] = set()
+    for sentence in player_sentences(text):
+        if _OWN_EVENT.search(sentence) or not is_policy_question(sentence):
+            own.update(keys(extract_facts(sentence)))
+    return frozenset(keys(extract_facts(text))), frozenset(own)
 
 
 def _own(value: Any) -> Any:
+    if isinstance(value, Calendar):
+        return Calendar(value.today)
     if isinstance(value, dict):
         return {k: set(v) if isinstance(v, set) else v for k, v in value.items()}
     return type(value)(value)
 
 
+_NOT_LETTER = re.compile(r"[\W_]+")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+@lru_cache(maxsize=4096)  # a thread's texts are squashed again each run
 def squash(text: str) -> str:
     """`text` lower-cased without spaces or punctuation, for comparing names however they are spaced."""
-    return re.sub(r"[\W_]+", "", text.lower())
+    return _NOT_LETTER.sub("", text.lower())
 
 
 _ORDER_ITEM = re.compile(
@@ -165,10 +205,10 @@ def _trusted_facts(
     found: set[tuple[str, Any]] = set()
     statuses: list[tuple[str, frozenset[str]]] = []
     counts: set[tuple[Any, str | None]] = set()
-    for sentence in _sentences(text):
-        # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its
-        # example values ("(예: ORD001)") back nothing.
-        facts = extract_facts(without_examples(sentence))
+    # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its example
+    # values ("(예: ORD001)") back nothing. Blanked before the split: "(e.g. ORD001)" splits after "e.g.".
+    for sentence in _sentences(without_examples(text)):
+        facts = extract_facts(sentence)
         found.update(keys(facts))
         counts.update((f.value, counted(f)) for f in facts if f.kind == COUNT)
         named = [f.value for f in facts if f.kind == ORDER]
@@ -190,7 +230,7 @@ def keys(facts: Iterable[Fact]) -> set[tuple[str, Any]]:
 
 def grams(text: str) -> frozenset[str]:
     """Character bigrams of the words (digits left out): Korean particles do not hide a shared word."""
-    words = re.findall(r"[^\W\d_]+", text.lower())
+    words = _WORD.findall(text.lower())
     return frozenset(w[i : i + 2] for w in words for i in range(max(len(w) - 1, 1)))
 
 
@@ -235,15 +275,22 @@ A passage sentence may become the answer's sentence (the fact check's replacemen
 def _passages(data: Mapping[str, Any]) -> list[Passage]:
     out = []
     for hit in data.get("hits") or []:
-        if not isinstance(hit, Mapping):
-            continue
-        citation = str(hit.get("citation") or "")
-        for sentence in _sentences(str(hit.get("text") or "")):
-            sentence = _LINE_MARK.sub("", " ".join(sentence.split()))
-            facts = tuple(extract_facts(sentence))
-            if facts and not sentence.startswith("#"):
-                out.append(Passage(sentence, citation, facts, grams(sentence)))
+        if isinstance(hit, Mapping):
+            out.extend(_hit_passages(str(hit.get("citation") or ""), str(hit.get("text") or "")))
     return out
+
+
+@lru_cache(maxsize=1024)
+def _hit_passages(citation: str, text: str) -> tuple[Passage, ...]:
+    """A search hit's sentences that state a fact. Cached: the same sections come back search after
+    search, and splitting them again sat before the answer's first byte."""
+    out = []
+    for sentence in _sentences(text):
+        sentence = _LINE_MARK.sub("", " ".join(sentence.split()))
+        facts = tuple(extract_facts(sentence))
+        if facts and not sentence.startswith("#"):
+            out.append(Passage(sentence, citation, facts, grams(sentence)))
+    return tuple(out)
 
 
 def text_passages(texts: Iterable[str], citation: str = "") -> list[Passage]:
@@ -327,10 +374,15 @@ def build_evidence(
     fixed_texts: Iterable[str] = (),
     rules: list[Passage] | None = None,
     notices: Iterable[str] = (),
+    today: date | None = None,
 ) -> Evidence:
     """The evidence of one run. `fixed_texts`: the rules, the catalogue, the bot's own stop notice;
-    `notices`: the open incidents' notices in the run's scope (`bot.incidents.open_notices`)."""
+    `notices`: the open incidents' notices in the run's scope (`bot.incidents.open_notices`); `today`: the
+    clock's date in `ARCA_TIMEZONE`, the start of the windows an answer computes."""
     notices = tuple(notices)
+    player_texts = tuple(player_texts)
+    earlier_observations = tuple(earlier_observations)
+    outcomes = list(outcomes)
     rules = list(rules or ())
     ruled = frozenset(g.key for p in rules for g in p.facts)
     ev = _fixed_evidence(tuple(fixed_texts), ruled).copy()
@@ -362,6 +414,15 @@ def build_evidence(
             if isinstance(listed, Mapping) and listed.get("id") and listed.get("status"):
                 ev.order_statuses[str(listed["id"]).upper()] = {str(listed["status"])}
         ev.passages.extend(_passages(data))
+    calendar = ev.calendar = Calendar(today)
+    for text in (*(p.sentence for p in rules), *notices, *earlier_observations):
+        calendar.add_text(text)
+    for item in outcomes:
+        calendar.add_text(_outcome_parts(item)[1])
+    for p in ev.passages:
+        calendar.add_text(p.sentence)
+    for text in player_texts:
+        calendar.add_text(text, player=True)
     return ev
 
 

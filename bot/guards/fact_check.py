@@ -13,13 +13,17 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from bot.guard_rules import Quirks
+from bot.guards.claims import in_place_of
+from bot.guards.dates import weekday_errors
 from bot.guards.evidence import Evidence, Passage, grams, is_one_unit, order_sentence, squash
-from bot.guards.facts import NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
-from bot.guards.paraphrase import clause_of, contradicting, unrelated
+from bot.guards.facts import DATE, DURATION, NUMERIC_KINDS, ORDER, STATUS, Fact, extract_facts, same_counted
+from bot.guards.paraphrase import clause_of, contradicting, short_clause_inside, unrelated
 from bot.vocabulary.catalogue import Text
-from bot.vocabulary.model_notes import is_model_note
+from bot.vocabulary.model_notes import is_model_note as _is_model_note
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,12 @@ def named_things(order: str, body: str) -> list[str]:
     return found
 
 
+is_model_note = lru_cache(maxsize=1024)(_is_model_note)
+"""`bot.vocabulary.model_notes.is_model_note`, once per sentence: the voice rules and the fact check both
+ask (twenty patterns, the costliest step of a plain sentence)."""
+
+_NOTE_WORD = re.compile(r"[\w'’]+")
+
 PASSAGE_MATCH = 0.25
 """Share of the sentence's bigrams a passage sentence must share to answer for it."""
 PLAYER_CONTRADICTION_MATCH = 0.35
@@ -97,6 +107,8 @@ class Finding:
     why: str
     replacement: str | None = None
     citation: str | None = None
+    rule: str = ""
+    """The name of the sentence rule that found it (`bot.guards.pipeline`)."""
 
 
 Recorder = Callable[[dict[str, Any]], Awaitable[None]]
@@ -112,6 +124,10 @@ class FactChecker:
     record: Recorder | None = None
     """Awaited with each withheld (or, observing, would-be-withheld) sentence's detail."""
     details: list[dict[str, Any]] = field(default_factory=list)
+    notes: frozenset[tuple[str, ...]] = frozenset()
+    """Runs of words of the engine's notes to the model in this run (tagged by the engine)."""
+    quirks: Quirks = field(default_factory=Quirks)
+    """The model's quirk modes: model notes and echoes are quirks of small models (`bot.guard_rules`)."""
     _written: set[str] = field(default_factory=set)
     _said: set[str] = field(default_factory=set)
     """The sentences stating a fact delivered so far, squashed: one said again is dropped."""
@@ -131,7 +147,9 @@ class FactChecker:
         finding = self.find(sentence.strip()) or self._repeated(sentence.strip())
         if finding is None:
             return sentence
+        written = set(self._written)
         replacement = self._replacement(finding, sentence)
+        covered = not replacement.strip() and finding.kind not in (MODEL_NOTE, ECHO)
         detail = {
             "kind": finding.kind,
             "fact": finding.fact,
@@ -139,7 +157,10 @@ class FactChecker:
             "removed": sentence.strip(),
             "replacement": replacement.strip() or None,
             "mode": self.mode,
+            "rule": finding.rule,
         }
+        if covered and written:
+            detail["covered_by"] = sorted(written)[0] if len(written) == 1 else "an earlier line"
         self.details.append(detail)
         if self.record is not None:
             await self.record(detail)
@@ -152,29 +173,40 @@ class FactChecker:
         if finding.citation and finding.citation not in text:
             text = f"{text.rstrip()} {finding.citation}"
         if text in self._written:
-            return ""  # said once is enough: a second false sentence just goes
+            # Said once is enough: the line already written covers this sentence too (the honest line
+            # speaks of "this part", the passage's sentence is the same); the detail records it.
+            return ""
         self._written.add(text)
-        lead = sentence[: len(sentence) - len(sentence.lstrip())]
-        tail = sentence[len(sentence.rstrip()) :]
-        return lead + text + (tail or " ")
+        return in_place_of(sentence, text)
 
     # ---- judging one sentence -----------------------------------------------------------------------
 
     def find(self, body: str) -> Finding | None:
         """What is wrong with `body`, or None when every fact it states is backed."""
-        if is_model_note(body):
-            return Finding(MODEL_NOTE, body, "text written for the model")
-        if self._echoes(body):
-            return Finding(ECHO, body, "the player's own words repeated, not an answer")
+        if is_model_note(body) and self.quirks.acts("model_notes", f"dropped a model note: {body[:80]!r}"):
+            return Finding(MODEL_NOTE, body, "text written for the model", rule="fact.model_note")
+        if self._quotes_a_note(body) and self.quirks.acts("model_notes", f"dropped a note: {body[:80]!r}"):
+            return Finding(MODEL_NOTE, body, "the engine's note to the model", rule="fact.engine_note")
+        if self._echoes(body) and self.quirks.acts("echo", f"dropped the player's words: {body[:80]!r}"):
+            return Finding(ECHO, body, "the player's own words repeated, not an answer", rule="fact.echo")
         facts = extract_facts(body)
         if not facts:
             return None
         return (
-            self._status(facts)
+            self._weekdays(body)
+            or self._status(facts)
             or self._item(facts, body)
             or self._orders(facts)
             or self._numbers(facts, body)
         )
+
+    def _quotes_a_note(self, body: str) -> bool:
+        """Whether the sentence repeats a run of words of one of the engine's notes to the model."""
+        if not self.notes:
+            return False
+        words = _NOTE_WORD.findall(body.lower())
+        size = len(next(iter(self.notes)))
+        return any(tuple(words[i : i + size]) in self.notes for i in range(len(words) - size + 1))
 
     def _repeated(self, body: str) -> Finding | None:
         """A sentence stating a fact (an amount, a code, an order, a date) that this answer already said
@@ -184,8 +216,8 @@ class FactChecker:
         mine = squash(body)
         if len(mine) < ECHO_MIN_CHARS or not (extract_facts(body) or _CODE.search(body)):
             return None
-        if mine in self._said:
-            return Finding(ECHO, body, "the answer already said this sentence")
+        if mine in self._said and self.quirks.acts("echo", f"dropped a repeated sentence: {body[:80]!r}"):
+            return Finding(ECHO, body, "the answer already said this sentence", rule="fact.repeated")
         self._said.add(mine)
         return None
 
@@ -207,7 +239,9 @@ class FactChecker:
             if other is not None:
                 known = self.evidence.order_statuses.get(order)
                 replacement = self._order_sentence(order, known) if known else None
-                return Finding(ITEM, f"{order} {other}", f"{order} is {mine}, not {other}", replacement)
+                return Finding(
+                    ITEM, f"{order} {other}", f"{order} is {mine}, not {other}", replacement, rule="fact.item"
+                )
         return None
 
     def _invented_item(self, order: str, mine: str, body: str) -> str | None:
@@ -235,6 +269,7 @@ class FactChecker:
                     f"{order} {'/'.join(sorted(said))}",
                     f"the lookup says {order} is {'/'.join(sorted(known))}",
                     self._order_sentence(order, known),
+                    rule="fact.status",
                 )
         for f in facts:
             if f.kind == STATUS and not ev.backs(f):
@@ -249,6 +284,7 @@ class FactChecker:
                     f.value,
                     "no lookup or message backs this status",
                     self._order_sentence(found, ev.order_statuses[found]) if found else None,
+                    rule="fact.status",
                 )
         return None
 
@@ -262,7 +298,7 @@ class FactChecker:
     def _orders(self, facts: list[Fact]) -> Finding | None:
         for f in facts:
             if f.kind == ORDER and not self.evidence.backs(f):
-                return Finding(ORDER, f.value, "no message or result names this order")
+                return Finding(ORDER, f.value, "no message or result names this order", rule="fact.order")
         return None
 
     def _numbers(self, facts: list[Fact], body: str) -> Finding | None:
@@ -278,37 +314,96 @@ class FactChecker:
                 )
                 if other is not None:  # backed by the results, but not by the sentence it paraphrases
                     return Finding(
-                        f.kind, f.text, "the policy passage says otherwise", other.sentence, other.citation
+                        f.kind,
+                        f.text,
+                        "the policy passage says otherwise",
+                        other.sentence,
+                        other.citation,
+                        rule="fact.paraphrased_passage",
                     )
                 if self._only_elsewhere(f, body, stated, numbers):
-                    return Finding(f.kind, f.text, "only sentences about something else state it")
+                    return Finding(
+                        f.kind, f.text, "only sentences about something else state it", rule="fact.about_else"
+                    )
             if f.kind in (ORDER, STATUS) or trusted or is_one_unit(f):
                 continue
+            if self._computed(f, facts):
+                continue
             passage = self._passage(body, f) if f.kind in NUMERIC_KINDS else None
+            if f.key in ev.player_own:
+                continue  # the player's own situation: a general rule does not contradict it
             if f.key in ev.player:
                 if passage is None or passage[1] < PLAYER_CONTRADICTION_MATCH:
                     continue
                 p = passage[0]
                 if any(g.key == f.key for g in p.facts):
                     continue
-                return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the policy passage says otherwise",
+                    p.sentence,
+                    p.citation,
+                    "fact.player_rule",
+                )
             if passage is not None:
                 p = passage[0]
-                return Finding(f.kind, f.text, "the policy passage says otherwise", p.sentence, p.citation)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the policy passage says otherwise",
+                    p.sentence,
+                    p.citation,
+                    "fact.passage",
+                )
             notice = self._passage(body, f, ev.notices)
             if notice is not None:  # an open incident's notice says otherwise: its own sentence stands
-                return Finding(f.kind, f.text, "the incident notice says otherwise", notice[0].sentence)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the incident notice says otherwise",
+                    notice[0].sentence,
+                    rule="fact.notice",
+                )
             rule = self._passage(body, f, ev.rules) if f.kind in NUMERIC_KINDS else None
             if rule is not None:
-                return Finding(f.kind, f.text, "the coupon rules say otherwise", rule[0].sentence)
+                return Finding(
+                    f.kind,
+                    f.text,
+                    "the coupon rules say otherwise",
+                    rule[0].sentence,
+                    rule="fact.coupon_rules",
+                )
             named = [g.value for g in facts if g.kind == ORDER and g.value in ev.orders]
             if named:
                 order = ev.orders[named[0]]
                 return Finding(
-                    f.kind, f.text, "the lookup says otherwise", order_sentence(order, self.locale)
+                    f.kind,
+                    f.text,
+                    "the lookup says otherwise",
+                    order_sentence(order, self.locale),
+                    rule="fact.lookup",
                 )
-            return Finding(f.kind, f.text, "nothing this conversation saw backs it")
+            return Finding(f.kind, f.text, "nothing this conversation saw backs it", rule="fact.unbacked")
         return None
+
+    def _computed(self, f: Fact, facts: list[Fact]) -> bool:
+        """A date or a duration the answer computed from what the evidence states (`bot.guards.dates`):
+        today + a window, the player's date + a policy window, the two ends of a notice's window."""
+        calendar = self.evidence.calendar
+        if f.kind == DATE:
+            return calendar.backs_date(f.value, facts)
+        if f.kind == DURATION:
+            return calendar.backs_duration(int(f.value), facts)
+        return False
+
+    def _weekdays(self, body: str) -> Finding | None:
+        """A weekday name beside a date it does not fall on ("Tuesday, March 9" for a Monday)."""
+        errors = weekday_errors(body, self.evidence.calendar.today)
+        if not errors:
+            return None
+        words, real = errors[0]
+        return Finding(DATE, words, f"that date is a {real}", rule="fact.weekday")
 
     def _only_elsewhere(
         self, f: Fact, body: str, stated: frozenset[Any], numbers: frozenset[Any] = frozenset()
@@ -332,7 +427,9 @@ class FactChecker:
         # The number's own clause decides when it has words enough: a clause added after it ("…, but only
         # for delayed orders") does not make a rule's number about something else.
         clause = clause_of(body, f.text)
-        return clause is None or unrelated(clause, stating, joined=joined)
+        if clause is None:
+            return not short_clause_inside(body, f.text, stating)
+        return unrelated(clause, stating, joined=joined)
 
     def _passage(
         self, body: str, fact: Fact, passages: list[Passage] | None = None

@@ -14,9 +14,11 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from bot.guard_rules import Quirks
 from bot.guards.claim_check import (
     ClaimChecker,
     ClaimVerdict,
@@ -26,14 +28,22 @@ from bot.guards.claim_check import (
 )
 from bot.guards.claims import parse_claim, split_sentences
 from bot.guards.evidence import Evidence, build_evidence
-from bot.guards.fact_check import ENFORCE, FACT_UNBACKED, FACT_WITHHELD, OBSERVE, OFF, FactChecker
+from bot.guards.fact_check import (
+    ENFORCE,
+    FACT_UNBACKED,
+    FACT_WITHHELD,
+    OBSERVE,
+    OFF,
+    FactChecker,
+    is_model_note,
+)
 from bot.guards.input import neutralize_mentions
 from bot.guards.pii import redact_pii
 from bot.guards.voice import to_the_player, tool_names_said, without_own_label
 from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
-from bot.vocabulary.model_notes import DATA_WRAPPER_TAG, is_model_note
+from bot.vocabulary.model_notes import DATA_WRAPPER_TAG
 from tools.base import Actor, Tool
 
 log = logging.getLogger(__name__)
@@ -42,11 +52,15 @@ _SHINGLE = 6
 """Words in a row that count as quoting a protected text (the system prompt) verbatim."""
 
 
-def _shingles_of(texts: Iterable[str]) -> frozenset[tuple[str, ...]]:
+NOTE_SHINGLE = 5
+"""Words in a row that count as quoting an engine note to the model."""
+
+
+def _shingles_of(texts: Iterable[str], size: int = _SHINGLE) -> frozenset[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     for text in texts:
         words = re.findall(r"[\w'’]+", text.lower())
-        out.update(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
+        out.update(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
     return frozenset(out)
 
 
@@ -95,6 +109,12 @@ class FactContext:
     """Called with (kind, mode) for each withheld sentence: the metrics counter."""
     notices: tuple[str, ...] = ()
     """The open incidents' notices in the run's scope (both languages): a backed source."""
+    model_notes: tuple[str, ...] = ()
+    """What the engine wrote for the model in this run (`bot.engine.notes.engine_notes`: tagged where it
+    was written): a sentence quoting one is never delivered."""
+    today: date | None = None
+    """The clock's date in `ARCA_TIMEZONE` (`bot.guards.dates.local_today`): dates an answer computes
+    from a window start here."""
 
     def evidence(self, outcomes: Iterable[Any]) -> Evidence:
         return build_evidence(
@@ -104,6 +124,7 @@ class FactContext:
             fixed_texts=self.fixed_texts,
             rules=list(self.rules),
             notices=self.notices,
+            today=self.today,
         )
 
 
@@ -122,8 +143,11 @@ class OutputGuard:
         protected_texts: Iterable[str] = (),
         tools: Iterable[Tool] | None = None,
         facts: FactContext | None = None,
+        quirks: Quirks | None = None,
     ) -> None:
         self.store = store
+        self.quirks = quirks or Quirks()
+        """The model's quirk modes for the sentence rules (`bot.guards.pipeline`)."""
         self.facts = facts or FactContext(mode=OFF)
         """The fact check's context; a guard built without one (staff views of reasoning) checks no facts."""
         self.to_player = facts is not None
@@ -157,6 +181,7 @@ class OutputGuard:
         protected_texts: Iterable[str] = (),
         tools: Iterable[Tool] | None = None,
         facts: FactContext | None = None,
+        quirks: Quirks | None = None,
     ) -> OutputGuard:
         """A guard that lets the actor's own phone and e-mail (from their Player row) through."""
         phones: list[str] = []
@@ -174,6 +199,7 @@ class OutputGuard:
             protected_texts=protected_texts,
             tools=tools,
             facts=facts,
+            quirks=quirks,
         )
 
     def stream(self, *, outcomes: Iterable[Any]) -> StreamingOutputGuard:
@@ -255,6 +281,8 @@ class StreamingOutputGuard:
             locale=guard.locale,
             mode=guard.facts.mode,
             record=guard._record_fact,
+            quirks=guard.quirks,
+            notes=_shingles_of(guard.facts.model_notes, size=NOTE_SHINGLE),
         )
         self.redactions: list[str] = []
         self.prompt_leaks = 0
@@ -276,7 +304,9 @@ class StreamingOutputGuard:
             await give_way()  # each sentence's checks are a slice of the loop's turn (`bot.loop_share`)
             checked = await self.checker.check(sentence)
             if checked.strip() and self.guard.to_player:
-                checked = self._to_the_player(checked)
+                said = self._to_the_player(checked)
+                if said != checked and self.guard.quirks.acts("voice", f"said to the player: {said[:80]!r}"):
+                    checked = said
             if checked.strip():
                 checked = await self.facts.check(checked)
             out.append(self.guard._clean(checked, self))

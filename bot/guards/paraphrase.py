@@ -22,8 +22,18 @@ from bot.knowledge.analysis import analyze
 
 _STOP = frozenset(
     "the a an and or of to for in on at by with from your you have has can will be is are was were "
-    "this that it its not no as if within after before any all our we get".split()
+    "this that it its not no as if within after before any all our we get until till since about around "
+    "still then just so here there one two three four five six seven eight nine ten yes also".split()
 )
+_SAME_WORD = {
+    "largest": "max", "biggest": "max", "highest": "max", "maximum": "max", "most": "max", "cap": "max",
+    "limit": "max", "smallest": "min", "lowest": "min", "minimum": "min", "least": "min", "charg": "fee",
+    "keep": "fee", "cost": "fee", "receiv": "get", "got": "get", "giv": "get", "worth": "amount",
+    "valu": "amount",
+}  # fmt: skip
+"""Words a reworded sentence uses for the passage's ("the largest coupon" for "the cap", "keeps a fee" for
+"charges"), after stemming."""
+_PHRASES = re.compile(r"\bup\s+to\b|\bat\s+most\b|\bno\s+more\s+than\b", re.IGNORECASE)
 _KOREAN_STOP = frozenset("하 있 되 수 것 않 없 이 그 때 등 경우 말".split())
 """Stems that every policy sentence has (하다, 있다, 수 있다, 경우): they tell no two sentences apart."""
 _LATIN = re.compile(r"[a-z]+")
@@ -44,15 +54,25 @@ def content_words(text: str) -> frozenset[str]:
     if not is_english(text):
         return frozenset(t for t in analyze(text) if not t[0].isdigit() and t not in _KOREAN_STOP)
     out = set()
-    for word in _LATIN.findall(text.lower()):
+    for word in _LATIN.findall(_PHRASES.sub(" maximum ", text.lower())):
         if len(word) < 3 or word in _STOP:
             continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        out.add(_stem(word))
+    return frozenset(out)
+
+
+def _stem(word: str) -> str:
+    """Crude: "sales" and "sale", "charges" and "charged" meet ("sal", "charg")."""
+    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
+        word = word[:-2]
+    else:
+        for suffix in ("ing", "ed", "s"):
+            if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
                 word = word[: -len(suffix)]
                 break
-        out.add(word)
-    return frozenset(out)
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return _SAME_WORD.get(word, word)
 
 
 def contradicting(
@@ -95,8 +115,12 @@ MIN_TOPIC = 3
 RELATED_SHARE = 0.5
 """Share of those words a sentence stating the same number must have for the answer to be about it."""
 _UNITS = frozenset(
-    "day hour minute min week month year krw won percent 일 시간 분 주 개월 년 원 영업일".split()
+    "day hour minut week month year krw won percent 일 시간 분 주 개월 년 원 영업일 "
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday today tomorrow".split()
 )
+_UNITS = frozenset(_stem(w) if w.isascii() else w for w in _UNITS)
+"""A number's unit and the words of a date: they say what the number is, not what it is about."""
 
 
 def unrelated(body: str, stating: Iterable[Passage], *, joined: Iterable[Passage] = ()) -> bool:
@@ -137,3 +161,18 @@ def clause_of(body: str, text: str) -> str | None:
     if len(found) != 1 or len(content_words(found[0]) - _UNITS) < MIN_TOPIC:
         return None
     return found[0]
+
+
+def short_clause_inside(body: str, text: str, stating: Iterable[Passage]) -> bool:
+    """Whether the clause stating `text` is too short to judge by shares (`MIN_TOPIC`) but every content
+    word it has is in a sentence that states the number: "You can get up to 3 coupons a day, and …" for
+    "at most 3 coupons … per calendar day"."""
+    parts = [p for p in _CLAUSE_BREAK.split(body) if p and p.strip()]
+    if len(parts) < 2:
+        return False
+    stated = [content_words(p.sentence) for p in stating]
+    for clause in (p for p in parts if text in p):
+        words = content_words(clause) - _UNITS
+        if words and len(words) < MIN_TOPIC and any(words <= there for there in stated):
+            return True
+    return False

@@ -4,8 +4,10 @@ card, the console bar, the staff web console) shows the same figures while a run
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from bot.store import Store
+if TYPE_CHECKING:
+    from bot.store import Store
 
 BAR_WIDTH = 20
 

@@ -11,43 +11,52 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bot.knowledge.background import BACKGROUND, LANGUAGES, background_rows, query_language, text_languages
+from bot.knowledge.background import LANGUAGES, background_rows, background_vectors, text_languages
 from bot.knowledge.candidates import CANDIDATES, CandidateSet
 from bot.knowledge.domain import DomainClassifier
 from bot.knowledge.embedders import Embedder
+from bot.knowledge.fitted import FittedParts
 from bot.knowledge.fusion import Evidence, FusionParams, Ranked, dense_evidence
 from bot.knowledge.lexical import LexicalIndex
 from bot.knowledge.second_dense import SecondDense
+from bot.vocabulary.language import detect_language
 
 
 def language_pair(query: str, languages: frozenset[str]) -> str:
     """`en→ko`: the query's language and the languages of the passage it is compared with."""
-    return f"{query_language(query)}→{'+'.join(sorted(languages, key=LANGUAGES.index))}"
+    return f"{detect_language(query)}→{'+'.join(sorted(languages, key=LANGUAGES.index))}"
 
 
 class Yardstick:
-    """The background sentences' vectors under each model (embedded once) and a query's evidence."""
+    """The background sentences' vectors under each model and a query's evidence; what is made by
+    embedding fixed sentences (the vectors, the domain classifiers) is stored with the index (`parts`)."""
 
-    def __init__(self, embedder: Embedder, second: SecondDense | None) -> None:
+    def __init__(
+        self, embedder: Embedder, second: SecondDense | None, parts: FittedParts | None = None
+    ) -> None:
         self._embedder = embedder
         self._second = second
-        self._domain = DomainClassifier(embedder)
-        self._second_domain = DomainClassifier(second.embedder) if second is not None else None
+        self._parts = parts if parts is not None else FittedParts(None)
+        self._domain = DomainClassifier(embedder, self._parts)
+        self._second_domain = DomainClassifier(second.embedder, self._parts) if second is not None else None
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:
-        """Fit the domain classifiers now (an embedding batch of the bank each), not on a player's first
-        question."""
+        """Read (or fit and store) the domain classifiers and the background vectors of both models
+        now, not on a player's first question."""
+        self.background(frozenset(LANGUAGES))
         for classifier in (self._domain, self._second_domain):
             if classifier is not None:
                 classifier.fit()
+        if self._second is not None:
+            self._second.background_vectors()
 
     def background(self, languages: frozenset[str]) -> np.ndarray:
         """The main model's vectors of the background sentences in `languages`."""
         with self._lock:
             if self._vectors is None:
-                self._vectors = np.asarray(self._embedder.embed_passages(list(BACKGROUND)), dtype=np.float32)
+                self._vectors = background_vectors(self._embedder, self._parts)
             return self._vectors[background_rows(languages)]
 
     def evidence(
@@ -77,7 +86,7 @@ class Yardstick:
             second_standout = best_second - float(nearest.mean())
         domain = self._domain.logit(vector) if params.domain_weight else 0.0
         second_domain = 0.0
-        if self._second_domain is not None and params.second_domain_weight(query_language(query)):
+        if self._second_domain is not None and params.second_domain_weight(detect_language(query)):
             second_domain = self._second_domain.logit(self._second.query_vector(query))
         return Evidence(
             top,

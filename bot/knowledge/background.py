@@ -14,6 +14,12 @@ with the third batch) make the nearest everyday sentence a fairer yardstick than
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import numpy as np
+
+from bot.knowledge.fitted import FittedParts, fingerprint
+from bot.vocabulary.language import has_hangul
 
 BACKGROUND_KO = (
     "오늘 기분이 어때요?",
@@ -97,23 +103,17 @@ BACKGROUND_EN = (
 
 BACKGROUND = BACKGROUND_KO + BACKGROUND_EN
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 LANGUAGES = ("ko", "en")
 
 
-def query_language(text: str) -> str:
-    """`ko` for a query with any Hangul, else `en`."""
-    return "ko" if _HANGUL.search(text) else "en"
-
-
 def text_languages(text: str) -> frozenset[str]:
     """The languages a passage is written in: `ko` when it has Hangul, `en` when it has at least a few
     English words (a Korean body with a `> EN:` summary line is both)."""
     languages = set()
-    if _HANGUL.search(text):
+    if has_hangul(text):
         languages.add("ko")
     if len(_LATIN_WORD.findall(text)) >= 4 or not languages:
         languages.add("en")
@@ -126,3 +126,18 @@ def background_rows(languages: frozenset[str]) -> list[int]:
     english = range(len(BACKGROUND_KO), len(BACKGROUND))
     rows = [*(korean if "ko" in languages else ()), *(english if "en" in languages else ())]
     return rows or list(range(len(BACKGROUND)))
+
+
+def background_fingerprint(embedder_name: str) -> str:
+    """What a model's stored background vectors were made from (bot/knowledge/fitted.py)."""
+    return fingerprint("background passages", embedder_name, "\n".join(BACKGROUND))
+
+
+def background_vectors(embedder: Any, parts: FittedParts) -> np.ndarray:
+    """`embedder`'s passage vectors of `BACKGROUND`, in its order: stored with the index once made."""
+    part = parts.get(
+        f"background:{embedder.name}",
+        background_fingerprint(embedder.name),
+        lambda: {"vectors": np.asarray(embedder.embed_passages(list(BACKGROUND)), dtype=np.float32)},
+    )
+    return np.asarray(part["vectors"], dtype=np.float32)

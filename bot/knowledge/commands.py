@@ -48,6 +48,7 @@ def index_command(settings: Settings, policies_dir: Path | None = None, *, out: 
             )
         with _progress_bar() as progress:
             counts = index.reindex(directory, progress=progress)
+        index.fit_search_model()  # stored with the index: no later start embeds its sentences again
     except PolicyFormatError as exc:
         _err(f"{exc.path}:{exc.line}: {exc.message}")
         return EXIT_USAGE
@@ -119,7 +120,8 @@ def search_command(
         return EXIT_USAGE
     index = PolicyIndex.from_settings(settings)
     try:
-        built = index.ensure_built(settings.policies_dir)
+        with index.loading(query):  # the models load while Chroma opens
+            built = index.ensure_built(settings.policies_dir)
         if built is not None:
             log.info("no policy index yet; %s", built)
         hits = index.search_sync(query, top_k=top_k)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,19 +22,21 @@ import numpy as np
 
 from bot.knowledge.abstain import Yardstick
 from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query, keyword_head
-from bot.knowledge.background import LANGUAGES, query_language, text_languages
+from bot.knowledge.background import text_languages
 from bot.knowledge.batching import QueryVectors, SearchBatcher, outcome_of
 from bot.knowledge.candidates import CANDIDATES, CandidateSet, gather, steered_alone
 from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing, Nearest, nearest
 from bot.knowledge.context import with_neighbours
 from bot.knowledge.documents import Chunk, KnowledgeError, chunk_documents, load_policies
 from bot.knowledge.embedders import Embedder, make_embedder
+from bot.knowledge.fitted import FittedParts
 from bot.knowledge.fusion import DEFAULT_FUSION, Evidence, FusionParams, fuse
 from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
 from bot.knowledge.indexing import Progress, write_chunks
 from bot.knowledge.lexical import LexicalIndex
 from bot.knowledge.second_dense import SecondDense
 from bot.loop_share import BackgroundExecutor
+from bot.vocabulary.language import detect_language
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -93,7 +97,11 @@ class PolicyIndex:
             lanes=SEARCH_WORKERS,
             max_batch=SEARCH_BATCH,
         )
-        self._yardstick = Yardstick(embedder, second)
+        self.fitted = FittedParts(self.store.chroma_dir)
+        """What the search makes by embedding fixed sentences, stored beside the index (issue 51)."""
+        if second is not None:
+            second.parts = self.fitted
+        self._yardstick = Yardstick(embedder, second, self.fitted)
 
     @classmethod
     def from_settings(
@@ -238,14 +246,55 @@ class PolicyIndex:
         self._collection = collection
         return collection
 
-    def warm_up(self) -> None:
-        """Load the Korean analyzer, embed the background sentences and fit the domain classifiers
-        now, not on a player's first question."""
-        analyze_query("쿠폰")
-        self._yardstick.background(frozenset(LANGUAGES))
+    def fit_search_model(self) -> None:
+        """Read what the search makes by embedding fixed sentences — the domain classifiers, the
+        background vectors, the second model's chunk vectors — from beside the index, or make it and
+        store it there, so the next process start reads it (`arca-bot index` and every start call this)."""
         self._yardstick.warm_up()
         if self.second is not None:
-            self.second.warm_up("쿠폰 한도")
+            with self._lock:
+                self._current()
+                if self._chunks is not None:
+                    self.second.refresh(self._built_at, self._chunks)
+
+    @contextmanager
+    def loading(self, query: str = "쿠폰 한도") -> Iterator[None]:
+        """Load the Korean analyzer and both models (embedding `query` with each) in threads while the
+        caller does other work, such as opening Chroma; they are loaded when the block ends.
+
+        The analyzer's and e5's loads are native code that runs beside Python's imports on a second
+        core (a cold `arca-bot search` waited for each in turn). A failure here is only logged: the
+        search that follows loads the same thing again and reports it there."""
+
+        def load(name: str, step: Callable[[], object]) -> threading.Thread:
+            def run() -> None:
+                try:
+                    step()
+                except Exception:
+                    log.debug("preloading %s failed", name, exc_info=True)
+
+            thread = threading.Thread(target=run, name=f"policy-index-load-{name}", daemon=True)
+            thread.start()
+            return thread
+
+        threads = [
+            load("analyzer", lambda: (analyze_query(query), keyword_head(query))),
+            load("embedder", lambda: self._query_vector(query)),
+        ]
+        if self.second is not None:
+            second = self.second
+            threads.append(load("second", lambda: second.warm_up(query)))
+        try:
+            yield
+        finally:
+            for thread in threads:
+                thread.join()
+
+    def warm_up(self) -> None:
+        """Load the Korean analyzer and both models, and read (or fit) the search model now, not on a
+        player's first question."""
+        with self.loading():
+            self.fit_search_model()
 
     def _candidates(
         self, query: str, vector: np.ndarray, terms: tuple[str, ...], params: FusionParams, head: str | None
@@ -284,7 +333,7 @@ class PolicyIndex:
             found, lexical = self._candidates(query, vector, terms, params, keyword_head(query))
         nearest = max(found.candidates, key=lambda c: c.dense) if found.candidates else None
         languages = text_languages(nearest.text if nearest is not None else "")
-        if query_language(query) in steered_alone(nearest, languages):
+        if detect_language(query) in steered_alone(nearest, languages):
             params = params.with_(second_weight=0.0)  # the second model steers cross-lingual queries
         fused = fuse(
             found.candidates,

@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from bot.knowledge.background import BACKGROUND, background_rows
+from bot.knowledge.background import background_rows, background_vectors
 from bot.knowledge.batching import QueryVectors
 from bot.knowledge.chroma import ChunkSnapshot
 from bot.knowledge.documents import KnowledgeError
+from bot.knowledge.fitted import FittedParts, fingerprint
 from bot.knowledge.indexing import stored_questions
 
 log = logging.getLogger(__name__)
@@ -75,8 +76,12 @@ class SecondDense:
             return None
         return cls(USEEmbedder())
 
-    def __init__(self, embedder: Any, cache: int = 512) -> None:
+    def __init__(self, embedder: Any, cache: int = 512, parts: FittedParts | None = None) -> None:
         self.embedder = embedder
+        self.parts = parts if parts is not None else FittedParts(None)
+        """Where the chunks' and the background's vectors are stored; the index hands over its own."""
+        self._stored_keys: frozenset[bytes] | None = None
+        """The chunk texts whose vectors the stored part holds (None: not read yet)."""
         self._query = QueryVectors(embedder, cache)
         self._stamp: object = None
         self._ids: list[str] = []
@@ -98,11 +103,14 @@ class SecondDense:
         passages = [p + "".join(f"\n{q}" for q in qs) for p, qs in zip(plain, asked, strict=True)]
         passages += [p for p, qs in zip(plain, asked, strict=True) if qs]  # the plain text of those too
         keys = [hashlib.sha256(p.encode("utf-8")).digest() for p in passages]
+        self._read_stored()
         missing = {k: p for k, p in zip(keys, passages, strict=True) if k not in self._by_content}
         if missing:  # only passages whose text is new since the last build are embedded
             vectors = np.asarray(self.embedder.embed_passages(list(missing.values())), dtype=np.float32)
             self._by_content.update(zip(missing, vectors, strict=True))
         self._by_content = {k: self._by_content[k] for k in keys}  # forget the chunks that are gone
+        if frozenset(self._by_content) != self._stored_keys:
+            self._store()
         n = len(plain)
         rows = [self._by_content[k] for k in keys[:n]]
         self._matrix = np.stack(rows) if rows else np.zeros((0, int(self.embedder.dim)), dtype=np.float32)
@@ -112,6 +120,50 @@ class SecondDense:
         ]
         self._plain = np.stack(plain_rows) if plain_rows else self._matrix
         self._ids, self._stamp = list(chunks.ids), stamp
+
+    def _chunks_part(self) -> tuple[str, str]:
+        name = f"chunks:{self.embedder.name}"
+        return name, fingerprint("chunk passages by content", self.embedder.name)
+
+    def _read_stored(self) -> None:
+        """Take the chunk vectors stored with the index (once): a process start embeds no chunk whose
+        text an earlier process embedded."""
+        if self._stored_keys is not None:
+            return
+        stored = self.parts.load(*self._chunks_part())
+        if stored is not None:
+            keys = [bytes(row) for row in np.asarray(stored["keys"], dtype=np.uint8)]
+            vectors = np.asarray(stored["vectors"], dtype=np.float32)
+            if len(keys) == len(vectors):
+                self._by_content.update(
+                    {k: v for k, v in zip(keys, vectors, strict=True) if k not in self._by_content}
+                )
+                self._stored_keys = frozenset(keys)
+                return
+        self._stored_keys = frozenset()
+
+    def _store(self) -> None:
+        keys = list(self._by_content)
+        dim = int(self.embedder.dim)
+        name, print_ = self._chunks_part()
+        self.parts.store(
+            name,
+            print_,
+            {
+                "keys": np.asarray([list(k) for k in keys], dtype=np.uint8).reshape(len(keys), 32),
+                "vectors": np.stack([self._by_content[k] for k in keys])
+                if keys
+                else np.zeros((0, dim), np.float32),
+            },
+        )
+        self._stored_keys = frozenset(keys)
+
+    def background_vectors(self) -> np.ndarray:
+        """The second model's vectors of every background sentence (stored with the index once made)."""
+        with self._lock:
+            if self._background is None:
+                self._background = background_vectors(self.embedder, self.parts)
+            return self._background
 
     def warm_up(self, query: str) -> None:
         """Embed `query` (cached): the model's first call loads its tokenizer (seconds), and a query
@@ -128,12 +180,7 @@ class SecondDense:
 
     def background(self, query: str, languages: frozenset[str], k: int) -> float:
         """The mean of the query's `k` best similarities to the background sentences in `languages`."""
-        with self._lock:
-            if self._background is None:
-                self._background = np.asarray(
-                    self.embedder.embed_passages(list(BACKGROUND)), dtype=np.float32
-                )
-            vectors = self._background[background_rows(languages)]
+        vectors = self.background_vectors()[background_rows(languages)]
         return float(np.sort(vectors @ self._query(query))[-max(1, k) :].mean())
 
     def scores(self, query: str, *, questions: bool = True) -> dict[str, float]:

@@ -11,8 +11,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sqlalchemy.engine import make_url
-
 from bot.vocabulary.log_context import LOG_FIELDS, context_fields
 
 if TYPE_CHECKING:
@@ -76,6 +74,8 @@ def secret_values(settings: Settings) -> list[str]:
             found.append(model.api_key.get_secret_value())
     for url in (settings.db_url, settings.chroma_url):
         if url:
+            from sqlalchemy.engine import make_url  # here: SQLAlchemy costs every command ~0.7 s to import
+
             try:
                 password = make_url(url).password
             except Exception:  # not an SQLAlchemy URL (a Chroma http URL): the URL pattern covers it

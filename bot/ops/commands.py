@@ -19,6 +19,7 @@ from bot.ops.steps import OpsConfig, OpsEnv, StepModels
 from bot.staff import Invocation, Param, StaffCommand, StaffReply
 from bot.store.models import OpsDraft
 from bot.vocabulary.language import detect_language
+from bot.vocabulary.particles import particle
 from tools.base import Actor, ToolContext
 from tools.ops_readonly import ops_worker_registry
 
@@ -189,7 +190,10 @@ async def cmd_ops_show(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     if row is None:
         if draft_id is None:
             return StaffReply(f"저장된 운영 초안이 없습니다. / No drafts yet. 예 / e.g.: {EXAMPLE}")
-        return StaffReply(f"운영 초안 #{draft_id}을(를) 찾을 수 없습니다. / No draft #{draft_id}.", ok=False)
+        return StaffReply(
+            f"운영 초안 {particle(f'#{draft_id}', '을/를')} 찾을 수 없습니다. / No draft #{draft_id}.",
+            ok=False,
+        )
     reply = draft_reply(row, with_plan=True)
     reply.data["progress"] = list(row.progress or [])
     return reply

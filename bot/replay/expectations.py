@@ -73,6 +73,8 @@ def check_expectations(turn: Turn, rec: TurnRecord, coupons: list[tuple[str, int
     if e.codes is not None and not _is_subsequence(e.codes, rec.codes):
         out.append(f"expect.codes: expected subsequence {e.codes}, got {rec.codes}")
     answer = rec.answer or ""
+    if e.answer is not None and answer.strip() != e.answer.strip():
+        out.append(f"expect.answer: expected {e.answer.strip()!r}, got {answer.strip()!r}")
     for text in e.answer_contains or []:
         if text not in answer:
             out.append(f"expect.answer_contains: {text!r} not in answer {answer!r}")

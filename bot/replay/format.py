@@ -70,6 +70,8 @@ class Expect(BaseModel):
     tools: list[str] | None = None
     tools_not_called: list[str] | None = None
     codes: list[str] | None = None
+    answer: str | None = None
+    """Extension (issue 50): the exact answer the player saw (outer whitespace aside)."""
     answer_contains: list[str] | None = None
     answer_not_contains: list[str] | None = None
     coupons: list[CouponExpectation] | None = None

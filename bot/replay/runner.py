@@ -25,6 +25,7 @@ from bot.conversations import Incoming
 from bot.conversations.surface import Surface
 from bot.guards.fact_check import OBSERVE
 from bot.llm.scripted import ScriptedLLM
+from bot.replay.decisions import call_decisions, guard_decisions
 from bot.replay.expectations import TurnRecord, active_coupons, check_expectations, sent_text
 from bot.replay.fact_records import fact_counts, last_audit_id, unbacked_details, would_deliver
 from bot.replay.format import (
@@ -34,6 +35,7 @@ from bot.replay.format import (
 from bot.replay.recorders import LoopInputs, recording
 from bot.replay.turn_observer import TurnObserver
 from bot.store import Store
+from bot.store.coupon_codes import seeded_codes
 from bot.store.seed import apply_seed
 from bot.vocabulary import ThreadId
 from bot.vocabulary.language import HANGUL_RANGE
@@ -112,7 +114,8 @@ class Replayer:
         started = time.perf_counter()
         failures: list[str] = []
         checked_failures: list[str] = []
-        with tempfile.TemporaryDirectory(prefix="arca-replay-") as tmp:
+        # Codes from a generator seeded with the case's name: a transcript can expect a new coupon's code.
+        with tempfile.TemporaryDirectory(prefix="arca-replay-") as tmp, seeded_codes(case.name):
             store = Store(f"sqlite+aiosqlite:///{Path(tmp) / 'case.db'}")
             await store.open()
             try:
@@ -239,6 +242,10 @@ class Replayer:
         }
         if self.live_llm_factory is not None:  # what a live model wrote, each loop reply cut at 600
             shown["model_replies"] = [r[:600] for r in replies]
+        shown["decisions"] = [
+            *call_decisions(outcome.runs),
+            *await guard_decisions(store, after_id=audit_mark),
+        ]
         current["turns"].append(shown)
         if self.settings.fact_check != OBSERVE:
             return problems, problems

@@ -8,18 +8,14 @@ from typing import Any
 
 from bot.incidents import Limits, ScopeError, parse_plan, parse_scope, preview, run_compensation
 from bot.incidents.compensation import Progress
+from bot.incidents.notice import split_notice
 from bot.incidents.report import build_report, format_report
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store.incident_records import IncidentRecord
+from bot.vocabulary.particles import particle
 
 PREVIEW_CARD = "incident_preview"
 """`data["card"]` of a compensation preview: a surface shows it as a card with Approve / Cancel."""
-
-
-def split_notice(text: str) -> tuple[str, str]:
-    """`한국어 공지 || English notice` → (ko, en); the English part is optional."""
-    ko, _, en = text.partition("||")
-    return ko.strip(), en.strip()
 
 
 def _limits(inv: Invocation) -> Limits:
@@ -45,7 +41,10 @@ def describe(i: IncidentRecord) -> str:
 
 
 def _missing(incident_id: int) -> StaffReply:
-    return StaffReply(f"장애 #{incident_id}을(를) 찾을 수 없습니다. / No incident #{incident_id}.", ok=False)
+    return StaffReply(
+        f"장애 {particle(f'#{incident_id}', '을/를')} 찾을 수 없습니다. / No incident #{incident_id}.",
+        ok=False,
+    )
 
 
 async def cmd_open(inv: Invocation, args: dict[str, Any]) -> StaffReply:

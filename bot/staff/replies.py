@@ -22,6 +22,7 @@ from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store.outbox import enqueue_reply
 from bot.store.saved_replies import delete_reply, get_reply, list_replies, save_reply
 from bot.vocabulary import ThreadId
+from bot.vocabulary.particles import particle
 
 POSTED_BY_OUTBOX = ("discord", "web")
 """Thread kinds whose channel process polls the staff outbox; other kinds see the reply printed."""
@@ -105,9 +106,16 @@ async def cmd_save(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         actor=inv.actor.label,
         now=inv.conversations.clock(),
     )
-    what = "만들었습니다 / created" if created else "고쳤습니다 / updated"
     langs = "+".join(lang for lang, text in (("ko", texts.ko), ("en", texts.en)) if text)
-    return StaffReply(f"답변 '{name}'을(를) {what} [{langs}].", data={"name": name, "created": created})
+    done = ("만들었습니다", "created") if created else ("고쳤습니다", "updated")
+    return StaffReply(
+        f"답변 {particle(repr_name(name), '을/를')} {done[0]} [{langs}]. / Saved reply '{name}' {done[1]} [{langs}].",
+        data={"name": name, "created": created},
+    )
+
+
+def repr_name(name: str) -> str:
+    return f"'{name}'"
 
 
 async def cmd_delete(inv: Invocation, args: dict[str, Any]) -> StaffReply:
@@ -116,7 +124,7 @@ async def cmd_delete(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     except ReplyError as exc:
         return StaffReply(f"⚠ {exc}", ok=False)
     if await delete_reply(inv.conversations.store, name, actor=inv.actor.label):
-        return StaffReply(f"답변 '{name}'을(를) 지웠습니다. / Deleted '{name}'.")
+        return StaffReply(f"답변 {particle(repr_name(name), '을/를')} 지웠습니다. / Deleted '{name}'.")
     return StaffReply(f"'{name}' 답변이 없습니다. / No saved reply '{name}'.", ok=False)
 
 

@@ -3,7 +3,10 @@
 from bot.store.attachments import AttachmentRow  # registers the table with the schema
 from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
+from bot.store.deliveries import Backlog, DeliveryView
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
+from bot.store.game_events import GameEvent  # registers the table with the schema
+from bot.store.link_codes import LinkCode  # registers the table with the schema
 from bot.store.models import (
     COUPON_STATUSES,
     ORDER_STATUS_EN,
@@ -39,15 +42,19 @@ __all__ = [
     "ActiveCoupon",
     "AttachmentRow",
     "AuditEntry",
+    "Backlog",
     "Contacts",
     "Coupon",
     "CouponRow",
     "DailyUsage",
+    "DeliveryView",
     "DeskClaim",
     "Escalation",
     "Feedback",
+    "GameEvent",
     "IssueFacts",
     "IssueWrite",
+    "LinkCode",
     "Order",
     "OrderView",
     "Player",

@@ -30,6 +30,7 @@ from bot.store.backends.postgres_direct import DirectPostgres
 from bot.store.backends.sqlite_direct import DirectSQLite, with_column_defaults
 from bot.store.counts import StoreCounts
 from bot.store.coupons import CouponLedger
+from bot.store.deliveries import GameDeliveries
 from bot.store.incident_records import Incidents
 from bot.store.models import AuditEntry, utcnow
 from bot.store.orders import Orders
@@ -75,7 +76,9 @@ class Store:
     path runs a request is decided here alone (`run`).
     """
 
-    def __init__(self, url: str, *, echo: bool = False, fast_paths: bool = True) -> None:
+    def __init__(
+        self, url: str, *, echo: bool = False, fast_paths: bool = True, game_delivery: bool = False
+    ) -> None:
         self.url = url
         self._echo = echo
         self._fast_paths = fast_paths
@@ -91,10 +94,13 @@ class Store:
         self._engine_commits = 0
         self._writes = 0
         self._write_wait_s = 0.0
-        self.coupons = CouponLedger(self)
+        self.game_deliveries = GameDeliveries(self, enabled=game_delivery)
+        """The outbox of grants into the game; `game_delivery` (`ARCA_COUPON_DELIVERY=game`): each coupon
+        issued writes its job in its own transaction."""
+        self.coupons = CouponLedger(self, self.game_deliveries)
         self.threads = Threads(self)
         self.players = Players(self)
-        self.incidents = Incidents(self)
+        self.incidents = Incidents(self, self.game_deliveries)
         self.orders = Orders(self)
 
     @property
@@ -284,6 +290,11 @@ class Store:
                 unit(), off_loop=write and off_loop, snapshot=snapshot or write
             )
         return await engine_path.run_unit(self.engine, unit(), write=write)
+
+    async def ping(self) -> None:
+        """One round trip to the database (the web server's `/readyz`); raises when it does not answer."""
+        async with self.session() as session:
+            await session.execute(select(1))
 
     async def fetch(self, query: Select[Any], **params: Any) -> list[Any]:
         """The rows of a Core SELECT with named `bindparam`s, each given a default (`bindparam("x", None)`:

@@ -25,15 +25,10 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"\bdo\s+not\s+(?:guess|invent|say\s+it\s+was|issue\s+another|state\s+facts)\b", re.IGNORECASE
     ),
-    # The engine's own notes (`bot.engine`: a call refused or made for the model, an answer sent back),
-    # echoed (seen live, 2026-12-04: "Answer the player now, from its result only; …" reached a player).
-    re.compile(
-        r"^\W*not\s+(?:run|answered\s+yet)\s*:|\b(?:this|that)\s+exact\s+call\b|\bit\s+was\s+made\s+for\s+you\b"
-        r"|\bthe\s+run\s+made\s+the\s+call\b|\banswer\s+from\s+its\s+result\b|\binstead\s+of\s+calling\s+again\b"
-        r"|\ba\s+valid\s+(?:call|reply)\s+looks\s+like\b|\bdecide\s+again\b|\bwith\s+arguments\s+\{"
-        r"|\{\s*\"action\"\s*:",
-        re.IGNORECASE,
-    ),
+    # The model's own JSON action, echoed as text. (The engine's notes to the model are not copied here as
+    # wording: the engine tags them where it writes them, `bot.engine.notes`, and the fact check reads them
+    # from the run.)
+    re.compile(r"\{\s*\"action\"\s*:", re.IGNORECASE),
     re.compile(r"\b(?:quote|cite)\s+the\s+(?:bracketed\s+)?citation\b", re.IGNORECASE),
     re.compile(
         r"\b(?:use|call)\s+(?:escalate_to_staff|search_policy|lookup_order|issue_coupon)\b", re.IGNORECASE

@@ -30,3 +30,14 @@ EXE = (
 """The start of a Windows program, to be sent as `screenshot.png`."""
 
 TWENTY_MB = 20 * 1024 * 1024
+
+
+def bomb(width: int = 30_000, height: int = 30_000) -> bytes:
+    """A PNG of a few KB that claims `width` × `height` grey pixels (its first rows of zeros, compressed)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = zlib.compress(b"\x00" * (width + 1) * 64, 9)
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from bench.fake_discord import FakeDiscord
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.llm.scripted import ScriptedLLM
 from tests.fakes.held import Held
 from tests.support.answers import long_answer
 from tests.support.discord import EDIT_INTERVAL, SlowStreamLLM
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 GENERAL = FakeDiscord.GENERAL_CHANNEL
@@ -68,10 +68,15 @@ async def test_player_message_gets_status_then_streamed_edits_then_the_synthesis
 
 
 async def test_edits_of_one_message_are_at_least_edit_interval_apart(harness, fake):
-    llm = SlowStreamLLM([{"final": "안내"}, {"answer": ANSWER}], delay=0.02)
+    # The answer states ORD001's status: the order is named and looked up first (issue 50: the example
+    # "e.g. ORD001" in a fixed text no longer backs an order nobody named).
+    llm = SlowStreamLLM(
+        [{"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "안내"}, {"answer": ANSWER}],
+        delay=0.02,
+    )
     bot = await harness.start(llm)
 
-    await fake.user_says(SUPPORT, 9001, "배송 언제 와요?")
+    await fake.user_says(SUPPORT, 9001, "ORD001 배송 언제 와요?")
     await fake.wait_for(_answered(fake, SUPPORT, ANSWER), what="the final answer")
     await bot.idle()
 

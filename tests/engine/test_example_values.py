@@ -1,6 +1,6 @@
 """No example value is an argument unless the player wrote it (issue 28), in both modes: a call with an
-id nobody wrote (ORD001), the description's example amount (5000) or a placeholder (ORD…) is not run,
-and the model reads what to do instead."""
+id nobody wrote (ORD001) or a placeholder (ORD…) is not run, and the model reads what to do instead;
+an amount is never refused for equalling the description's example (issue 50)."""
 
 from __future__ import annotations
 
@@ -70,24 +70,16 @@ async def test_the_refusal_names_the_order_id_the_player_did_write(tools, probe,
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_the_descriptions_example_amount_is_refused_unless_the_player_wrote_it(tools, probe, mode):
-    asked_10000 = await run_scripted(
-        [coupon("ORD101", 5000), {"final": "x"}],
-        tools,
-        mode=mode,
-        query="ORD101 만원 쿠폰 주세요",
-        synthesize=False,
-    )
-    assert probe.calls == []
-    assert "the player did not write this amount" in asked_10000.result.tool_outcomes[0].observation
-    await run_scripted(
-        [coupon("ORD101", 5000), {"final": "x"}],
-        tools,
-        mode=mode,
-        query="ORD101 5천원 쿠폰 주세요",
-        synthesize=False,
-    )
-    assert probe.calls == ["issue_coupon:ORD101:5000"]
+async def test_an_amount_is_never_refused_for_equalling_the_descriptions_example(tools, probe, mode):
+    """Issue 50: an amount the player asked for, or any amount within the coupon rules, runs though it is
+    the tool description's example (5000); the coupon tool's rules judge it."""
+    for query in ("ORD101 5천원 쿠폰 주세요", "ORD101 배송이 늦어요. 쿠폰 주세요"):
+        probe.calls.clear()
+        run = await run_scripted(
+            [coupon("ORD101", 5000), {"final": "x"}], tools, mode=mode, query=query, synthesize=False
+        )
+        assert probe.calls == ["issue_coupon:ORD101:5000"], query
+        assert run.result.tool_outcomes[0].result.data.get("reason") != "example_value"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -162,14 +154,14 @@ async def test_a_search_that_copies_the_query_placeholder_is_refused_with_the_pl
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_the_example_amount_made_again_after_its_refusal_is_refused_again(tools, probe, mode):
-    """Seen live (2026-12-02): a refund question; the model called issue_coupon with the description's
-    example amount, was refused, made the identical call again and it ran — the refusal's own text
-    ("did not write 5000") counted as a tool result that wrote 5000. A coupon nobody asked for was issued."""
-    steps = [coupon("ORD101", 5000), coupon("ORD101", 5000), {"final": "확인했습니다."}]
-    run = await run_scripted(steps, tools, mode=mode, query="ORD101 배송이 늦어요", synthesize=False)
-    assert not any(c.startswith("issue_coupon") for c in probe.calls), probe.calls
-    assert [o.result.data.get("reason") for o in run.result.tool_outcomes] == ["example_value"] * 2
+async def test_the_example_id_made_again_after_its_refusal_is_refused_again(tools, probe, mode):
+    """Seen live (2026-12-02): a refused example value, made again, ran — the refusal's own text counted as
+    a tool result that wrote it. The refusal never repeats the value, so the second call is refused too."""
+    steps = [lookup("ORD001"), lookup("ORD001"), {"final": "확인했습니다."}]
+    run = await run_scripted(steps, tools, mode=mode, query="주문이 늦어요", synthesize=False)
+    assert not any(c.startswith("lookup_order") for c in probe.calls), probe.calls
+    reasons = [o.result.data.get("reason") for o in run.result.tool_outcomes]
+    assert reasons and set(reasons) == {"example_value"}, reasons
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -22,6 +22,9 @@ QUESTION = "ORD001 2만원 보상 쿠폰 발급해 주세요"
         "never mind",
         "Don't issue it",
         "stop",
+        "Stop, don't issue anything",
+        "쿠폰 안 받을게요. 발급하지 마세요",
+        "좋아요, 근데 그냥 취소할게요",
     ],
 )
 def test_a_mid_run_message_that_takes_the_request_back(said: str) -> None:
@@ -37,6 +40,12 @@ def test_a_mid_run_message_that_takes_the_request_back(said: str) -> None:
         "ORD002도 배송 지연됐어요",
         "지연 보상으로 5천원 쿠폰도 부탁해요",
         "The delivery stopped moving",
+        # issue 50: plain requests misread as withdrawals
+        "please give me the coupon for ORD001, the game won't stop crashing",
+        "Please give me the coupon... it won't stop crashing",
+        "안 해도 되는 건가요? 빨리 해주세요",
+        "발급 안 해도 되는 건가요? 빨리 해주세요",
+        "쿠폰 필요 없는 건가요?",
     ],
 )
 def test_a_mid_run_message_that_does_not(said: str) -> None:

@@ -99,6 +99,15 @@ def test_notes_to_the_model_are_recognised() -> None:
 
 
 def _engine_notes() -> list[str]:
+    sentences = []
+    for text in _engine_texts():
+        for line in text.splitlines():
+            said, rest = split_sentences(line)
+            sentences += [*said, rest] if rest.strip() else said
+    return [s for s in sentences if len(s.split()) >= 5]
+
+
+def _engine_texts() -> list[str]:
     from bot.engine.calls import HELD_FOR_NEW_MESSAGE, MADE_INSTEAD, WITHDRAWN
     from bot.engine.grounding import RequiredCall, made_for_model_text, send_back_text
     from bot.engine.repetition import REPEATED_FAILURE_NOTE, REUSED_NOTE
@@ -116,20 +125,44 @@ def _engine_notes() -> list[str]:
         REPEATED_FAILURE_NOTE.format(example='{"order_id": "ORD101"}'),
         REUSED_NOTE,
     ]
-    sentences = []
-    for text in texts:
-        for line in text.splitlines():
-            said, rest = split_sentences(line)
-            sentences += [*said, rest] if rest.strip() else said
-    return [s for s in sentences if s.strip()]
+    return texts
 
 
 @pytest.mark.parametrize("sentence", _engine_notes())
-def test_every_sentence_the_engine_writes_to_the_model_is_a_model_note(sentence: str) -> None:
+async def test_every_sentence_the_engine_writes_to_the_model_is_dropped_by_its_tag(sentence: str) -> None:
     """Seen live (2026-12-04): "Answer the player now, from its result only; do not state facts about
     orders or policies that it does not say." — the engine's note after a call made for the model — reached
-    a player. The engine's own texts are read here, so a new one cannot drift past the patterns."""
-    assert is_model_note(sentence), sentence
+    a player. The engine tags its notes where it writes them (`bot.engine.notes`); the fact check reads
+    the run's notes, so no wording of theirs is copied into a pattern (issue 50)."""
+    from bot.guards.output import FactContext, OutputGuard
+
+    notes = tuple(_engine_texts())
+    guard = OutputGuard(locale="en", facts=FactContext(model_notes=notes))
+    verdict = await guard.check(sentence, outcomes=[])
+    assert sentence.strip() not in verdict.text, sentence
+    assert verdict.facts and verdict.facts[0]["kind"] == "model_note", verdict.facts
+    fine = "Thanks for waiting, I'm happy to help with anything else you need."
+    assert (
+        await OutputGuard(locale="en", facts=FactContext(model_notes=notes)).check(fine, outcomes=[])
+    ).text == fine
+
+
+async def test_a_run_tags_its_notes_where_the_engine_writes_them() -> None:
+    from bot.engine.notes import ENGINE_NOTE, engine_notes
+    from tests.support.engine import run_scripted
+    from tools.registry import build_registry
+
+    tools = build_registry()
+    steps = [
+        {"final": "ORD101은 배송 중이에요."},
+        {"tool": "lookup_order", "args": {"order_id": "ORD001"}},
+        {"final": "확인했습니다."},
+    ]
+    run = await run_scripted(steps, tools, query="ORD101 어디쯤 왔어요?", synthesize=False)
+    notes = engine_notes(run.result)
+    assert any("Not answered yet" in n for n in notes), notes  # the send-back, tagged
+    assert any("Not run:" in n for n in notes), notes  # the example-value refusal
+    assert any(m.get(ENGINE_NOTE) for m in run.result.messages)
 
 
 def test_example_values_back_nothing() -> None:

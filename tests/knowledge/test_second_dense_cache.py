@@ -20,6 +20,7 @@ class Snapshot:
 
 
 class Recording:
+    name = "recording-test-embedder"
     dim = 4
 
     def __init__(self) -> None:

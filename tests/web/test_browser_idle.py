@@ -58,7 +58,7 @@ async def test_a_staff_reply_between_two_waits_is_drawn(browser, make_web) -> No
     gate.set()
 
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF])
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 Mina 님의 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("운영진 Mina 님의 답변")
     await asyncio.sleep(1)  # drawn once
     await expect(bots).to_have_count(2)
     assert await page.evaluate("window.notReloaded === true"), "the page was reloaded"
@@ -94,7 +94,7 @@ async def test_a_message_sent_while_a_staff_reply_streams_gets_its_own_run(brows
     await expect(bots.nth(2).locator(".feedback")).to_have_count(1)  # the run's answer is done
     await expect(page.locator("li.msg.user .note")).to_have_count(0)  # not "joined": a run of its own
     gate.set()
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("운영진 미나 님의 답변")
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF, ANSWER])
     await web.idle()
     await shot(page, "desktop_ko_message_during_staff_reply")

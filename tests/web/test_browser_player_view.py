@@ -9,6 +9,7 @@ import asyncio
 
 from playwright.async_api import expect
 
+from bot.store.outbox import enqueue_reply
 from tests.support.browser import DESKTOP, open_widget, send, shot
 from tests.support.staff_console import sign_in
 
@@ -51,7 +52,7 @@ async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name
     await staff.client.post(f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": STAFF})
     live = bots.nth(2)
     await expect(live.locator(".bubble")).to_have_text(STAFF)
-    await expect(live.locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    await expect(live.locator(".footer")).to_have_text("운영진 미나 님의 답변")
     await expect(live).to_have_class("msg bot staff")
     await shot(page, "desktop_ko_takeover_ack_and_staff_reply")
 
@@ -59,7 +60,7 @@ async def test_a_takeover_is_acknowledged_and_staff_replies_carry_the_staff_name
     await page.reload()
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF])
     await expect(bots.nth(1)).to_have_class("msg bot staff")
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("운영진 미나 님의 답변")
     await expect(bots.nth(0)).to_have_class("msg bot")
     await expect(bots.nth(0).locator(".feedback")).to_have_count(1)
     await shot(page, "desktop_ko_staff_reply_from_history")
@@ -134,13 +135,14 @@ async def test_a_staff_reply_during_a_run_gets_its_own_signed_bubble(browser, ma
     web = await make_web("native")
     held = web.held_script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": FIRST})
     page = await open_widget(browser, web, viewport=PHONE, fragment=f"token={web.token('P100')}&lang=ko")
-    staff = await sign_in(web, name="미나")
     await send(page, "ORD001 언제 오나요?")
     await asyncio.wait_for(held.holding.wait(), 10)
-    await staff.client.post(f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": STAFF})
+    # Queued as another process's staff reply would be (a console reply needs a takeover, which stops
+    # the run): the outbox posts it on the run's open stream.
+    await enqueue_reply(web.conversations.store, THREAD, "미나", STAFF)
     reply = page.locator("li.msg.bot.staff")
     await expect(reply.locator(".bubble")).to_have_text(STAFF)  # while the run still holds
-    await expect(reply.locator(".footer")).to_have_text("상담원 미나 님의 답변")
+    await expect(reply.locator(".footer")).to_have_text("운영진 미나 님의 답변")
     held.release()
     answer = page.locator("li.msg.bot:not(.staff)")
     await expect(answer.locator(".bubble")).to_have_text(FIRST)

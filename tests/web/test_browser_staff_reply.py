@@ -37,7 +37,7 @@ async def test_a_staff_reply_appears_in_the_open_widget_once_then_the_bot_answer
     await staff.client.post(f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": STAFF})
     # The web process's outbox poller (1 s) opens the reply's stream; the widget's wait receives it.
     await expect(bots.locator(".bubble")).to_have_text([FIRST, STAFF])
-    await expect(bots.nth(1).locator(".footer")).to_have_text("상담원 Mina 님의 답변")
+    await expect(bots.nth(1).locator(".footer")).to_have_text("운영진 Mina 님의 답변")
     await expect(bots.nth(1).locator(".feedback")).to_have_count(0)  # nothing to rate: no bot run
     await asyncio.sleep(1.5)  # the waits after it do not draw it again
     await expect(bots).to_have_count(2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +13,7 @@ from fastapi import Request
 from pydantic import BaseModel, Field
 
 from bot.channels.web.player.identity import IdentityService
+from bot.channels.web.readiness import ReadinessProbe, game_probe_from_settings
 from bot.conversations import Conversations
 
 THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -64,7 +65,13 @@ class WebDeps:
     max_message_chars: int = 4_000
     rate_limit: int = 20
     rate_limit_ip: int = 60
+    """Anonymous visitors' messages per address (`ARCA_WEB_RATE_LIMIT_IP`)."""
+    rate_limit_ip_signed: int = 600
+    """Signed-in players' messages per address, all of them together (`ARCA_WEB_RATE_LIMIT_IP_SIGNED`)."""
     rate_window: float = 60.0
+    attachment_address_bytes: int = 256 * 1024 * 1024
+    """Bytes the anonymous visitors of one address may upload per unsent-upload lifetime
+    (`ARCA_ATTACHMENT_ADDRESS_BYTES`)."""
     new_visitors_ip: int = 10
     """New anonymous visitors (requests without a visitor cookie) one address may start per `rate_window`."""
     trusted_proxies: list[str] = field(default_factory=list)
@@ -80,29 +87,50 @@ class WebDeps:
     """The support analytics' conversation gap and resolution window (`ARCA_CONVERSATION_IDLE_MINUTES`,
     `ARCA_RESOLUTION_WINDOW_MINUTES`), for the console's dashboard: the same figures as `/stats`."""
     index_state: Callable[[], str] = lambda: "ready"
-    """`building`, `ready` or `unavailable`: the policy index, for `/healthz`."""
+    """`building`, `ready` or `unavailable`: the policy index, for `/healthz` and `/readyz`."""
+    game_ready: ReadinessProbe | None = None
+    """`/readyz`'s check of the studio's backend (None: orders are not read from it). `from_settings`
+    installs an HTTP probe when `ARCA_ORDER_SOURCE=http`; the game connection may pass its own."""
     clock: Callable[[], float] = time.monotonic
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12]
+    game_webhook_secrets: tuple[bytes, ...] = field(default=(), repr=False)
+    """`ARCA_GAME_WEBHOOK_SECRET` (two during a rotation): `POST /game/v1/events` exists only with one."""
+    support_hours: Any = None
+    """The staff hours in force (`bot.desk.hours.SupportHours`; None: always in), shown on the dashboard."""
+    sla_targets: Any = None
+    """The SLA targets (`bot.analytics.staff_response.SlaTargets`; None: the defaults): the console's
+    reminders give each one's due time and say whether it was missed."""
+    forget_order: Callable[[str], Awaitable[None]] | None = None
+    """The order source's `forget(order_id)`, called after a signed `order.upserted` event committed
+    (`bot.channels.web.game_events`); None when the source keeps no cache."""
 
     @classmethod
     def from_settings(
         cls, settings: Any, conversations: Conversations, identities: IdentityService, **kw: Any
     ) -> WebDeps:
+        from bot.analytics.staff_response import SlaTargets
+        from bot.desk.hours import SupportHours
+
         return cls(
             conversations=conversations,
+            support_hours=SupportHours.from_settings(settings),
+            sla_targets=SlaTargets.from_settings(settings),
             identities=identities,
             llm_ready=settings.llm_configured,
             max_message_chars=settings.max_message_chars,
             rate_limit=settings.web_rate_limit,
             rate_limit_ip=settings.web_rate_limit_ip,
+            rate_limit_ip_signed=settings.web_rate_limit_ip_signed,
             rate_window=settings.web_rate_window,
+            attachment_address_bytes=settings.attachment_address_bytes,
             origins=list(settings.web_origins),
             trusted_proxies=list(settings.web_trusted_proxies),
             conversation_idle_minutes=settings.conversation_idle_minutes,
             resolution_window_minutes=settings.resolution_window_minutes,
             debug_view=settings.web_debug,
+            game_webhook_secrets=tuple(getattr(settings, "webhook_secrets", ())),
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
-            **kw,
+            **{"game_ready": game_probe_from_settings(settings), **kw},
         )
 
 

@@ -51,7 +51,7 @@ async def test_sign_in_watch_take_over_approve_and_export(browser, web) -> None:
     await expect(page.locator("h1")).to_have_text(thread)
     await expect(page.locator(".calls")).to_contain_text("lookup_order")
     await expect(page.locator(".m-tool")).to_contain_text('"code": "OK"')
-    await page.get_by_role("button", name="상담원이 이어받기").click()
+    await page.get_by_role("button", name="운영진이 이어받기").click()
     await expect(page.locator(".state-handed_off")).to_be_visible()
     await page.get_by_label("답장").fill("상담원 미나입니다. 지금 확인해 드릴게요.")
     await page.get_by_role("button", name="보내기").click()
@@ -59,7 +59,7 @@ async def test_sign_in_watch_take_over_approve_and_export(browser, web) -> None:
     await shot(page, "conversation")
     assert await conv.is_paused(thread)
     await page.get_by_role("button", name="봇에게 돌려주기").click()
-    await expect(page.get_by_role("button", name="상담원이 이어받기")).to_be_visible()
+    await expect(page.get_by_role("button", name="운영진이 이어받기")).to_be_visible()
 
     await page.get_by_role("link", name="승인 대기").click()
     await expect(page.locator('tr[data-order="ORD001"]')).to_be_visible()

@@ -142,5 +142,20 @@ async def test_the_dashboard_shows_first_staff_response_and_sla_met(web) -> None
             s.add(AuditEntry(at=reply, actor="staff:Mina", thread_id=f"discord:{n}", action="console.reply"))
     staff = await sign_in(web)
     page = (await staff.client.get("/staff/dashboard?days=7")).text
-    assert "첫 상담원 응답 p50 · p90" in page and "20 · 100 분" in page
+    assert "첫 운영진 응답 p50 · p90" in page and "20 · 100 분" in page
     assert re.search(r"SLA 충족</span><span class=\"value\">50%", page)
+
+
+def test_chart_labels_get_the_room_they_need_and_keep_their_whole_text() -> None:
+    """Issue 51: labels were cut at 28 characters and at the chart's left edge (a 170 px column)."""
+    import re
+
+    from bot.channels.web.staff import charts
+
+    long_ko = "환불 정책 § 3. 청약 철회가 제한되는 경우"
+    svg = str(charts.bars({"DAILY_LIMIT_REACHED": 3, long_ko: 2}, title="t"))
+    column = int(re.search(r'<rect x="(\d+)"', svg).group(1))
+    assert column >= charts._text_width(long_ko) + 6  # the label fits left of the bars
+    assert f"{long_ko}</text>" in svg and "DAILY_LIMIT_REACHED</text>" in svg
+    width = int(re.search(r'viewBox="0 0 (\d+) ', svg).group(1))
+    assert width - column >= 300  # the bars keep their room

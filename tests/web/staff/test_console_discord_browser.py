@@ -11,12 +11,12 @@ from types import SimpleNamespace
 from playwright.async_api import expect
 from sqlalchemy import select
 
-from bench.fake_discord import FakeDiscord
 from bot.channels.web.app import WebDeps, create_app
 from bot.channels.web.player.identity import IdentityService
 from bot.channels.web.startup import WebServer
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry
+from tests.support.fake_discord import FakeDiscord
 from tests.support.staff_console import open_console, shot
 from tests.support.web import SECRET
 
@@ -49,7 +49,7 @@ async def test_take_over_a_discord_channel_reply_from_the_browser_and_hand_back(
         await expect(row).to_contain_text(FIRST)
         await row.get_by_role("link").click()
         await expect(page.locator("h1")).to_have_text(THREAD)
-        await page.get_by_role("button", name="상담원이 이어받기").click()
+        await page.get_by_role("button", name="운영진이 이어받기").click()
         await expect(page.locator(".actions .state-handed_off")).to_be_visible()
         assert await conv.is_paused(THREAD)
 
@@ -71,7 +71,7 @@ async def test_take_over_a_discord_channel_reply_from_the_browser_and_hand_back(
         await shot(page, "discord-take-over")
 
         await page.get_by_role("button", name="봇에게 돌려주기").click()
-        await expect(page.get_by_role("button", name="상담원이 이어받기")).to_be_visible()
+        await expect(page.get_by_role("button", name="운영진이 이어받기")).to_be_visible()
         assert not await conv.is_paused(THREAD)
         await fake.user_says(SUPPORT, PLAYER, "감사합니다")
         await fake.wait_for(

@@ -41,7 +41,7 @@ async def test_the_list_is_pushed_when_a_message_arrives_and_when_the_state_chan
         assert f'data-thread="{thread}"' in pushed.data and "state-waiting" in pushed.data
         await staff.client.post(f"/staff/conversations/{thread}/handoff", data={"csrf": staff.csrf})
         handed = await next_event(stream, "rows", "state-handed_off")
-        assert "상담원 전환" in handed.data
+        assert "운영진 응대" in handed.data
 
 
 async def test_a_list_stream_ends_when_its_session_is_revoked(web, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -36,7 +36,7 @@ async def test_create_a_saved_reply_then_send_it_from_the_conversation(browser, 
     await shot(page, "replies")
 
     await page.goto(f"{web.url}/staff/conversations/{THREAD}")
-    await page.get_by_role("button", name="상담원이 이어받기").click()
+    await page.get_by_role("button", name="운영진이 이어받기").click()
     await expect(page.locator(".state-handed_off")).to_be_visible()
     await page.locator("#saved-name").select_option("delay-coupon")
     await page.locator("#saved-values").fill("order=ORD001 coupon_code=ARCA-7K2Q")

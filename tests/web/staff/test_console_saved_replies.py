@@ -85,3 +85,43 @@ async def test_the_picker_sends_a_filled_reply_once_into_the_taken_over_conversa
     assert queued == [(THREAD, "Mina", expected)]
     assert (await conv.memory.recent(THREAD))[-1].content == expected
     assert [a[:3] for a in await audit_of(web, "reply.used")] == [("staff:4242", "reply.used", "delay")]
+
+
+async def test_a_refused_reply_comes_back_in_its_form_as_typed(web) -> None:
+    """Issue 51: a refused save used to empty the form; the typed name and texts are put back, in the new
+    reply form, or in the edited reply's own form (opened), not its stored text."""
+    staff = await sign_in(web)
+    store = web.conversations.store
+    typed = {
+        "name": "sorry",
+        "text_ko": "{nickname}님, 기다려 주셔서 감사합니다",
+        "text_en": "Thanks, {nickname}",
+    }
+    bad = await staff.client.post("/staff/replies", data={**typed, "csrf": staff.csrf})
+    page = (await staff.client.get(bad.headers["location"])).text
+    assert await get_reply(store, "sorry") is None
+    assert 'value="sorry"' in page
+    assert (
+        ">{nickname}님, 기다려 주셔서 감사합니다</textarea>" in page
+        and ">Thanks, {nickname}</textarea>" in page
+    )
+
+    good = {"name": "delay", "text_ko": "{player}님 죄송합니다", "text_en": "Sorry, {player}"}
+    await staff.client.post("/staff/replies", data={**good, "csrf": staff.csrf})
+    edit = {**good, "text_ko": "{player}님 {oops 죄송합니다"}
+    refused = await staff.client.post("/staff/replies", data={**edit, "csrf": staff.csrf})
+    page = (await staff.client.get(refused.headers["location"])).text
+    assert (await get_reply(store, "delay")).text_ko == "{player}님 죄송합니다"
+    assert "<details open>" in page and ">{player}님 {oops 죄송합니다</textarea>" in page
+    assert 'id="new-name" name="name" required maxlength="40" autocomplete="off" value=""' in page
+
+
+async def test_flashes_come_in_the_staff_members_language_with_the_right_particle(web) -> None:
+    staff = await sign_in(web)
+    form = {"name": "sorry", "text_ko": "{player}님 죄송합니다", "text_en": "", "csrf": staff.csrf}
+    made = await staff.client.post("/staff/replies", data=form)
+    korean = (await staff.client.get(made.headers["location"])).text
+    assert "답변 &#39;sorry&#39;를 만들었습니다 [ko]." in korean and "Saved reply" not in korean
+    assert "을(를)" not in korean
+    english = (await staff.client.get(made.headers["location"] + "&lang=en")).text
+    assert "Saved reply &#39;sorry&#39; created [ko]." in english and "만들었습니다" not in english

@@ -9,6 +9,27 @@ OVER_COLOR = "#c0392b"
 CAP_COLOR = "#b36b00"
 
 
+LABEL_CHARS = 40
+"""A label longer than this is shortened with "…" (the whole label is the bar's tooltip)."""
+
+
+def _text_width(text: str) -> float:
+    """About how wide `text` is drawn at the charts' font size: Hangul and other wide characters take
+    about twice a Latin letter's room."""
+    return sum(13.0 if ord(ch) > 0x2E80 else 7.2 for ch in text)
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
+
+
+def _label(label: str) -> Markup:
+    """The label as drawn; a shortened one carries its whole text as a tooltip."""
+    if len(label) <= LABEL_CHARS:
+        return escape(label)
+    return Markup(f"<title>{escape(label)}</title>{escape(_short(label))}")
+
+
 def bars(
     data: dict[str, int | float],
     *,
@@ -21,7 +42,11 @@ def bars(
     """A horizontal bar chart of `data` (label → value); an empty chart says so. With `cap`, a dashed
     line marks it (labelled `cap_label`) and bars above it are drawn in red."""
     items = list(data.items())
-    row, label_w, pad = (26 if len(items) <= 14 else 18), 170, 8  # a month of days stays readable
+    # The label column fits the longest label (a policy section's name, a result code), so none is cut
+    # at the chart's left edge; the chart grows instead of squeezing the bars.
+    label_w = int(min(320.0, max(110.0, max((_text_width(_short(str(k))) for k in data), default=0) + 14)))
+    width = max(width, label_w + 300)
+    row, pad = (26 if len(items) <= 14 else 18), 8  # a month of days stays readable
     top_pad = pad + (18 if cap is not None else 0)
     height = max(1, len(items)) * row + top_pad + pad
     parts = [
@@ -38,7 +63,7 @@ def bars(
         shown = f"{value:,}" if isinstance(value, int) else f"{value:.3g}"
         color = OVER_COLOR if cap is not None and float(value) > cap else BAR_COLOR
         parts.append(
-            f'<text x="{label_w - 6}" y="{y + row - 9}" text-anchor="end">{escape(str(label)[:28])}</text>'
+            f'<text x="{label_w - 6}" y="{y + row - 9}" text-anchor="end">{_label(str(label))}</text>'
             f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row - 6}" fill="{color}" rx="3"/>'
             f'<text x="{label_w + w + 6:.1f}" y="{y + row - 9}">{escape(shown)}{escape(unit)}</text>'
         )

@@ -245,6 +245,7 @@ def add_live_routes(router: APIRouter) -> None:
                     path=path,
                     messages=messages,
                     facts=facts,
+                    earlier=await queries.earlier_messages(conv.store, thread_id, len(messages)),
                 )
                 yield ServerSentEvent(data=html, event="history")
                 replies = await reply_statuses(conv.store, thread_id)

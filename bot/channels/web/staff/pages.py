@@ -3,14 +3,16 @@ headers, the language and time zone of the page, and small responses (assets, CS
 
 from __future__ import annotations
 
+import hashlib
 import re
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import Request
@@ -25,6 +27,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from bot.channels.web.staff import auth
 from bot.channels.web.staff.auth import SESSION_COOKIE, StaffUser
+from bot.channels.web.staff.flashes import KEY_PATTERN, FlashBox, owner_of
 
 CONSOLE_CHANNEL = "web:staff-console"
 """The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
@@ -38,7 +41,7 @@ CSP = (
 STATE_LABELS = {
     "answering": ("봇 응답 중", "bot answering"),
     "waiting": ("대기", "waiting"),
-    "handed_off": ("상담원 전환", "handed off"),
+    "handed_off": ("운영진 응대", "handed off"),
     "escalated": ("에스컬레이션", "escalated"),
 }
 NAV = (
@@ -46,6 +49,7 @@ NAV = (
     ("approvals", "승인 대기", "Approvals"),
     ("incidents", "장애", "Incidents"),
     ("ledger", "쿠폰 원장", "Ledger"),
+    ("grants", "게임 지급", "Game grants"),
     ("audit", "감사 기록", "Audit"),
     ("dashboard", "대시보드", "Dashboard"),
     ("policies", "정책", "Policies"),
@@ -108,9 +112,19 @@ def render_html(
     def at(when: datetime | None, fmt: str) -> str:
         return when.astimezone(zone).strftime(fmt) if when is not None else ""
 
+    def day_time(when: datetime | None) -> str:
+        """`3월 3일(화) 14:05` for Korean staff, `Tue Mar 3 14:05` for English (never a US date)."""
+        if when is None:
+            return ""
+        local = when.astimezone(zone)
+        if lang == "ko":
+            return f"{local.month}월 {local.day}일({'월화수목금토일'[local.weekday()]}) {local:%H:%M}"
+        return f"{local:%a %b} {local.day} {local:%H:%M}"
+
     return _env.get_template(template).render(
         t=t,
         at=at,
+        day_time=day_time,
         lang=lang,
         user=user,
         nav=NAV,
@@ -172,11 +186,21 @@ async def dispatch(request: Request, user: StaffUser, text: str, channel: str = 
     )
 
 
-def back(request: Request, path: str, reply: Any | None = None) -> Response:
+def back(
+    request: Request, path: str, reply: Any | None = None, *, kept: dict[str, str] | None = None
+) -> Response:
+    """A redirect to `path` (post/redirect/get) that shows `reply` there, with the form's values `kept`
+    (everything but its CSRF token) put back into the form when the reply refused them."""
     url = path
     if reply is not None:
+        box: FlashBox = request.app.state.staff_flashes
+        values = {k: v for k, v in (kept or {}).items() if k != "csrf"}
+        key = box.put(
+            reply.text[:1000], bool(reply.ok), owner_of(request.cookies.get(SESSION_COOKIE)), values
+        )
         sep = "&" if "?" in url else "?"
-        url = f"{url}{sep}ok={int(bool(reply.ok))}&msg={quote(reply.text[:300])}"
+        # `ok` is a hint for scripts and tests; the page shows only the flash the server kept.
+        url = f"{url}{sep}ok={int(bool(reply.ok))}&flash={key}"
     return with_console_headers(RedirectResponse(url, status_code=303))
 
 
@@ -184,15 +208,29 @@ FORM_KEYS_KEPT = 10_000
 """Sent reply forms remembered (per process) to refuse a second press; the oldest are forgotten first."""
 
 
-def claim_form(request: Request, key: str) -> bool:
-    """True the first time a form's key is sent (a form without a key always passes). No await between
-    the check and the claim: two parallel posts of one form cannot both pass."""
+REPEAT_SECONDS = 30.0
+"""A form sent without its key (a script, a replayed request) counts as a repeat of the same words from the
+same staff member to the same conversation within this many seconds."""
+
+
+def claim_form(request: Request, key: str, *, same: tuple[str, ...] = ()) -> bool:
+    """True the first time a form's key is sent. A form without a key is named by what it says (`same`:
+    who, where, what) and passes once per `REPEAT_SECONDS`. No await between the check and the claim:
+    two parallel posts of one form cannot both pass."""
+    sent: OrderedDict[str, float | None] = request.app.state.staff_forms_sent
     if not key:
-        return True
-    sent: OrderedDict[str, None] = request.app.state.staff_forms_sent
-    if key in sent:
+        if not same:
+            return True
+        key = "same:" + hashlib.sha256("\x1f".join(same).encode()).hexdigest()
+        now, at = time.monotonic(), sent.get(key)
+        if at is not None and now - at < REPEAT_SECONDS:
+            return False
+        sent[key] = now
+        sent.move_to_end(key)
+    elif key in sent:
         return False
-    sent[key] = None
+    else:
+        sent[key] = None
     while len(sent) > FORM_KEYS_KEPT:
         sent.popitem(last=False)
     return True
@@ -221,8 +259,32 @@ def list_position(request: Request) -> tuple[int, str]:
 
 
 def flash_of(request: Request) -> dict[str, Any]:
-    msg = request.query_params.get("msg")
-    return {"flash": msg, "flash_ok": request.query_params.get("ok") == "1"} if msg else {"flash": None}
+    """The page's flash (`?flash=KEY` of this session's redirect) and the form values it kept; nothing
+    for a key that is unknown, expired or another session's, and never text from the query string."""
+    key = request.query_params.get("flash", "")
+    flash = None
+    if re.fullmatch(KEY_PATTERN, key):
+        flash = request.app.state.staff_flashes.get(key, owner_of(request.cookies.get(SESSION_COOKIE)))
+    if flash is None:
+        return {"flash": None, "kept": {}}
+    return {"flash": in_one_language(flash.text, lang_of(request)), "flash_ok": flash.ok, "kept": flash.kept}
+
+
+_HALVES = re.compile(
+    r"^(?P<mark>[^\w\s'\"#/(\[]*\s*)(?P<ko>.*?[\uac00-\ud7a3].*?)\s+/\s+(?P<en>[^\uac00-\ud7a3]+)$"
+)
+"""A staff command's one-line reply written "한국어 … / English …" (the Discord form): both halves."""
+
+
+def in_one_language(text: str, lang: str) -> str:
+    """The staff member's half of a two-language staff reply ("플레이어 P9를 찾을 수 없습니다. / No player P9."
+    → the Korean or the English sentence, with its leading ⚠/✅ kept); anything else unchanged."""
+    if "\n" in text:
+        return text
+    halves = _HALVES.match(text)
+    if halves is None:
+        return text
+    return halves["mark"] + (halves["ko"] if lang == "ko" else halves["en"]).strip()
 
 
 def asset_response(name: str, media_type: str) -> Response:

@@ -126,7 +126,21 @@ def _player_of(conversations: Any, thread_id: str, recorded: dict[str, str]) -> 
     return identity.actor.label if identity is not None else "-"
 
 
-async def history(store: Store, thread_id: str, limit: int = 500) -> list[ThreadMessage]:
+HISTORY_LIMIT = 500
+
+
+async def earlier_messages(store: Store, thread_id: str, shown: int) -> int:
+    """How many of the thread's messages come before the `shown` latest ones (the page says so)."""
+    async with store.session() as s:
+        total = (
+            await s.execute(
+                select(func.count()).select_from(ThreadMessage).where(ThreadMessage.thread_id == thread_id)
+            )
+        ).scalar_one()
+    return max(0, int(total) - shown)
+
+
+async def history(store: Store, thread_id: str, limit: int = HISTORY_LIMIT) -> list[ThreadMessage]:
     """Every message of the thread, tool calls and results included, oldest first."""
     async with store.session() as s:
         rows = (
@@ -211,7 +225,7 @@ class CouponFilter:
 
 
 async def coupons(
-    store: Store, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT
+    store: Store, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT, *, offset: int = 0
 ) -> list[tuple[Coupon, Order | None]]:
     query = select(Coupon, Order).join(Order, Order.id == Coupon.order_id, isouter=True)
     if f.player:
@@ -221,20 +235,24 @@ async def coupons(
     if f.status:
         query = query.where(Coupon.status == f.status)
     if f.day:
-        start = _day_start(f.day, timezone)
+        start = day_start(f.day, timezone)
         if start is not None:
             query = query.where(Coupon.created_at >= start, Coupon.created_at < start + timedelta(days=1))
-    query = query.order_by(Coupon.id.desc()).limit(limit)
+    query = query.order_by(Coupon.id.desc()).limit(limit).offset(offset)
     async with store.session() as s:
         return [(c, o) for c, o in (await s.execute(query)).all()]
 
 
-def _day_start(day: str, timezone: str) -> datetime | None:
+def day_start(day: str, timezone: str) -> datetime | None:
+    """The start of `day` (YYYY-MM-DD, years 2000-2100) in `timezone`, in UTC; None for anything else
+    (0001-01-01 would overflow the time zone arithmetic)."""
     from zoneinfo import ZoneInfo
 
     try:
         d = date.fromisoformat(day)
     except ValueError:
+        return None
+    if not 2000 <= d.year <= 2100:
         return None
     return datetime(d.year, d.month, d.day, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
 
@@ -286,9 +304,12 @@ def _audit_query(f: AuditFilter) -> Any:
     return query
 
 
-async def audit_rows(store: Store, f: AuditFilter, limit: int = PAGE_LIMIT) -> list[AuditEntry]:
+async def audit_rows(
+    store: Store, f: AuditFilter, limit: int = PAGE_LIMIT, *, offset: int = 0
+) -> list[AuditEntry]:
     async with store.session() as s:
-        return list((await s.execute(_audit_query(f).order_by(AuditEntry.id.desc()).limit(limit))).scalars())
+        query = _audit_query(f).order_by(AuditEntry.id.desc()).limit(limit).offset(offset)
+        return list((await s.execute(query)).scalars())
 
 
 AUDIT_HEADER = ["id", "at", "actor", "action", "thread_id", "target", "code", "detail"]

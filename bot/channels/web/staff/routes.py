@@ -8,6 +8,7 @@ with the staff member's `staff:<id>` label.
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from typing import Any
@@ -19,7 +20,9 @@ from fastapi.responses import Response
 from bot.channels.web.staff import auth, charts, dashboard, queries
 from bot.channels.web.staff.attachments import add_attachment_routes, attachment_cards
 from bot.channels.web.staff.auth import SESSION_COOKIE
+from bot.channels.web.staff.flashes import FlashBox
 from bot.channels.web.staff.gaps import add_gap_routes
+from bot.channels.web.staff.grants import add_grant_routes
 from bot.channels.web.staff.incidents import add_incident_routes
 from bot.channels.web.staff.live import add_live_routes
 from bot.channels.web.staff.pages import (
@@ -36,6 +39,7 @@ from bot.channels.web.staff.pages import (
     flash_of,
     form_of,
     is_secure,
+    lang_of,
     ledger_row,
     list_position,
     policy_documents,
@@ -47,11 +51,34 @@ from bot.channels.web.staff.pages import (
 )
 from bot.channels.web.staff.replies import add_reply_routes
 from bot.channels.web.staff.sla import recent_reminders
+from bot.desk.hours import SupportHours
+from bot.staff.registry import StaffReply
 from bot.store import COUPON_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
 from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
 from tools.policy_search import DEFAULT_TOP_K
+
+log = logging.getLogger(__name__)
+
+TAKE_OVER_FIRST = (
+    "답장을 보내지 않았습니다. 먼저 '운영진이 이어받기'를 눌러 대화를 맡아 주세요. 그동안 봇이 답하고 있을 수 "
+    "있습니다. 쓴 내용은 그대로 있습니다.",
+    "The reply was not sent: press 'Take over' first (until then the bot may be answering). What you "
+    "wrote is kept.",
+)
+POLICY_SEARCH_ERROR = (
+    "정책 검색을 하지 못했습니다. 색인을 다시 만들거나 잠시 후 다시 시도해 주세요.",
+    "The policy search failed; rebuild the index or try again shortly.",
+)
+LEDGER_DAY_ERROR = (
+    "날짜는 2000-01-01부터 2100-12-31 사이로 입력하세요. 날짜 조건 없이 보여 드립니다.",
+    "Enter a day between 2000-01-01 and 2100-12-31; shown without the day filter.",
+)
+
+
+def _t(request: Request, text: tuple[str, str]) -> str:
+    return text[0] if lang_of(request) == "ko" else text[1]
 
 
 def staff_router() -> APIRouter:
@@ -149,7 +176,9 @@ def staff_router() -> APIRouter:
             search=search,
             more=len(rows) > queries.PAGE_LIMIT,
             live_query=urlencode({"page": page, "q": search}),
-            sla_reminders=await recent_reminders(conversations_of(request).store, utcnow()),
+            sla_reminders=await recent_reminders(
+                conversations_of(request).store, utcnow(), request.app.state.web.sla_targets
+            ),
             **flash_of(request),
         )
 
@@ -164,6 +193,7 @@ def staff_router() -> APIRouter:
             user,
             thread_id=thread_id,
             messages=messages,
+            earlier=await queries.earlier_messages(conv.store, thread_id, len(messages)),
             facts=await queries.withheld_facts(conv.store, thread_id),
             running=conv.is_running(thread_id),
             reply_key=secrets.token_urlsafe(18),  # one per form shown: a second press sends nothing
@@ -182,10 +212,20 @@ def staff_router() -> APIRouter:
         if not THREAD_ID.match(thread_id) or action not in ("handoff", "resume", "reply"):
             return render(request, "message.html", user, status=400, text="bad request")
         if action in ("handoff", "resume"):
-            return back(request, here, await dispatch(request, user, f"/{action}", channel=thread_id))
+            reply = await dispatch(request, user, f"/{action}", channel=thread_id)
+            # A reply refused for want of a takeover rides along, back into the reply box.
+            carried = {k: form[k] for k in ("text", "saved_name", "values") if form.get(k)}
+            carried = carried if action == "handoff" else {}
+            return back(request, here, reply, kept=carried)
         text = form.get("text", "").strip()
-        if not text or not claim_form(request, form.get("reply_key", "")):
-            return back(request, here)  # empty, or this form was already sent (a double press)
+        if not text:
+            return back(request, here)
+        if not await queries.is_handed_off(conv.store, thread_id):
+            return back(
+                request, here, StaffReply(_t(request, TAKE_OVER_FIRST), ok=False), kept={"text": text}
+            )
+        if not claim_form(request, form.get("reply_key", ""), same=(user.staff_id, thread_id, text)):
+            return back(request, here)  # this form (or these words just now) was already sent
         await conv.memory.append(
             thread_id,
             {"role": "assistant", "content": text, "name": f"staff:{user.staff_id}"},
@@ -233,16 +273,36 @@ def staff_router() -> APIRouter:
             day=q.get("day", "").strip(),
         )
         csv = q.get("format") == "csv"  # the download has every row, the page the latest ones
+        page, _ = list_position(request)
+        limit = queries.PAGE_LIMIT
+        # One row more than a page: whether a next page exists (the page says so, no silent cut).
         rows = await queries.coupons(
-            conv.store, f, conv.services.timezone, None if csv else queries.PAGE_LIMIT
+            conv.store,
+            f,
+            conv.services.timezone,
+            None if csv else limit + 1,
+            offset=0 if csv else (page - 1) * limit,
         )
         if csv:
             header = ["id", "code", "order_id", "player_id", "amount", "status", "issued_by", "reason"]
             header += ["created_at", "revoked_at"]
             body = queries.to_csv(header, [ledger_row(c) for c, _ in rows])
             return csv_response(body, "ledger.csv")
+        shown = flash_of(request)
+        if f.day and queries.day_start(f.day, conv.services.timezone) is None:
+            # A day that is no date (or 0001-01-01) filters nothing; the page says so, the filter kept.
+            shown |= {"flash": _t(request, LEDGER_DAY_ERROR), "flash_ok": False}
         return render(
-            request, "ledger.html", user, rows=rows, f=f, statuses=COUPON_STATUSES, **flash_of(request)
+            request,
+            "ledger.html",
+            user,
+            rows=rows[:limit],
+            more=len(rows) > limit,
+            page=page,
+            per_page=limit,
+            f=f,
+            statuses=COUPON_STATUSES,
+            **shown,
         )
 
     @router.post("/ledger/{order_id}/revoke")
@@ -266,8 +326,19 @@ def staff_router() -> APIRouter:
         store = conversations_of(request).store
         if q.get("format") == "csv":  # every row, read and sent in batches
             return csv_stream(queries.audit_csv(store, f), "audit.csv")
-        rows = await queries.audit_rows(store, f)
-        return render(request, "audit.html", user, rows=rows, f=f)
+        page, _ = list_position(request)
+        limit = queries.PAGE_LIMIT
+        rows = await queries.audit_rows(store, f, limit + 1, offset=(page - 1) * limit)
+        return render(
+            request,
+            "audit.html",
+            user,
+            rows=rows[:limit],
+            more=len(rows) > limit,
+            page=page,
+            per_page=limit,
+            f=f,
+        )
 
     @router.get("/dashboard")
     async def dashboard_page(request: Request) -> Response:
@@ -281,7 +352,16 @@ def staff_router() -> APIRouter:
             idle_minutes=web.conversation_idle_minutes,
             resolution_window_minutes=web.resolution_window_minutes,
         )
-        return render(request, "dashboard.html", user, charts=charts, **context)
+        hours = web.support_hours or SupportHours.parse("", zone_of(request))
+        return render(
+            request,
+            "dashboard.html",
+            user,
+            charts=charts,
+            hours=hours,
+            opens=hours.next_opening(conversations_of(request).clock()),
+            **context,
+        )
 
     @router.get("/policies")
     async def policies_page(request: Request) -> Response:
@@ -294,8 +374,9 @@ def staff_router() -> APIRouter:
         if query and index is not None:
             try:
                 hits = await index.search(query, DEFAULT_TOP_K)  # what the bot's search is given
-            except Exception as exc:  # an empty query, an unbuilt index: shown, not a 500
-                error = f"{type(exc).__name__}: {exc}"
+            except Exception:  # an empty query, an unbuilt index: said, not a 500 (details in the log)
+                log.exception("the console's policy search failed")
+                error = _t(request, POLICY_SEARCH_ERROR)
         return render(
             request,
             "policies.html",
@@ -328,6 +409,7 @@ def staff_router() -> APIRouter:
         return back(request, "/staff/sessions")
 
     add_gap_routes(router)
+    add_grant_routes(router)
     add_incident_routes(router)
     add_attachment_routes(router)
 
@@ -350,4 +432,5 @@ def install(app: Any) -> None:
             return render(request, "refused.html", None, status=exc.status, reason=exc.reason)
         return with_console_headers(JSONResponse({"error": exc.reason}, status_code=exc.status))
 
+    app.state.staff_flashes = FlashBox()  # what a form post did, shown after its redirect (`pages.back`)
     app.include_router(staff_router())

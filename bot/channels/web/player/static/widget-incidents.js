@@ -13,18 +13,32 @@ window.ArcaWidgetIncidents = (function () {
     let retry = null;
     let backoff = 2000;
 
+    // Each notice is one line until tapped (a <details>), and one is open at a time: on a phone three
+    // open notices took ~40 % of the screen and hid the conversation. The open one stays open when the
+    // list is drawn again (a push, a poll).
     function draw(notices) {
+      const open = box.querySelector("details.incident[open]");
+      const keep = open ? open.dataset.incident : null;
       const items = notices.map((n) => {
-        const p = document.createElement("p");
-        p.className = "incident";
-        p.dataset.incident = String(n.id);
-        p.dataset.version = String(n.version);
+        const item = document.createElement("details");
+        item.className = "incident";
+        item.dataset.incident = String(n.id);
+        item.dataset.version = String(n.version);
+        const line = document.createElement("summary");
         const head = document.createElement("strong");
         head.textContent = t("incident_head");
         const body = document.createElement("span");
         body.textContent = n.text;
-        p.append(head, body);
-        return p;
+        line.append(head, body);
+        item.append(line);
+        if (String(n.id) === keep) item.open = true;
+        item.addEventListener("toggle", () => {
+          if (!item.open) return;
+          for (const other of box.querySelectorAll("details.incident[open]")) {
+            if (other !== item) other.open = false;
+          }
+        });
+        return item;
       });
       box.replaceChildren(...items);
       box.hidden = items.length === 0;

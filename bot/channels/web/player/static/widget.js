@@ -202,6 +202,19 @@
     li.classList.add("staff");
     const footer = li.querySelector(".footer") || li.appendChild(el("div", "footer"));
     footer.textContent = name ? t("staff_reply_by", name) : t("staff_reply");
+    personTaken(li);
+  }
+
+  // A person answered: the "talk to a person" buttons under the answers before theirs would only open
+  // another request, so they are switched off (answers the bot gives later keep theirs).
+  function personTaken(li) {
+    for (const ask of document.querySelectorAll(".person-request")) {
+      if (!(li.compareDocumentPosition(ask) & Node.DOCUMENT_POSITION_PRECEDING)) continue;
+      ask.disabled = true;
+      ask.classList.add("taken");
+      ask.title = t("person_taken");
+      ask.setAttribute("aria-description", t("person_taken"));
+    }
   }
 
   function addFeedback(li, run) {
@@ -343,7 +356,7 @@
     if (response.status !== 200) return;
     const body = await response.json();
     for (const m of body.messages) {
-      if (m.role === "user") attach.addUserWithFiles(addUser, m.content);
+      if (m.role === "user") attach.addUserWithFiles(addUser, m.content, m.files);
       else {
         const li = addBotText(m.content);
         if (m.by === "staff") markStaff(li, m.staff_name);

@@ -28,6 +28,18 @@
     note.classList.add("bad");
   }
 
+  // "Show engine records": the history's machinery rows (tool calls, engine notes, drafts) on request;
+  // a class on the list, so the server's live fragments keep the choice.
+  function machineryToggle() {
+    var box = document.getElementById("show-machinery");
+    var list = document.getElementById("history");
+    if (!box || !list) return;
+    function apply() { list.classList.toggle("show-machinery", box.checked); }
+    box.addEventListener("change", apply);
+    apply();
+  }
+  machineryToggle();
+
   function listen(url, handlers) {
     var source = new EventSource(url);
     Object.keys(handlers).forEach(function (name) {
