@@ -23,7 +23,7 @@ from bot.store.models import (
     ThreadSummary,
     utcnow,
 )
-from bot.store.orders import OrderView
+from bot.store.orders import OrderRecord, OrderView
 from bot.store.players import Contacts
 from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
 from bot.store.saved_replies import SavedReply  # registers the table with the schema
@@ -49,6 +49,7 @@ __all__ = [
     "IssueFacts",
     "IssueWrite",
     "Order",
+    "OrderRecord",
     "OrderView",
     "Player",
     "PolicyGap",
