@@ -142,6 +142,10 @@ async def _is_backed(claim: Claim, outcomes: list[Outcome], store: Store | None)
     return True, ""
 
 
+def _results(outcomes: Iterable[Any]) -> list[Outcome]:
+    return [o for o in (as_outcome(x) for x in outcomes) if o is not None]
+
+
 def truthful_sentence(
     outcomes: Iterable[Any], locale: str, coupon_tools: frozenset[str] = COUPON_TOOLS
 ) -> str:
@@ -155,6 +159,10 @@ def truthful_sentence(
             locale, coupons=", ".join(truth.issued_part(o.data, locale) for o in issued)
         )
     if not runs:
+        if any(getattr(o, "code", None) == ResultCode.SOURCE_UNAVAILABLE for o in _results(outcomes)):
+            # No coupon was even tried because the game's backend could not be read: say so.
+            reason = truth.refusal_reason(ResultCode.SOURCE_UNAVAILABLE, {}, locale)
+            return truth.NONE_ISSUED_BECAUSE(locale, reason=reason)
         return truth.NONE_ISSUED(locale)
     last = runs[-1]
     if last.code == ResultCode.PENDING_APPROVAL:

@@ -4,6 +4,7 @@ from bot.store.attachments import AttachmentRow  # registers the table with the 
 from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
+from bot.store.game_order_facts import GameOrderFacts  # registers the table with the schema
 from bot.store.models import (
     COUPON_STATUSES,
     ORDER_STATUS_EN,
@@ -46,6 +47,7 @@ __all__ = [
     "DeskClaim",
     "Escalation",
     "Feedback",
+    "GameOrderFacts",
     "IssueFacts",
     "IssueWrite",
     "Order",
