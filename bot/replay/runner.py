@@ -34,7 +34,7 @@ from bot.replay.format import (
 from bot.replay.recorders import LoopInputs, recording
 from bot.replay.turn_observer import TurnObserver
 from bot.store import Store
-from bot.store.seed import apply_seed
+from bot.store.seed import SeedData, apply_seed
 from bot.vocabulary import ThreadId
 from bot.vocabulary.language import HANGUL_RANGE
 from tools.coupon_rules import CouponRules, load_coupon_rules
@@ -63,6 +63,17 @@ class CaseResult:
     """What each turn showed (answer or reply), the tools it called with their codes, and (observing) the
     sentences the fact check let through with what enforcing would have put in their place: the report's
     record of what a live model actually said."""
+
+
+def _fixtures_for_source(seed: SeedData | None, order_source: str) -> SeedData | None:
+    """The fixtures to load for the configured order source: all of them for the builtin table; with
+    the studio's backend (`http`) the orders come from it, so the fixtures' orders are left out — but
+    for those a fixture coupon names, kept so the ledger's rows stay valid (the reads still go to the
+    backend)."""
+    if seed is None or order_source == "builtin":
+        return seed
+    named = {c.order_id for c in seed.coupons}
+    return seed.model_copy(update={"orders": [o for o in seed.orders if o.id in named]})
 
 
 def _slug(name: str) -> str:
@@ -117,8 +128,9 @@ class Replayer:
             await store.open()
             try:
                 fixed = case.clock
-                if case.seed is not None:
-                    await apply_seed(store, case.seed, now=fixed or datetime.now(UTC))
+                seed = _fixtures_for_source(case.seed, self.settings.order_source)
+                if seed is not None:
+                    await apply_seed(store, seed, now=fixed or datetime.now(UTC))
                 current: dict[str, Any] = {"llm": None, "turns": []}
                 app = await build_app(
                     self.settings.model_copy(update={"edit_interval": self.edit_interval}),
@@ -146,6 +158,7 @@ class Replayer:
                     failures.extend(f"turn {index}: {p}" for p in problems)
                     checked_failures.extend(f"turn {index}: {p}" for p in checked)
                 unbacked, withheld = await fact_counts(store)
+                await app.conversations.services.orders.close()
             finally:
                 await store.close()
         return CaseResult(
