@@ -208,28 +208,21 @@ class Orders:
             await upsert_orders(session, orders, only_newer=True)
             await session.commit()
 
-    async def replace_all(self, orders: Sequence[OrderRecord], players: Sequence[dict[str, Any]]) -> int:
-        """Import: upsert `players` and `orders` in one transaction (all or nothing); the count written."""
+    async def import_all(self, orders: Sequence[OrderRecord]) -> int:
+        """Import: insert or replace `orders` in one transaction (all or nothing), with a stub player
+        per unknown owner; how many players were added."""
+        count = select(func.count(Player.id))
         async with self._store.session() as session:
-            await _upsert_players(session, players)
+            before = (await session.execute(count)).scalar_one()
             await upsert_orders(session, orders, only_newer=False)
+            after = (await session.execute(count)).scalar_one()
             await session.commit()
-        return len(orders)
+        return int(after - before)
 
 
 def _insert_for(session: AsyncSession) -> Any:
     name = session.get_bind().dialect.name
     return pg_insert if name == "postgresql" else sqlite_insert
-
-
-async def _upsert_players(session: AsyncSession, players: Sequence[dict[str, Any]]) -> None:
-    if not players:
-        return
-    insert = _insert_for(session)
-    stmt = insert(Player.__table__).values(list(players))
-    await session.execute(
-        stmt.on_conflict_do_update(index_elements=["id"], set_={"name": stmt.excluded.name})
-    )
 
 
 async def upsert_orders(session: AsyncSession, orders: Sequence[OrderRecord], *, only_newer: bool) -> None:
