@@ -1,5 +1,5 @@
 """Streaming through Discord: a long answer streamed by the real discord.py client (`ArcaDiscordBot`) into the
-fake Discord on 127.0.0.1 (bench/fake_discord/), which timestamps every REST call.
+fake Discord on 127.0.0.1 (tests/support/fake_discord/), which timestamps every REST call.
 
 Measures edits per message per second (the most edits any one message got within any 1-second window,
 which the Renderer's `edit_interval` caps), the delay from the model's last token to the final text
@@ -31,7 +31,6 @@ import discord.gateway
 import discord.http
 import yarl
 
-from bench.fake_discord import FakeDiscord
 from bot.app import build_app
 from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import load_settings
@@ -39,6 +38,7 @@ from bot.conversations.renderer import split_message
 from bot.engine.synthesis import LanguageGate
 from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
+from tests.support.fake_discord import FakeDiscord
 
 CHANNEL = FakeDiscord.SUPPORT_CHANNEL
 

@@ -145,7 +145,7 @@ async def check_database(settings: Settings) -> Check:
                 "fail",
                 str(exc),
                 "check that PostgreSQL runs and ARCA_DB_URL (postgresql+asyncpg://user:pass@host:5432/db) "
-                "names an empty or Arca database (see Deployment in README.md)",
+                "names an empty or Arca database (see docs/deploy/postgresql.md)",
             )
         return Check("database", "fail", str(exc), "fix ARCA_DB_URL / ARCA_DATA_DIR")
     try:
@@ -287,7 +287,7 @@ async def check_discord(settings: Settings) -> Check:
             "Discord token",
             "fail",
             "DISCORD_TOKEN is not set: the bot cannot join Discord (console and demo still work)",
-            "create a bot in the Discord developer portal and set DISCORD_TOKEN (see README)",
+            "create a bot in the Discord developer portal and set DISCORD_TOKEN (see docs/deploy/discord.md)",
         )
     token = settings.discord_token.get_secret_value().strip()
     if token.count(".") != 2:
@@ -319,7 +319,10 @@ async def check_support_hours(settings: Settings) -> Check:
         hours = SupportHours.from_settings(settings)
     except ConfigError as exc:
         return Check(
-            "support hours", "fail", str(exc), "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see README)"
+            "support hours",
+            "fail",
+            str(exc),
+            "fix ARCA_SUPPORT_HOURS / ARCA_SUPPORT_HOLIDAYS (see docs/staff/desk.md)",
         )
     if hours.always_open:
         return Check("support hours", "ok", "ARCA_SUPPORT_HOURS not set: staff counted as always in")

@@ -33,7 +33,7 @@ AWAY_FROM_DISCORD = timedelta(minutes=2)
 the staff channel, before claiming it itself."""
 
 NO_LLM_LINE = (
-    "arca-bot: no LLM configured — set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see README), "
+    "arca-bot: no LLM configured — set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL (see docs/getting-started.md), "
     "or try `arca-bot demo` first."
 )
 

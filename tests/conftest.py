@@ -25,8 +25,8 @@ from tools.base import Actor, ToolContext
 from tools.coupon_rules import CouponRules
 
 if TYPE_CHECKING:  # the Discord stack is imported only by the tests that start it
-    from bench.fake_discord import FakeDiscord
     from tests.support.discord import BotHarness
+    from tests.support.fake_discord import FakeDiscord
 
 _ARCA_ENV = (
     "DISCORD_TOKEN",
@@ -152,7 +152,7 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeDiscord]:
     import discord.http
     import yarl
 
-    from bench.fake_discord import FakeDiscord
+    from tests.support.fake_discord import FakeDiscord
 
     async with FakeDiscord() as server:
         # The only two redirections: REST base and gateway URL. The client itself is unmodified.

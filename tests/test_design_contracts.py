@@ -274,7 +274,7 @@ DESIGN_STAFF: dict[str, list[tuple[str, bool]]] = {
     "coupon revoke": [("order_id", False), ("reason", True)],
     "coupon approve": [("order_id", False)],
     "coupon list": [("player_id", True)],
-    "link": [("discord_user_id", False), ("player_id", False)],
+    "link": [("discord_user_id", True), ("player_id", True)],  # §11.4: without them, a member's own code
     "thread show": [("channel", True)],
     "thread reset": [("channel", True)],
     "policy search": [("query", False)],
@@ -291,7 +291,8 @@ INCIDENT_STAFF = {
 }
 """DESIGN §8 wave 3: `/incident open|update|close|list|show|report …`, `/incident compensate <id> …`."""
 SAVED_REPLY_STAFF = {"reply", "replies save", "replies delete"}  # §8 wave 3: `/reply <name>`
-ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF, *SAVED_REPLY_STAFF}
+LINKING = {"unlink"}  # §11.4: a member's `/unlink` (not staff-only)
+ALLOWED_EXTRA_STAFF = {"ops draft", "ops show", *INCIDENT_STAFF, *SAVED_REPLY_STAFF, *LINKING}
 
 
 def _staff():
@@ -327,7 +328,9 @@ def test_staff_command_parameters(name: str) -> None:
 def test_staff_usage_strings() -> None:
     cmds = _staff().commands
     assert cmds["coupon issue"].usage == "/coupon issue <order_id> <amount> [reason]"
-    assert cmds["link"].usage == "/link <discord_user_id> <player_id>"
+    assert cmds["link"].usage == "/link [discord_user_id] [player_id]"
+    assert cmds["link"].open_without_args, "§11.4: `/link` without arguments is any member's"
+    assert not cmds["unlink"].staff_only
     assert cmds["thread show"].usage == "/thread show [channel]"
 
 

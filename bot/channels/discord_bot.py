@@ -25,6 +25,7 @@ from bot.channels.discord_components import (
     tell_closed,
 )
 from bot.channels.discord_launch import DiscordLaunch, discord_launch, run_client
+from bot.channels.discord_linking import LinkNotifier
 from bot.channels.discord_notices import NoticePoster
 from bot.channels.discord_outbox import discord_outbox
 from bot.channels.discord_staff import (
@@ -100,6 +101,8 @@ class ArcaDiscordBot(commands.Bot):
         """Posts the staff console's replies into this process's channels."""
         self.incident_notices = NoticePoster.for_client(self, interval=outbox_interval)
         """Posts open incidents' notices into the opted-in channels, and edits them on update."""
+        self.link_notices = LinkNotifier(self, interval=outbox_interval)
+        """Tells members whose `/link` code the game redeemed (`bot.channels.discord_linking`)."""
         self.sla_watch = SlaWatch(
             conversations.store,
             conversations.notify_staff,
@@ -126,6 +129,7 @@ class ArcaDiscordBot(commands.Bot):
         if self.desk_watch:
             self.sla_watch.start()
         self.incident_notices.start()
+        self.link_notices.start()
         await self.tickets.start()
 
     async def on_ready(self) -> None:
@@ -141,6 +145,7 @@ class ArcaDiscordBot(commands.Bot):
         await self.outbox.stop()
         await self.sla_watch.stop()
         await self.incident_notices.stop()
+        await self.link_notices.stop()
         await self.tickets.stop()
         pending = [t for t in self._tasks if not t.done()]
         if pending:

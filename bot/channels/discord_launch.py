@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 NO_TOKEN_LINE = (
     "arca-bot: DISCORD_TOKEN is not set — create a bot in the Discord Developer Portal and put its token "
-    'in DISCORD_TOKEN (README, section "Discord").'
+    "in DISCORD_TOKEN (docs/deploy/discord.md)."
 )
 BAD_TOKEN_LINE = (
     "arca-bot: Discord rejected DISCORD_TOKEN (login failed) — copy the bot token again from the Developer "

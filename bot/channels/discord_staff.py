@@ -172,7 +172,8 @@ class StaffCommands(commands.Cog, name="Staff"):
                     command.autocomplete(p.name)(self._completer(p))
             if group is None:
                 app_commands.guild_only(command)
-                app_commands.default_permissions(manage_messages=True)(command)
+                if cmd.staff_only and not cmd.open_without_args:  # members see `/link`, `/unlink`
+                    app_commands.default_permissions(manage_messages=True)(command)
                 top.append(command)
             else:
                 group.add_command(command)
@@ -370,7 +371,7 @@ async def install_staff_commands(
     except discord.Forbidden:
         log.error(
             "could not sync slash commands: invite the bot with the applications.commands scope "
-            '(README, "Discord" → "1. Create the Discord application") and check ARCA_GUILD_IDS'
+            '(docs/deploy/discord.md, "1. Create the Discord application") and check ARCA_GUILD_IDS'
         )
     except discord.HTTPException as exc:
         log.error("could not sync slash commands: %s", exc)

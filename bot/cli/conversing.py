@@ -23,7 +23,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if not settings.llm_configured:
         print(
             "arca-bot: no LLM configured. Set ARCA_MODEL and OPENAI_API_KEY or OPENAI_BASE_URL "
-            "(see README), or run `arca-bot demo` to see the scripted pipeline.",
+            "(see docs/getting-started.md), or run `arca-bot demo` to see the scripted pipeline.",
             file=sys.stderr,
         )
         return 2

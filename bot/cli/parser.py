@@ -19,6 +19,7 @@ from bot.cli.serving import (
     cmd_web,
     cmd_web_token,
 )
+from bot.cli.simulating import cmd_simulate
 
 
 def _at_least_one(value: str) -> int:
@@ -87,6 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", help="write a JSON report to this file")
     p.add_argument("-k", help="only cases whose name contains this text")
     p.set_defaults(fn=cmd_replay)
+
+    p = sub.add_parser(
+        "simulate", help="simulated players against the configured model, graded by the database"
+    )
+    p.add_argument("paths", nargs="+", metavar="SCENARIO", help="scenario files or directories of *.yaml")
+    p.add_argument("--trials", type=_at_least_one, default=1, help="runs per scenario (reports pass^k)")
+    p.add_argument("--report", help="write a JSON report to this file")
+    p.add_argument("--save-transcripts", metavar="DIR", help="save each run as a replay transcript here")
+    p.add_argument("--parallel", type=_at_least_one, help="runs at once (default ARCA_SIM_PARALLEL, 2)")
+    p.add_argument(
+        "--scripted", action="store_true", help="use the scenarios' scripted players even with ARCA_SIM_MODEL"
+    )
+    p.set_defaults(fn=cmd_simulate)
 
     p = sub.add_parser("run", help="start the Discord bot (needs DISCORD_TOKEN and an LLM)")
     p.set_defaults(fn=cmd_run)

@@ -18,7 +18,9 @@ MAX_MESSAGE_CHARS_LIMIT = 100_000
 
 class ConversationSettings(BaseSettings):
     timezone: str = Field(default="Asia/Seoul", validation_alias=env("ARCA_TIMEZONE"))
+    """IANA time zone of the calendar days of the daily coupon caps, staff hours and the dashboard."""
     max_iterations: int = Field(default=50, ge=1, le=500, validation_alias=env("ARCA_MAX_ITERATIONS"))
+    """Tool-loop iterations before the fallback answer."""
     run_budget_s: float = Field(default=90.0, gt=0, le=3600, validation_alias=env("ARCA_RUN_BUDGET_S"))
     """Seconds one run's tool loop may take before the player gets the fallback answer."""
     fact_check: Literal["enforce", "observe"] = Field(
@@ -29,9 +31,11 @@ class ConversationSettings(BaseSettings):
     edit_interval: float = Field(
         default=1.0, ge=0.0, le=60.0, allow_inf_nan=False, validation_alias=env("ARCA_EDIT_INTERVAL")
     )
+    """Seconds between edits of one streaming message (Discord rate-limits edits)."""
     max_message_chars: int = Field(
         default=4_000, ge=100, le=MAX_MESSAGE_CHARS_LIMIT, validation_alias=env("ARCA_MAX_MESSAGE_CHARS")
     )
+    """Longest player message accepted; longer ones get a clear refusal."""
     conversation_idle_minutes: int = Field(
         default=30, ge=1, le=10_080, validation_alias=env("ARCA_CONVERSATION_IDLE_MINUTES")
     )

@@ -13,17 +13,23 @@ from bot.config.sources import blank_is_none, env, split_list
 
 class DiscordSettings(BaseSettings):
     discord_token: SecretStr | None = Field(default=None, validation_alias=env("DISCORD_TOKEN"))
+    """Bot token from the Discord developer portal (a secret); unset: no Discord."""
     staff_role: str = Field(
         default="Support Staff", min_length=1, max_length=100, validation_alias=env("ARCA_STAFF_ROLE")
     )
+    """Discord role allowed to run staff commands and press staff buttons."""
     staff_channel: int | None = Field(default=None, validation_alias=env("ARCA_STAFF_CHANNEL"))
+    """Channel id where escalations and coupon approval requests are posted."""
     support_channels: Annotated[list[int], NoDecode] = Field(
         default_factory=list, validation_alias=env("ARCA_SUPPORT_CHANNELS")
     )
+    """Channel ids answered without a mention (elsewhere the bot answers when mentioned)."""
     allow_dms: bool = Field(default=False, validation_alias=env("ARCA_ALLOW_DMS"))
+    """Answer direct messages (`dm:<user id>` conversations)."""
     guild_ids: Annotated[list[int], NoDecode] = Field(
         default_factory=list, validation_alias=env("ARCA_GUILD_IDS")
     )
+    """Guilds the staff slash commands are synced to (at once); unset: global sync (up to an hour)."""
     shard_count: int | None = Field(default=None, ge=1, le=10_000, validation_alias=env("ARCA_SHARD_COUNT"))
     """Total Discord shards across every bot process; None lets discord.py pick (one process)."""
     shard_ids: Annotated[list[int], NoDecode] = Field(

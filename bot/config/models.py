@@ -14,24 +14,35 @@ from bot.model_config import ModelConfig
 
 class ModelSettings(BaseSettings):
     openai_api_key: SecretStr | None = Field(default=None, validation_alias=env("OPENAI_API_KEY"))
+    """Key for the OpenAI-compatible endpoint (a secret)."""
     openai_base_url: str | None = Field(default=None, validation_alias=env("OPENAI_BASE_URL"))
+    """Any OpenAI-compatible server (vLLM, Ollama, llama.cpp server, LM Studio); unset: OpenAI."""
     model: str | None = Field(default=None, validation_alias=env("ARCA_MODEL"))
+    """Model name for the `main` role, e.g. `gpt-4o-mini` or `qwen2.5:7b-instruct`; unset: no LLM (the scripted demo)."""
     fast_model: str | None = Field(default=None, validation_alias=env("ARCA_FAST_MODEL"))
+    """Model for the `fast` role (tool selection, compaction); unset: the main model."""
     model_tool_call: bool = Field(default=True, validation_alias=env("ARCA_MODEL_TOOL_CALL"))
+    """The model declares native tool calls (never guessed from its name); `false`: JSON mode."""
     model_vision: bool = Field(default=False, validation_alias=env("ARCA_MODEL_VISION"))
     """The configured model accepts images (`vision`): screenshots go to it as image parts."""
     model_json_mode: bool = Field(default=True, validation_alias=env("ARCA_MODEL_JSON_MODE"))
+    """The endpoint accepts `response_format={"type": "json_object"}` (a grammar-constrained reply)."""
     model_streaming: bool = Field(default=True, validation_alias=env("ARCA_MODEL_STREAMING"))
+    """The endpoint streams answers."""
     model_context_window: int = Field(
         default=32_000, ge=1_000, validation_alias=env("ARCA_MODEL_CONTEXT_WINDOW")
     )
+    """Tokens the model accepts; the context guard compacts the history to fit."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Extra named models from arca.toml (`[models.NAME]` tables)."""
     llm_concurrency: int = Field(default=8, ge=1, le=1000, validation_alias=env("ARCA_LLM_CONCURRENCY"))
+    """Conversations calling the LLM at once."""
     llm_timeout: float = Field(
         default=60.0, gt=0, le=3600, allow_inf_nan=False, validation_alias=env("ARCA_LLM_TIMEOUT")
     )
+    """Seconds one LLM call may take."""
     llm_max_retries: int = Field(default=2, ge=0, le=10, validation_alias=env("ARCA_LLM_MAX_RETRIES"))
+    """Retries of a failed LLM call."""
 
     @field_validator("openai_base_url", "model", mode="before")
     @classmethod

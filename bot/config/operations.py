@@ -13,9 +13,11 @@ from bot.config.sources import blank_is_none, env
 
 class OperationsSettings(BaseSettings):
     log_level: str = Field(default="INFO", validation_alias=env("ARCA_LOG_LEVEL"))
+    """`DEBUG` … `CRITICAL`; logs go to stderr (`chat` and `demo` show WARNING and up unless it is set)."""
     metrics_port: int | None = Field(default=None, ge=1, le=65_535, validation_alias=env("ARCA_METRICS_PORT"))
     """Serve Prometheus `/metrics` on this port (127.0.0.1 unless ARCA_METRICS_HOST); None: no endpoint."""
     metrics_host: str = Field(default="127.0.0.1", validation_alias=env("ARCA_METRICS_HOST"))
+    """Address the metrics endpoint binds to (it has no authentication)."""
     log_format: Literal["text", "json"] = Field(default="text", validation_alias=env("ARCA_LOG_FORMAT"))
     """`json`: one JSON object per log line with thread_id / run_id / tool / code (bot/observability/)."""
 

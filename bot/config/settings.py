@@ -22,6 +22,7 @@ from bot.config.discord_channel import DiscordSettings
 from bot.config.game import GameSettings
 from bot.config.models import ModelSettings
 from bot.config.operations import OperationsSettings
+from bot.config.simulation import SimulationSettings
 from bot.config.sources import ConfigError, config_file
 from bot.config.storage import StorageSettings
 from bot.config.web import WebSettings
@@ -32,6 +33,7 @@ from bot.yaml_files import first_error
 
 
 class Settings(
+    SimulationSettings,
     GameSettings,
     WebSettings,
     OperationsSettings,

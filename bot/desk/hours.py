@@ -92,15 +92,23 @@ class SupportHours:
 
 def read_holidays(path: Path) -> frozenset[date]:
     """One `YYYY-MM-DD` a line; `#` starts a comment; blank lines are skipped."""
+    # The error names the file and the line, never what the line holds: a secret put in the wrong file
+    # (a token, a key) would otherwise be printed at start-up and kept in the logs.
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text (expected one YYYY-MM-DD date a line)") from None
     days: set[date] = set()
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
         try:
             days.add(date.fromisoformat(text))
         except ValueError:
-            raise ValueError(f"{path}:{n}: {text!r} is not a YYYY-MM-DD date") from None
+            raise ValueError(
+                f"{path}:{n}: the line is not a YYYY-MM-DD date (its text is not shown)"
+            ) from None
     return frozenset(days)
 
 

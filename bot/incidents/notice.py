@@ -8,6 +8,24 @@ from bot.store import Store
 from bot.store.incident_records import IncidentRecord
 
 NOTICE_HEAD = "[INCIDENT NOTICE]"
+NOTICE_SEPARATOR = "||"
+"""Between the Korean and the English notice in one line of text (`/incident open|update`)."""
+
+
+def split_notice(text: str) -> tuple[str, str]:
+    """`한국어 공지 || English notice` → (ko, en); the English part is optional.
+
+    The *last* separator splits, so a Korean notice may itself hold `||` (`A || B || ` keeps `A || B`
+    whole); the English part is the one that may not (the console refuses it there)."""
+    if NOTICE_SEPARATOR not in text:
+        return text.strip(), ""
+    ko, _, en = text.rpartition(NOTICE_SEPARATOR)
+    return ko.strip(), en.strip()
+
+
+def join_notice(ko: str, en: str) -> str:
+    """The one line `split_notice` reads back as exactly (ko, en), whatever `ko` holds."""
+    return f"{ko.strip()} {NOTICE_SEPARATOR} {en.strip()}".rstrip()
 
 
 async def open_incidents(store: Store, player_id: str | None) -> list[IncidentRecord]:

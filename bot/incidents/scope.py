@@ -42,6 +42,8 @@ def _when(text: str, zone: str) -> datetime:
         value = datetime.fromisoformat(text)
     except ValueError:
         raise ScopeError(f"{text!r} is not a date (2026-03-01 or 2026-03-01T10:00)") from None
+    if not 2000 <= value.year <= 2100:  # 0001-01-01 would overflow the time zone arithmetic
+        raise ScopeError(f"{text!r}: enter a date between 2000 and 2100")
     return value.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC) if value.tzinfo is None else value
 
 
@@ -86,10 +88,16 @@ def players_from_csv(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ids))
 
 
+MAX_PLAN_KRW = 1_000_000_000_000
+"""The largest amount, budget or cap of a plan (1조 원)."""
+
+
 def _krw(raw: str) -> int:
     digits = raw.strip().removesuffix("원").removesuffix("KRW").replace(",", "")
     if not digits.isascii() or not digits.isdigit() or int(digits) <= 0:
         raise ScopeError(f"{raw!r} is not a positive amount in KRW. {PLAN_HELP}")
+    if int(digits) > MAX_PLAN_KRW:  # the database keeps 64-bit integers
+        raise ScopeError(f"{raw!r} is too large (at most {MAX_PLAN_KRW:,} KRW). {PLAN_HELP}")
     return int(digits)
 
 

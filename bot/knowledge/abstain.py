@@ -11,18 +11,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bot.knowledge.background import BACKGROUND, LANGUAGES, background_rows, query_language, text_languages
+from bot.knowledge.background import BACKGROUND, LANGUAGES, background_rows, text_languages
 from bot.knowledge.candidates import CANDIDATES, CandidateSet
 from bot.knowledge.domain import DomainClassifier
 from bot.knowledge.embedders import Embedder
 from bot.knowledge.fusion import Evidence, FusionParams, Ranked, dense_evidence
 from bot.knowledge.lexical import LexicalIndex
 from bot.knowledge.second_dense import SecondDense
+from bot.vocabulary.language import detect_language
 
 
 def language_pair(query: str, languages: frozenset[str]) -> str:
     """`en→ko`: the query's language and the languages of the passage it is compared with."""
-    return f"{query_language(query)}→{'+'.join(sorted(languages, key=LANGUAGES.index))}"
+    return f"{detect_language(query)}→{'+'.join(sorted(languages, key=LANGUAGES.index))}"
 
 
 class Yardstick:
@@ -77,7 +78,7 @@ class Yardstick:
             second_standout = best_second - float(nearest.mean())
         domain = self._domain.logit(vector) if params.domain_weight else 0.0
         second_domain = 0.0
-        if self._second_domain is not None and params.second_domain_weight(query_language(query)):
+        if self._second_domain is not None and params.second_domain_weight(detect_language(query)):
             second_domain = self._second_domain.logit(self._second.query_vector(query))
         return Evidence(
             top,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from bot.vocabulary.language import has_hangul
+
 BACKGROUND_KO = (
     "오늘 기분이 어때요?",
     "고마워요, 좋은 하루 되세요.",
@@ -97,23 +99,17 @@ BACKGROUND_EN = (
 
 BACKGROUND = BACKGROUND_KO + BACKGROUND_EN
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 LANGUAGES = ("ko", "en")
 
 
-def query_language(text: str) -> str:
-    """`ko` for a query with any Hangul, else `en`."""
-    return "ko" if _HANGUL.search(text) else "en"
-
-
 def text_languages(text: str) -> frozenset[str]:
     """The languages a passage is written in: `ko` when it has Hangul, `en` when it has at least a few
     English words (a Korean body with a `> EN:` summary line is both)."""
     languages = set()
-    if _HANGUL.search(text):
+    if has_hangul(text):
         languages.add("ko")
     if len(_LATIN_WORD.findall(text)) >= 4 or not languages:
         languages.add("en")

@@ -20,7 +20,7 @@ import numpy as np
 
 from bot.knowledge.abstain import Yardstick
 from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query, keyword_head
-from bot.knowledge.background import LANGUAGES, query_language, text_languages
+from bot.knowledge.background import LANGUAGES, text_languages
 from bot.knowledge.batching import QueryVectors, SearchBatcher, outcome_of
 from bot.knowledge.candidates import CANDIDATES, CandidateSet, gather, steered_alone
 from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing, Nearest, nearest
@@ -33,6 +33,7 @@ from bot.knowledge.indexing import Progress, write_chunks
 from bot.knowledge.lexical import LexicalIndex
 from bot.knowledge.second_dense import SecondDense
 from bot.loop_share import BackgroundExecutor
+from bot.vocabulary.language import detect_language
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -284,7 +285,7 @@ class PolicyIndex:
             found, lexical = self._candidates(query, vector, terms, params, keyword_head(query))
         nearest = max(found.candidates, key=lambda c: c.dense) if found.candidates else None
         languages = text_languages(nearest.text if nearest is not None else "")
-        if query_language(query) in steered_alone(nearest, languages):
+        if detect_language(query) in steered_alone(nearest, languages):
             params = params.with_(second_weight=0.0)  # the second model steers cross-lingual queries
         fused = fuse(
             found.candidates,

@@ -24,6 +24,7 @@ from bot.knowledge.questions import (
     read_questions,
     write_questions,
 )
+from bot.vocabulary.language import HANGUL
 
 QUESTIONS_PER_LANGUAGE = 4
 LANGUAGES = ("en", "ko")
@@ -54,7 +55,6 @@ _SYSTEM = (
     "players type them. One question per line, nothing else."
 )
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+\s*[.):]|Q\s*\d*\s*[.:)])\s*")
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -76,7 +76,7 @@ def prompt(doc: PolicyDocument, section: Section, language: str) -> list[dict[st
 
 
 def _in_language(line: str, language: str) -> bool:
-    hangul, latin = len(_HANGUL.findall(line)), len(_LATIN.findall(line))
+    hangul, latin = len(HANGUL.findall(line)), len(_LATIN.findall(line))
     return hangul > latin if language == "ko" else latin > 0 and hangul == 0
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
-
-from sqlalchemy import select
 
 from bot.attachments.texts import attachment_lines
 from bot.game.orders import SourceUnavailable
 from bot.loop_share import to_background_thread
+from bot.staff.linking import link_commands
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES, Player
 from tools import coupon_staff, ledger
@@ -117,53 +115,6 @@ async def cmd_coupon_list(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         conv.store, args.get("player_id"), timezone=conv.services.timezone
     )
     return _result_reply(result)
-
-
-_DISCORD_USER = re.compile(r"<@!?([0-9]{1,20})>|([0-9]{1,20})")
-"""A mention or a bare id, in ASCII digits (`²³` and `٩٠٠٢` are digits to Python, not Discord ids)."""
-
-
-async def cmd_link(inv: Invocation, args: dict[str, Any]) -> StaffReply:
-    conv = inv.conversations
-    raw = args["discord_user_id"].strip()
-    pid = args["player_id"].strip()
-    match = _DISCORD_USER.fullmatch(raw)
-    if match is None:
-        return StaffReply(
-            f"⚠ <discord_user_id> must be a Discord user id (digits 0-9), got {raw!r}", ok=False
-        )
-    discord_id = match.group(1) or match.group(2)
-    async with conv.store.session() as s, s.begin():
-        player = await s.get(Player, pid)
-        if player is None:
-            return StaffReply(f"플레이어 {pid}을(를) 찾을 수 없습니다. / No player {pid}.", ok=False)
-        holder = (await s.execute(select(Player).where(Player.discord_id == discord_id))).scalar_one_or_none()
-        moved_from = holder.id if holder is not None and holder.id != pid else None
-        replaced = player.discord_id if player.discord_id not in (None, discord_id) else None
-        if holder is not None and moved_from is not None:
-            holder.discord_id = None
-            await s.flush()
-        player.discord_id = discord_id
-        await conv.store.audit(
-            actor=inv.actor.label,
-            action="link",
-            thread_id=inv.channel,
-            target=pid,
-            code="OK",
-            detail={
-                "discord_id": discord_id,
-                "moved_from_player": moved_from,
-                "replaced_discord_id": replaced,
-            },
-            session=s,
-        )
-    notes = []
-    if moved_from is not None:
-        notes.append(f"{moved_from}에서 이동 / moved from {moved_from}")
-    if replaced is not None:
-        notes.append(f"기존 디스코드 {replaced} 연동 해제 / replaced Discord {replaced}")
-    changed = f" ({'; '.join(notes)})" if notes else ""
-    return StaffReply(f"디스코드 {discord_id} ↔ 플레이어 {pid} 연동 완료{changed}. / Linked.")
 
 
 async def cmd_thread_show(inv: Invocation, args: dict[str, Any]) -> StaffReply:
@@ -283,12 +234,7 @@ def default_commands() -> list[StaffCommand]:
         StaffCommand(
             "coupon list", (Param("player_id", optional=True),), "쿠폰 목록 / list coupons", cmd_coupon_list
         ),
-        StaffCommand(
-            "link",
-            (Param("discord_user_id"), Param("player_id")),
-            "디스코드 계정 연동(이동) / link a Discord user to a player",
-            cmd_link,
-        ),
+        *link_commands(),  # `/link` (a member's code, or staff's override) and `/unlink`
         StaffCommand("thread show", (_channel(),), "대화 기록 보기 / show the conversation", cmd_thread_show),
         StaffCommand("thread reset", (_channel(),), "대화 초기화 / reset the conversation", cmd_thread_reset),
         StaffCommand(

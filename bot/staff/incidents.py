@@ -9,18 +9,13 @@ from typing import Any
 from bot.game.orders import SourceUnavailable
 from bot.incidents import Limits, ScopeError, parse_plan, parse_scope, preview, run_compensation
 from bot.incidents.compensation import Progress
+from bot.incidents.notice import split_notice
 from bot.incidents.report import build_report, format_report
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store.incident_records import IncidentRecord
 
 PREVIEW_CARD = "incident_preview"
 """`data["card"]` of a compensation preview: a surface shows it as a card with Approve / Cancel."""
-
-
-def split_notice(text: str) -> tuple[str, str]:
-    """`한국어 공지 || English notice` → (ko, en); the English part is optional."""
-    ko, _, en = text.partition("||")
-    return ko.strip(), en.strip()
 
 
 def _limits(inv: Invocation) -> Limits:

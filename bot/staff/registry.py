@@ -85,6 +85,9 @@ class StaffCommand:
     help: str
     handler: Handler
     staff_only: bool = True
+    open_without_args: bool = False
+    """Any member may run it with no argument (a player's self-service form, `/link`); with arguments
+    it stays staff-only, checked before they are read."""
     slow: bool = False
     """It may take longer than Discord's 3 s answer window (embedding, reindexing, an LLM run)."""
 
@@ -94,6 +97,10 @@ class StaffCommand:
         for p in self.params:
             parts.append(f"[{p.name}]" if p.optional else f"<{p.name}>")
         return " ".join(parts)
+
+    def staff_only_for(self, given: bool) -> bool:
+        """Whether running it needs the staff role, `given` arguments or not."""
+        return self.staff_only and not (self.open_without_args and not given)
 
     @property
     def group(self) -> str | None:
@@ -274,7 +281,7 @@ class StaffRegistry:
         """A text line (the console, transcripts, a command typed into a Discord channel)."""
         cmd, rest, group = self.find(text)
         name = cmd.name if cmd else (group or text.split()[0].lstrip("/"))
-        if (cmd is None or cmd.staff_only) and not actor.is_staff:
+        if (cmd is None or cmd.staff_only_for(bool(rest.strip()))) and not actor.is_staff:
             # The role is checked before the arguments are parsed, and the attempt is audited.
             return await _deny(conversations, actor=actor, channel=channel, name=name)
         if cmd is None:
@@ -300,7 +307,8 @@ class StaffRegistry:
         """A command whose options arrived typed (Discord's slash options, e.g. `amount` as an `int`; a
         card's button, `on_card`): the same role check, audit and reply as `dispatch`, and the values
         reach the handler as given."""
-        if cmd.staff_only and not actor.is_staff:
+        given = any(v is not None and str(v).strip() != "" for v in values.values())
+        if cmd.staff_only_for(given) and not actor.is_staff:
             return await _deny(conversations, actor=actor, channel=channel, name=cmd.name)
         try:
             args = check_values(cmd, values, channel)

@@ -4,7 +4,9 @@ from bot.store.attachments import AttachmentRow  # registers the table with the 
 from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
+from bot.store.game_events import GameEvent  # registers the table with the schema
 from bot.store.game_order_facts import GameOrderFacts  # registers the table with the schema
+from bot.store.link_codes import LinkCode  # registers the table with the schema
 from bot.store.models import (
     COUPON_STATUSES,
     ORDER_STATUS_EN,
@@ -47,9 +49,11 @@ __all__ = [
     "DeskClaim",
     "Escalation",
     "Feedback",
+    "GameEvent",
     "GameOrderFacts",
     "IssueFacts",
     "IssueWrite",
+    "LinkCode",
     "Order",
     "OrderRecord",
     "OrderView",

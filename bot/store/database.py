@@ -240,6 +240,11 @@ class Store:
             return await self.direct_pg.run_unit(unit(), off_loop=write and off_loop)
         return await engine_path.run_unit(self.engine, unit(), write=write)
 
+    async def ping(self) -> None:
+        """One round trip to the database (the web server's `/readyz`); raises when it does not answer."""
+        async with self.session() as session:
+            await session.execute(select(1))
+
     async def fetch(self, query: Select[Any], **params: Any) -> list[Any]:
         """The rows of a Core SELECT with named `bindparam`s, each given a default (`bindparam("x", None)`:
         a literal IN list is compiled in, which needs every parameter to have one). Keep `query` a module

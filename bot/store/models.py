@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
 Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
@@ -33,8 +33,9 @@ version 5 only adds the incident tables (`bot.store.incident_tables`); version 6
 (bot/store/policy_gaps.py); version 7 only adds the tables of `_V7_TABLES`: incident notice posts and
 deliveries, saved replies and the desk's claims (bot/store/saved_replies.py, bot/store/desk_claims.py),
 attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py); version 8 only adds
-`incident_notice_answers` (answers that relayed an incident's notice); version 9 only adds
-`game_order_facts` (the order facts each coupon was decided on, bot/store/game_order_facts.py)."""
+`incident_notice_answers` (answers that relayed an incident's notice); version 9 only adds the game
+connection's `game_events` and `link_codes` (bot/store/game_events.py, bot/store/link_codes.py); version
+10 only adds `game_order_facts` (the order facts each coupon was decided on, bot/store/game_order_facts.py)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
@@ -48,7 +49,8 @@ _V7_TABLES = (
     "tickets",
 )
 _V8_TABLES = ("incident_notice_answers",)
-_V9_TABLES = ("game_order_facts",)
+_V9_TABLES = ("game_events", "link_codes")
+_V10_TABLES = ("game_order_facts",)
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",
@@ -61,14 +63,32 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_V7_TABLES,
         *_V8_TABLES,
         *_V9_TABLES,
+        *_V10_TABLES,
     ),
-    2: (*_STAFF_CONSOLE_TABLES, *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES),
-    3: ("staff_outbox", *_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES),
-    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES),
-    5: (*_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES),
-    6: (*_V7_TABLES, *_V8_TABLES, *_V9_TABLES),
-    7: (*_V8_TABLES, *_V9_TABLES),
-    8: _V9_TABLES,
+    2: (
+        *_STAFF_CONSOLE_TABLES,
+        *_INCIDENT_TABLES,
+        *_POLICY_GAPS,
+        *_V7_TABLES,
+        *_V8_TABLES,
+        *_V9_TABLES,
+        *_V10_TABLES,
+    ),
+    3: (
+        "staff_outbox",
+        *_INCIDENT_TABLES,
+        *_POLICY_GAPS,
+        *_V7_TABLES,
+        *_V8_TABLES,
+        *_V9_TABLES,
+        *_V10_TABLES,
+    ),
+    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
+    5: (*_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
+    6: (*_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
+    7: (*_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
+    8: (*_V9_TABLES, *_V10_TABLES),
+    9: _V10_TABLES,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 

@@ -2,7 +2,8 @@
 
 - `GET /orders/{id}`, `GET /players/{id}/orders?limit=N`, `GET /orders?status=…&cursor=…` (orders);
 - `POST /grants` with `Idempotency-Key`, `POST /grants/{grant_id}/revoke` (compensation into the game);
-- `/_admin/…`: what a test or a demo needs to set the world up and look inside (not part of the contract).
+- `/_admin/…`: what a test or a demo needs to set the world up and look inside (not part of the contract);
+- the signed events it sends to the bot (`events.py`: an order changed, a Discord link code typed in game).
 
 Every route wants `Authorization: Bearer <GAME_BACKEND_TOKEN>`. Run it with
 `uvicorn examples.game_backend.app:app` (settings from the environment, see `BackendSettings`) or build
@@ -20,6 +21,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Res
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 
+from examples.game_backend.events import EventSender, events_router
 from examples.game_backend.faults import FaultBox, Faults, Part
 from examples.game_backend.storage import GameStore
 
@@ -195,6 +197,10 @@ def create_app(*, token: str, db_path: str = ":memory:") -> FastAPI:
             "posts": len(posts),
             "repeats": sum(p["answered"] != "granted" for p in posts),
         }
+
+    # The events it signs and sends to the bot (`events.py`): an order changed, a link code typed in game.
+    app.state.events = EventSender.from_env()
+    app.include_router(events_router(store, auth))
 
     @app.post("/_admin/reset", **admin)
     async def reset(request: Request) -> dict[str, str]:

@@ -4,9 +4,9 @@ program are refused with a clear reply; the text is answered either way."""
 
 from __future__ import annotations
 
-from bench.fake_discord import FakeDiscord
 from bot.llm.scripted import ScriptedLLM
 from tests.attachments.files import EXE, TWENTY_MB, png
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 ANSWER = "보내주신 결제 오류 화면 확인했습니다. 담당자가 살펴볼 수 있게 남겨 두었어요."

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from bench.fake_discord import FakeDiscord
 from bot.analytics.record import record_run
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Escalation, Feedback, ThreadMessage
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 THREAD = f"discord:{SUPPORT}"

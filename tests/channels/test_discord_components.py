@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bench.fake_discord import EPHEMERAL, FakeDiscord, FakeUser
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry, Coupon, Feedback
+from tests.support.fake_discord import EPHEMERAL, FakeDiscord, FakeUser
 from tools.base import Actor
 from tools.ledger import issue_for_player
 

@@ -10,11 +10,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from bench.fake_discord import EPHEMERAL, FakeDiscord, FakeUser
 from bench.incident_seed import seed_orders
 from bot.incidents import parse_scope
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry, Coupon
+from tests.support.fake_discord import EPHEMERAL, FakeDiscord, FakeUser
 
 STAFF = FakeDiscord.STAFF_CHANNEL
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from bench.fake_discord import FakeDiscord
 from bot.incidents import parse_scope
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Store, utcnow
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 GENERAL = FakeDiscord.GENERAL_CHANNEL

@@ -6,12 +6,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from bench.fake_discord import FakeDiscord
 from bot.engine.interrupts import INTERRUPT_PREFIX
 from bot.llm.scripted import ScriptedLLM
 from tests.fakes.held import Held
 from tests.support.answers import long_answer
 from tests.support.discord import EDIT_INTERVAL, SlowStreamLLM
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 GENERAL = FakeDiscord.GENERAL_CHANNEL

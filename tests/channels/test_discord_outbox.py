@@ -8,7 +8,6 @@ import asyncio
 import httpx
 from sqlalchemy import select
 
-from bench.fake_discord import FakeDiscord
 from bot.channels.web.app import WebDeps, create_app
 from bot.channels.web.player.identity import IdentityService
 from bot.channels.web.startup import WebServer
@@ -16,6 +15,7 @@ from bot.llm.scripted import ScriptedLLM
 from bot.staff.console import mint_link
 from bot.store.models import StaffOutbox
 from bot.store.outbox import OutboxPoller, claim_reply, enqueue_reply, pending_replies
+from tests.support.fake_discord import FakeDiscord
 from tests.support.staff_console import CSRF, post_login
 from tests.support.web import SECRET
 

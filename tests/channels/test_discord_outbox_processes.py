@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from bench.fake_discord import FakeDiscord
 from bot.llm.scripted import ScriptedLLM
 from bot.store.outbox import enqueue_reply
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 THREAD = f"discord:{SUPPORT}"

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from bench.fake_discord import FakeDiscord
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Escalation
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 STAFF = FakeDiscord.STAFF_CHANNEL

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.fake_discord import FakeDiscord
 from bot.llm.scripted import ScriptedLLM
 from tests.fakes.openai_server import FakeOpenAIServer, reply
+from tests.support.fake_discord import FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 EDIT = rf"/channels/{SUPPORT}/messages/\d+$"

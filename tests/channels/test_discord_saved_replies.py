@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bench.fake_discord import EPHEMERAL, FakeDiscord
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry
 from bot.store.saved_replies import save_reply
+from tests.support.fake_discord import EPHEMERAL, FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 STAFF_ID = 42

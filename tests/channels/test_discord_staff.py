@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import select
 
 import bot.app as app_module
-from bench.fake_discord import EPHEMERAL, FakeDiscord
 from bot.llm.scripted import ScriptedLLM
 from bot.staff import Param, StaffCommand, StaffReply
 from bot.store import AuditEntry, Coupon
+from tests.support.fake_discord import EPHEMERAL, FakeDiscord
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 STAFF = FakeDiscord.STAFF_CHANNEL
@@ -35,6 +35,7 @@ async def test_commands_are_synced_once_to_the_configured_guild_with_groups_and_
         "orders",
         "coupon",
         "link",
+        "unlink",
         "thread",
         "policy",
         "audit",

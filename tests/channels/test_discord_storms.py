@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from bench.fake_discord import FakeDiscord
 from bot.conversations.renderer import Renderer, split_message
 from tests.support.clock import FakeClock
 from tests.support.discord import SlowStreamLLM
+from tests.support.fake_discord import FakeDiscord
 from tests.support.surface import RecordingSurface
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL

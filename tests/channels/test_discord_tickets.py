@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from bench.fake_discord import FakeDiscord, FakeUser
-from bench.fake_discord.threads import PRIVATE_THREAD
 from bot.channels.discord_components import tell_closed
 from bot.desk.auto_close import CLOSE_ACTION, close_idle
 from bot.llm.scripted import ScriptedLLM
 from bot.store.tickets import open_ticket, ticket_by_thread
+from tests.support.fake_discord import FakeDiscord, FakeUser
+from tests.support.fake_discord.threads import PRIVATE_THREAD
 
 SUPPORT = FakeDiscord.SUPPORT_CHANNEL
 FORUM = FakeDiscord.FORUM_CHANNEL

@@ -100,7 +100,7 @@ async def test_the_web_channel_alone_runs_reminders_and_auto_close_once(tmp_path
 async def test_under_serve_the_discord_channel_is_closed_once_with_rating_buttons(harness, fake) -> None:
     """`arca-bot run`: the serve-level watch (not the client's own) closes a silent Discord conversation,
     posts the notice with 👍 / 👎 through the client, and posts the SLA reminder in the staff channel."""
-    from bench.fake_discord import FakeDiscord
+    from tests.support.fake_discord import FakeDiscord
 
     support = FakeDiscord.SUPPORT_CHANNEL
     thread = f"discord:{support}"

@@ -1,4 +1,4 @@
-"""The ledger's copy of the order facts on both databases: a version-8 database gains `game_order_facts`
+"""The ledger's copy of the order facts on both databases: a version-9 database gains `game_order_facts`
 and keeps its coupons; a coupon issued on an http read is valid and auditable with no other copy."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bot.store import Coupon, GameOrderFacts, Store
+from bot.store import SCHEMA_VERSION, Coupon, GameOrderFacts, Store
 from bot.store.models import SchemaMeta
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.game.orders_world import http_source, load_world
@@ -19,17 +19,17 @@ from tools.base import ToolServices
 from tools.registry import build_registry
 
 
-async def test_a_version_8_database_gains_the_order_facts_and_keeps_its_coupons(db_url: str) -> None:
+async def test_a_version_9_database_gains_the_order_facts_and_keeps_its_coupons(db_url: str) -> None:
     store = Store(db_url)
     await store.open()
     await apply_seed(store, load_seed_file(DEFAULT_SEED))
     ctx = make_ctx(LUNA, store=store, new_call=True)
     assert (await build_registry().execute("issue_coupon", {"order_id": "ORD001", "amount": 10000}, ctx)).ok
     await store.close()
-    engine = create_async_engine(db_url)  # back to version 8: the table did not exist then
+    engine = create_async_engine(db_url)  # back to version 9: the table did not exist then
     async with engine.begin() as conn:
         await conn.execute(text("DROP TABLE game_order_facts"))
-        await conn.execute(SchemaMeta.__table__.update().values(value="8"))
+        await conn.execute(SchemaMeta.__table__.update().values(value="9"))
     await engine.dispose()
 
     again = Store(db_url)
@@ -39,7 +39,7 @@ async def test_a_version_8_database_gains_the_order_facts_and_keeps_its_coupons(
             assert [c.order_id for c in (await s.execute(select(Coupon))).scalars()] == ["ORD001"]
             assert (await s.execute(select(GameOrderFacts))).scalars().all() == []
             version = (await s.execute(select(SchemaMeta.value))).scalar_one()
-        assert version == "9"
+        assert version == str(SCHEMA_VERSION)
         ctx = make_ctx(LUNA, store=again, new_call=True)
         issued = await build_registry().execute("issue_coupon", {"order_id": "ORD024", "amount": 10000}, ctx)
         async with again.session() as s:

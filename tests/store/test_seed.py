@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 
 from bot.store import ORDER_STATUSES, Order, Player, Store
 from bot.store.seed import DEFAULT_SEED, SeedError, apply_seed, load_seed_file, seed_if_empty
+from bot.vocabulary.language import has_hangul
 
 
 def test_demo_seed_covers_every_order_status_with_enough_rows() -> None:
@@ -15,7 +16,7 @@ def test_demo_seed_covers_every_order_status_with_enough_rows() -> None:
     assert len(seed.players) >= 8
     assert len(seed.orders) >= 30
     assert {o.status for o in seed.orders} == set(ORDER_STATUSES)
-    assert all(any("\uac00" <= ch <= "\ud7a3" for ch in o.item) for o in seed.orders)
+    assert all(has_hangul(o.item) for o in seed.orders)
 
 
 async def _counts(store: Store) -> tuple[int, int]:

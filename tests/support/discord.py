@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.fake_discord import FakeDiscord
 from bot.app import App, build_app
 from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import Settings, load_settings
 from bot.llm.scripted import ScriptedLLM
 from tests.fakes.knowledge import EmptyPolicyIndex
+from tests.support.fake_discord import FakeDiscord
 
 EDIT_INTERVAL = 0.2
 

@@ -208,8 +208,8 @@ def test_arca_bot_web_answers_healthz_within_10s_without_an_llm(tmp_path: Path):
 
 
 async def test_run_serves_the_web_channel_beside_discord(fake, tmp_path):
-    from bench.fake_discord import FakeDiscord
     from tests.support.discord import make_settings
+    from tests.support.fake_discord import FakeDiscord
 
     port = _free_port()
     async with FakeOpenAIServer(

@@ -1,5 +1,5 @@
 """The web channel's HTTP app: the player widget (`GET /`), the chat API streaming seed 000's SSE events
-(`chat_routes`), thread history, stream resumption and `/healthz`.
+(`chat_routes`), thread history, stream resumption, and the probes `/healthz`, `/livez` and `/readyz`.
 
 `create_app(deps)` builds a FastAPI app from its collaborators (`WebDeps`); later features add their
 routers to the returned app (`app.include_router(...)`) and read the same `app.state.web`.
@@ -19,6 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from bot.channels.web.body_limits import BodyLimit
 from bot.channels.web.deps import WebDeps, WebError, deps_of
+from bot.channels.web.game_events import install as install_game_events
 from bot.channels.web.player.attachments import attachments_router
 from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
@@ -26,6 +27,7 @@ from bot.channels.web.player.feedback import feedback_router
 from bot.channels.web.player.limits import SlidingWindowLimiter
 from bot.channels.web.player.notice_watch import NoticeWatch
 from bot.channels.web.player.notices import notices_router
+from bot.channels.web.readiness import database_probe, index_probe, run_checks
 from bot.channels.web.sse.outbox import web_outbox
 from bot.channels.web.sse.registry import StreamRegistry
 from bot.channels.web.staff import install as install_staff_console
@@ -87,6 +89,7 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.include_router(notices_router())
     app.include_router(attachments_router())
     install_staff_console(app)
+    install_game_events(app)  # `POST /game/v1/events`, when ARCA_GAME_WEBHOOK_SECRET is set
     app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
     return app
 
@@ -116,5 +119,28 @@ def page_router() -> APIRouter:
     async def healthz(request: Request) -> dict[str, Any]:
         deps = deps_of(request)
         return {"status": "ok", "llm": deps.llm_ready, "policy_index": deps.index_state()}
+
+    @router.get("/livez")
+    async def livez() -> dict[str, str]:
+        # Alive = the event loop answers; nothing outside the process is asked, so a database outage
+        # never makes an orchestrator restart a healthy process.
+        return {"status": "ok"}
+
+    @router.get("/readyz")
+    async def readyz(request: Request) -> JSONResponse:
+        deps = deps_of(request)
+        checks = {
+            "database": database_probe(deps.conversations.store),
+            "policy_index": index_probe(deps.index_state),
+        }
+        if deps.game_ready is not None:
+            checks["game_backend"] = deps.game_ready
+        results = await run_checks(checks)
+        ready = all(r == "ok" for r in results.values())
+        return JSONResponse(
+            {"status": "ready" if ready else "not_ready", "checks": results},
+            status_code=200 if ready else 503,
+            headers={"Cache-Control": "no-store"},
+        )
 
     return router

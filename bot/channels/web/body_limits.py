@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,8 +27,15 @@ STAFF_CAP = 64 * 1024
 """The console's forms: a staff reply, a revoke reason."""
 LOGIN_CAP = 4 * 1024
 """`POST /staff/login` carries a link token and the page's token."""
+INCIDENT_FORM_PATH = "/staff/incidents"
+INCIDENT_FORM_CAP = 4 * 1024 * 1024
+"""The incident declare form may carry a CSV of players (about 150,000 ids; the page checks it first)."""
 _WITH_BODY = {"POST", "PUT", "PATCH", "DELETE"}
 
+
+EVENTS_PATH = "/game/v1/events"
+EVENTS_CAP = 1024 * 1024
+"""The game's signed events (DESIGN.md §11.3): 1 MiB."""
 
 UPLOAD_PATH = "/api/attachments"
 """A widget file upload: its cap is the attachment size limit (`ARCA_ATTACHMENT_MAX_BYTES`)."""
@@ -41,6 +49,10 @@ def body_cap(path: str, chat_cap: int, upload_cap: int = DEFAULT_CAP) -> int:
         return upload_cap
     if path == "/staff/login":
         return LOGIN_CAP
+    if path == EVENTS_PATH:
+        return EVENTS_CAP
+    if path == INCIDENT_FORM_PATH:
+        return INCIDENT_FORM_CAP
     if path.startswith("/staff"):
         return STAFF_CAP
     return DEFAULT_CAP
@@ -62,7 +74,7 @@ class BodyLimit:
         cap = body_cap(path, self.chat_cap, self.upload_cap)
         declared = dict(scope.get("headers") or []).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > cap:
-            await _too_large(path, cap, send)
+            await _too_large(scope, cap, send)
             return
         if scope.get("method") not in _WITH_BODY:
             await self.app(scope, receive, send)
@@ -78,7 +90,7 @@ class BodyLimit:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > cap:
-                await _too_large(path, cap, send)
+                await _too_large(scope, cap, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -95,9 +107,38 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-async def _too_large(path: str, cap: int, send: Send) -> None:
+def _staff_lang(scope: Scope) -> str:
+    """The console's language cookie (`arca_staff_lang`), read from the raw header: Korean unless it says en."""
+    cookies = dict(scope.get("headers") or []).get(b"cookie", b"").decode("latin-1")
+    return "en" if re.search(r"(?:^|;\s*)arca_staff_lang=en(?:;|$)", cookies) else "ko"
+
+
+def _staff_too_large(scope: Scope, cap: int) -> bytes:
+    """A page in the staff member's language; the browser's Back returns to the form as it was typed."""
+    size = f"{cap / (1024 * 1024):.0f} MB" if cap >= 1024 * 1024 else f"{cap // 1024} KB"
+    if _staff_lang(scope) == "en":
+        lang, title = "en", "The form is too large"
+        text = (
+            f"What was sent is larger than {size}. Go back with the browser's Back button: what you typed "
+            "is still in the form. Shorten it (split a CSV of players into parts) and send it again."
+        )
+    else:
+        lang, title = "ko", "입력한 내용이 너무 큽니다"
+        text = (
+            f"보낸 내용이 {size}보다 큽니다. 브라우저의 뒤로 가기를 누르면 입력한 내용이 그대로 있습니다. "
+            "내용을 줄여(플레이어 CSV는 나누어) 다시 보내 주세요."
+        )
+    return (
+        f'<!doctype html><html lang="{lang}"><meta charset="utf-8"><title>{title}</title>'
+        f'<link rel="stylesheet" href="/staff/login/staff.css"><main class="card"><h1>{title}</h1>'
+        f"<p>{text}</p></main></html>"
+    ).encode()
+
+
+async def _too_large(scope: Scope, cap: int, send: Send) -> None:
+    path = scope.get("path", "")
     if path.startswith("/staff"):
-        body = f"<!doctype html><title>413</title><p>The request is larger than {cap:,} bytes.</p>".encode()
+        body = _staff_too_large(scope, cap)
         media = b"text/html; charset=utf-8"
     elif path == UPLOAD_PATH:  # the widget shows this sentence to the player
         limit = f"{cap / (1024 * 1024):.1f} MB"

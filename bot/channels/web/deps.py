@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +13,7 @@ from fastapi import Request
 from pydantic import BaseModel, Field
 
 from bot.channels.web.player.identity import IdentityService
+from bot.channels.web.readiness import ReadinessProbe, game_probe_from_settings
 from bot.conversations import Conversations
 
 THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -80,9 +81,17 @@ class WebDeps:
     """The support analytics' conversation gap and resolution window (`ARCA_CONVERSATION_IDLE_MINUTES`,
     `ARCA_RESOLUTION_WINDOW_MINUTES`), for the console's dashboard: the same figures as `/stats`."""
     index_state: Callable[[], str] = lambda: "ready"
-    """`building`, `ready` or `unavailable`: the policy index, for `/healthz`."""
+    """`building`, `ready` or `unavailable`: the policy index, for `/healthz` and `/readyz`."""
+    game_ready: ReadinessProbe | None = None
+    """`/readyz`'s check of the studio's backend (None: orders are not read from it). `from_settings`
+    installs an HTTP probe when `ARCA_ORDER_SOURCE=http`; the game connection may pass its own."""
     clock: Callable[[], float] = time.monotonic
     new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:12]
+    game_webhook_secrets: tuple[bytes, ...] = field(default=(), repr=False)
+    """`ARCA_GAME_WEBHOOK_SECRET` (two during a rotation): `POST /game/v1/events` exists only with one."""
+    forget_order: Callable[[str], Awaitable[None]] | None = None
+    """The order source's `forget(order_id)`, called after a signed `order.upserted` event committed
+    (`bot.channels.web.game_events`); None when the source keeps no cache."""
 
     @classmethod
     def from_settings(
@@ -101,8 +110,16 @@ class WebDeps:
             conversation_idle_minutes=settings.conversation_idle_minutes,
             resolution_window_minutes=settings.resolution_window_minutes,
             debug_view=settings.web_debug,
+            game_webhook_secrets=tuple(getattr(settings, "webhook_secrets", ())),
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
-            **kw,
+            **{
+                "game_ready": game_probe_from_settings(settings),
+                # The order source's cache forgets an order a signed event changed (bot.game.orders).
+                "forget_order": getattr(
+                    getattr(getattr(conversations, "services", None), "orders", None), "forget", None
+                ),
+                **kw,
+            },
         )
 
 

@@ -11,12 +11,12 @@ from types import SimpleNamespace
 from playwright.async_api import expect
 from sqlalchemy import select
 
-from bench.fake_discord import FakeDiscord
 from bot.channels.web.app import WebDeps, create_app
 from bot.channels.web.player.identity import IdentityService
 from bot.channels.web.startup import WebServer
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry
+from tests.support.fake_discord import FakeDiscord
 from tests.support.staff_console import open_console, shot
 from tests.support.web import SECRET
 

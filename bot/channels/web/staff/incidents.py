@@ -22,10 +22,17 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sse_starlette import ServerSentEvent
 
+from bot.channels.web.body_limits import INCIDENT_FORM_CAP
 from bot.channels.web.sse.response import sse_response
 from bot.channels.web.staff import auth, queries
 from bot.channels.web.staff.auth import SESSION_COOKIE, StaffUser
-from bot.channels.web.staff.incident_forms import limits_of, plan_text, read_declaration, scope_words
+from bot.channels.web.staff.incident_forms import (
+    FormError,
+    limits_of,
+    plan_text,
+    read_declaration,
+    scope_words,
+)
 from bot.channels.web.staff.incident_runs import run_name, running_here, track
 from bot.channels.web.staff.pages import (
     CONSOLE_CHANNEL,
@@ -43,6 +50,7 @@ from bot.channels.web.staff.pages import (
 )
 from bot.incidents import ScopeError, preview
 from bot.incidents.declare import declare
+from bot.incidents.notice import NOTICE_SEPARATOR, join_notice
 from bot.incidents.progress import RunProgress, progress
 from bot.incidents.report import build_report, report_csv
 from bot.staff.registry import StaffReply
@@ -76,6 +84,11 @@ async def _command(request: Request, user: StaffUser, name: str, values: dict[st
 
 
 FINISHED = ("done", "cancelled", None)
+
+
+def _refusal(request: Request, exc: ScopeError) -> StaffReply:
+    """A form's refusal in the staff member's language (a console field's `FormError`), else as worded."""
+    return StaffReply(exc.text(lang_of(request)) if isinstance(exc, FormError) else str(exc), ok=False)
 
 
 def plan_seal(incident: IncidentRecord) -> str:
@@ -137,6 +150,7 @@ def add_incident_routes(router: APIRouter) -> None:
             statuses=ORDER_STATUSES,
             scope_text=lambda i: scope_words(i.scope, zone, lang_of(request)),
             now_local=conv.clock().astimezone(zone).strftime("%Y-%m-%dT%H:%M"),
+            form_cap=INCIDENT_FORM_CAP,
             **flash_of(request),
         )
 
@@ -147,7 +161,7 @@ def add_incident_routes(router: APIRouter) -> None:
         try:
             d = read_declaration(form, zone_of(request))
         except ScopeError as exc:
-            return back(request, "/staff/incidents", StaffReply(str(exc), ok=False))
+            return back(request, "/staff/incidents", _refusal(request, exc), kept=form)
         incident = await declare(
             conv.store,
             title=d.title,
@@ -255,10 +269,15 @@ def add_incident_routes(router: APIRouter) -> None:
         if action == "update":
             ko, en = form.get("notice_ko", "").strip(), form.get("notice_en", "").strip()
             if not ko:
-                reply = StaffReply("한국어 공지는 필수입니다. / The Korean notice is required.", ok=False)
-            else:
-                notice = f"{ko} || {en}" if en else ko
-                reply = await _command(request, user, "incident update", {"id": number, "notice": notice})
+                refused = FormError("한국어 공지는 필수입니다.", "The Korean notice is required.")
+                return back(request, here, _refusal(request, refused), kept=form)
+            if NOTICE_SEPARATOR in en:
+                refused = FormError(
+                    "영문 공지에는 '||'를 쓸 수 없습니다.", "The English notice may not contain '||'."
+                )
+                return back(request, here, _refusal(request, refused), kept=form)
+            notice = join_notice(ko, en)  # a `||` inside the Korean notice stays in it
+            reply = await _command(request, user, "incident update", {"id": number, "notice": notice})
         elif action == "close":
             reply = await _command(request, user, "incident close", {"id": number})
             reply = StaffReply(reply.text.splitlines()[0], ok=reply.ok)
@@ -266,7 +285,7 @@ def add_incident_routes(router: APIRouter) -> None:
             try:
                 plan = plan_text(form)
             except ScopeError as exc:
-                return back(request, here, StaffReply(str(exc), ok=False))
+                return back(request, here, _refusal(request, exc), kept=form)
             reply = await _command(request, user, "incident compensate", {"id": number, "plan": plan})
             reply = None if reply.ok else StaffReply(reply.text.splitlines()[-1], ok=False)
         elif action == "cancel":

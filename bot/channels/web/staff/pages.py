@@ -10,7 +10,7 @@ from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fastapi import Request
@@ -25,6 +25,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from bot.channels.web.staff import auth
 from bot.channels.web.staff.auth import SESSION_COOKIE, StaffUser
+from bot.channels.web.staff.flashes import KEY_PATTERN, FlashBox, owner_of
 
 CONSOLE_CHANNEL = "web:staff-console"
 """The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
@@ -172,11 +173,21 @@ async def dispatch(request: Request, user: StaffUser, text: str, channel: str = 
     )
 
 
-def back(request: Request, path: str, reply: Any | None = None) -> Response:
+def back(
+    request: Request, path: str, reply: Any | None = None, *, kept: dict[str, str] | None = None
+) -> Response:
+    """A redirect to `path` (post/redirect/get) that shows `reply` there, with the form's values `kept`
+    (everything but its CSRF token) put back into the form when the reply refused them."""
     url = path
     if reply is not None:
+        box: FlashBox = request.app.state.staff_flashes
+        values = {k: v for k, v in (kept or {}).items() if k != "csrf"}
+        key = box.put(
+            reply.text[:1000], bool(reply.ok), owner_of(request.cookies.get(SESSION_COOKIE)), values
+        )
         sep = "&" if "?" in url else "?"
-        url = f"{url}{sep}ok={int(bool(reply.ok))}&msg={quote(reply.text[:300])}"
+        # `ok` is a hint for scripts and tests; the page shows only the flash the server kept.
+        url = f"{url}{sep}ok={int(bool(reply.ok))}&flash={key}"
     return with_console_headers(RedirectResponse(url, status_code=303))
 
 
@@ -221,8 +232,15 @@ def list_position(request: Request) -> tuple[int, str]:
 
 
 def flash_of(request: Request) -> dict[str, Any]:
-    msg = request.query_params.get("msg")
-    return {"flash": msg, "flash_ok": request.query_params.get("ok") == "1"} if msg else {"flash": None}
+    """The page's flash (`?flash=KEY` of this session's redirect) and the form values it kept; nothing
+    for a key that is unknown, expired or another session's, and never text from the query string."""
+    key = request.query_params.get("flash", "")
+    flash = None
+    if re.fullmatch(KEY_PATTERN, key):
+        flash = request.app.state.staff_flashes.get(key, owner_of(request.cookies.get(SESSION_COOKIE)))
+    if flash is None:
+        return {"flash": None, "kept": {}}
+    return {"flash": flash.text, "flash_ok": flash.ok, "kept": flash.kept}
 
 
 def asset_response(name: str, media_type: str) -> Response:

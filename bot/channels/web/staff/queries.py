@@ -221,7 +221,7 @@ async def coupons(
     if f.status:
         query = query.where(Coupon.status == f.status)
     if f.day:
-        start = _day_start(f.day, timezone)
+        start = day_start(f.day, timezone)
         if start is not None:
             query = query.where(Coupon.created_at >= start, Coupon.created_at < start + timedelta(days=1))
     query = query.order_by(Coupon.id.desc()).limit(limit)
@@ -229,12 +229,16 @@ async def coupons(
         return [(c, o) for c, o in (await s.execute(query)).all()]
 
 
-def _day_start(day: str, timezone: str) -> datetime | None:
+def day_start(day: str, timezone: str) -> datetime | None:
+    """The start of `day` (YYYY-MM-DD, years 2000-2100) in `timezone`, in UTC; None for anything else
+    (0001-01-01 would overflow the time zone arithmetic)."""
     from zoneinfo import ZoneInfo
 
     try:
         d = date.fromisoformat(day)
     except ValueError:
+        return None
+    if not 2000 <= d.year <= 2100:
         return None
     return datetime(d.year, d.month, d.day, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
 

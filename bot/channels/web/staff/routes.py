@@ -19,6 +19,7 @@ from fastapi.responses import Response
 from bot.channels.web.staff import auth, charts, dashboard, queries
 from bot.channels.web.staff.attachments import add_attachment_routes, attachment_cards
 from bot.channels.web.staff.auth import SESSION_COOKIE
+from bot.channels.web.staff.flashes import FlashBox
 from bot.channels.web.staff.gaps import add_gap_routes
 from bot.channels.web.staff.incidents import add_incident_routes
 from bot.channels.web.staff.live import add_live_routes
@@ -36,6 +37,7 @@ from bot.channels.web.staff.pages import (
     flash_of,
     form_of,
     is_secure,
+    lang_of,
     ledger_row,
     list_position,
     policy_documents,
@@ -52,6 +54,15 @@ from bot.store.outbox import enqueue_reply, reply_statuses
 from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
 from tools.policy_search import DEFAULT_TOP_K
+
+LEDGER_DAY_ERROR = (
+    "날짜는 2000-01-01부터 2100-12-31 사이로 입력하세요. 날짜 조건 없이 보여 드립니다.",
+    "Enter a day between 2000-01-01 and 2100-12-31; shown without the day filter.",
+)
+
+
+def _t(request: Request, text: tuple[str, str]) -> str:
+    return text[0] if lang_of(request) == "ko" else text[1]
 
 
 def staff_router() -> APIRouter:
@@ -241,9 +252,11 @@ def staff_router() -> APIRouter:
             header += ["created_at", "revoked_at"]
             body = queries.to_csv(header, [ledger_row(c) for c, _ in rows])
             return csv_response(body, "ledger.csv")
-        return render(
-            request, "ledger.html", user, rows=rows, f=f, statuses=COUPON_STATUSES, **flash_of(request)
-        )
+        shown = flash_of(request)
+        if f.day and queries.day_start(f.day, conv.services.timezone) is None:
+            # A day that is no date (or 0001-01-01) filters nothing; the page says so, the filter kept.
+            shown |= {"flash": _t(request, LEDGER_DAY_ERROR), "flash_ok": False}
+        return render(request, "ledger.html", user, rows=rows, f=f, statuses=COUPON_STATUSES, **shown)
 
     @router.post("/ledger/{order_id}/revoke")
     async def ledger_revoke(order_id: str, request: Request) -> Response:
@@ -350,4 +363,5 @@ def install(app: Any) -> None:
             return render(request, "refused.html", None, status=exc.status, reason=exc.reason)
         return with_console_headers(JSONResponse({"error": exc.reason}, status_code=exc.status))
 
+    app.state.staff_flashes = FlashBox()  # what a form post did, shown after its redirect (`pages.back`)
     app.include_router(staff_router())

@@ -22,6 +22,23 @@
       };
       reader.readAsText(chosen);
     });
+    // A form over the server's limit would be refused with a page of its own: say so here instead,
+    // with everything typed still in place.
+    const limit = Number(form.dataset.maxBytes || 0);
+    form.addEventListener("submit", (event) => {
+      const size = new Blob([new URLSearchParams(new FormData(form)).toString()]).size;
+      if (!limit || size <= limit) return;
+      event.preventDefault();
+      let note = document.getElementById("declare-too-large");
+      if (!note) {
+        note = document.createElement("p");
+        note.id = "declare-too-large";
+        note.className = "flash bad";
+        note.setAttribute("role", "alert");
+        form.prepend(note);
+      }
+      note.textContent = form.dataset.tooLarge;
+    });
   }
 
   const box = document.getElementById("progress");

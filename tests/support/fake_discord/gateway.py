@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from bench.fake_discord.world import (
+from tests.support.fake_discord.world import (
     OP_DISPATCH,
     OP_HEARTBEAT,
     OP_HEARTBEAT_ACK,
@@ -266,7 +266,7 @@ class GatewayMixin:
 
     async def press(self, user_id: int, message_id: int, custom_id: str) -> str:
         """A user presses the button `custom_id` under a message (a component interaction). Returns its token."""
-        from bench.fake_discord.rest import _public
+        from tests.support.fake_discord.rest import _public
 
         msg = self.messages[message_id]
         ids = [c.get("custom_id") for row in msg.get("components") or [] for c in row.get("components", [])]

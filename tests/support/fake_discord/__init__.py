@@ -16,11 +16,11 @@ from typing import Any
 
 from aiohttp import web
 
-from bench.fake_discord.gateway import GatewayMixin
-from bench.fake_discord.rest import RestMixin
-from bench.fake_discord.threads import ThreadsMixin
-from bench.fake_discord.world import EPHEMERAL, Call, FakeUser, FakeWorld, _Fault
 from bench.polling import poll_until
+from tests.support.fake_discord.gateway import GatewayMixin
+from tests.support.fake_discord.rest import RestMixin
+from tests.support.fake_discord.threads import ThreadsMixin
+from tests.support.fake_discord.world import EPHEMERAL, Call, FakeUser, FakeWorld, _Fault
 
 __all__ = ["EPHEMERAL", "Call", "FakeDiscord", "FakeUser"]
 

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from bench.fake_discord.world import EPHEMERAL, Call, _iso
+from tests.support.fake_discord.world import EPHEMERAL, Call, _iso
 
 
 class RestMixin:

@@ -10,7 +10,7 @@ import asyncio
 import re
 from typing import Any
 
-from bench.fake_discord.world import _iso
+from tests.support.fake_discord.world import _iso
 
 PUBLIC_THREAD = 11
 PRIVATE_THREAD = 12

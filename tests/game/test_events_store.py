@@ -1,0 +1,70 @@
+"""The event receiver on SQLite and PostgreSQL: one event applied once when delivered several times at
+once, an order only when newer, and one link code redeemed once when two events race for it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.game.events import EventReceiver, signature_header
+from bot.game.linking import request_code
+from bot.store import Order, Store
+from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
+from tests.support.game_events import SECRET, event, order
+
+NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+async def receiver(db_url: str) -> AsyncIterator[EventReceiver]:
+    store = Store(db_url)
+    await store.open()
+    await apply_seed(store, load_seed_file(DEFAULT_SEED))
+    try:
+        yield EventReceiver(store, [SECRET.encode()], clock=lambda: NOW)
+    finally:
+        await store.close()
+
+
+async def _send(receiver: EventReceiver, body: dict) -> tuple[int, dict]:
+    raw = json.dumps(body).encode()
+    answer = await receiver.receive(raw, signature_header(SECRET.encode(), raw), "127.0.0.1")
+    return answer.status, answer.body
+
+
+async def test_one_event_delivered_at_once_many_times_is_applied_once(receiver):
+    body = event("order.upserted", order(updated_at="2026-12-06T12:00:00Z"), "evt_many")
+
+    answers = await asyncio.gather(*(_send(receiver, body) for _ in range(6)))
+
+    assert sorted(b["status"] for _, b in answers) == ["applied"] + ["duplicate"] * 5
+
+
+async def test_orders_arriving_out_of_order_keep_the_newest(receiver):
+    times = ["2026-12-06T12:00:03Z", "2026-12-06T12:00:01Z", "2026-12-06T12:00:02Z"]
+    statuses = ["delivered", "paid", "shipping"]
+
+    answers = [
+        await _send(receiver, event("order.upserted", order(updated_at=t, status=s)))
+        for t, s in zip(times, statuses, strict=True)
+    ]
+
+    assert [b["status"] for _, b in answers] == ["applied", "stale", "stale"]
+    async with receiver.store.session() as s:
+        assert (await s.get(Order, "ORD777")).status == "delivered"
+
+
+async def test_two_links_racing_for_one_code_link_once(receiver):
+    issued = await request_code(receiver.store, "9009", "discord:1", NOW)
+    bodies = [event("account.link", {"code": issued.code, "player_id": p}) for p in ("P900", "P300")]
+
+    answers = await asyncio.gather(*(_send(receiver, b) for b in bodies))
+
+    assert sorted(status for status, _ in answers) == [200, 400]
+    refused = next(b for status, b in answers if status == 400)
+    assert refused == {"error": "used_link_code"}
+    assert await receiver.store.players.id_for_discord("9009") in ("P900", "P300")
