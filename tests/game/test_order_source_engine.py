@@ -15,7 +15,7 @@ from bot.app import App, build_app
 from bot.config import load_settings
 from bot.conversations import Incoming, TurnOutcome
 from bot.llm.scripted import ScriptedLLM
-from bot.store import Coupon, Store
+from bot.store import Coupon, GameOrderFacts, Store
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.game.orders_world import load_world
 from tests.support.conversations import FIXED_NOW
@@ -139,6 +139,13 @@ async def test_staff_order_commands_read_the_backend(app: App, game_backend: Gam
     outcome, _ = await _say(app, "/orders P100", who="42", staff=True)
     assert outcome.reply.ok and "ORD501" in outcome.reply.text and "ORD502" in outcome.reply.text
     assert "ORD001" not in outcome.reply.text  # the demo seed's orders are not the backend's
+    outcome, _ = await _say(app, "/coupon issue ORD502 5000 배송 사과", who="42", staff=True)
+    assert outcome.reply.ok and "[ISSUED]" in outcome.reply.text  # staff may compensate any status
+    async with app.store.session() as s:
+        kept = (await s.execute(select(GameOrderFacts))).scalar_one()
+    assert (kept.order_id, kept.status, kept.source) == ("ORD502", "shipping", "http")
     game_backend.faults(error_rate=1.0)
+    outcome, _ = await _say(app, "/coupon issue ORD501 5000 배송 사과", who="42", staff=True)
+    assert not outcome.reply.ok and "[SOURCE_UNAVAILABLE]" in outcome.reply.text
     outcome, _ = await _say(app, "/orders P200", who="42", staff=True)  # P100's list is cached
     assert not outcome.reply.ok and "SOURCE_UNAVAILABLE" in outcome.reply.text

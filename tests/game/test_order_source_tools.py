@@ -164,3 +164,13 @@ async def test_the_builtin_source_keeps_the_facts_of_its_coupons(seeded_store: S
         "builtin",
     )
     assert facts.amount == 39000
+
+
+async def test_order_statistics_count_the_backends_orders(store: Store, source: HttpOrderSource) -> None:
+    from tools.ops_readonly import ops_worker_registry
+
+    context = make_ctx(STAFF, store=store, services=ToolServices(orders=source), new_call=True)
+    result = await ops_worker_registry().execute("order_stats", {}, context)  # every status, all time
+    assert result.code == ResultCode.OK
+    assert result.data["by_status"]["delayed"] == {"orders": 2, "players": 2, "amount": 78000}
+    assert result.data["by_status"]["shipping"]["orders"] == 1
