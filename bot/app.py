@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,6 +188,7 @@ async def build_app(
     from tools.coupon_rules import load_coupon_rules
     from tools.registry import build_registry
 
+    hours = SupportHours.from_settings(settings)  # a configuration error before the database is touched
     store = store or await open_store(settings)
     if policy_index is None:
         policy_index = make_policy_index_safely(settings)
@@ -199,7 +200,7 @@ async def build_app(
         policy_search=policy_index,
         timezone=settings.timezone,
         notify_staff=notifications.notify,
-        away_notice=SupportHours.from_settings(settings).notice,
+        away_notice=hours.notice,
         orders=make_order_source(settings, store),
     )
     if models is None and llm_factory is None and settings.llm_configured:
@@ -228,7 +229,14 @@ async def build_app(
         models=models,
         fact_check=settings.fact_check,
         attachments=AttachmentBox(
-            store, settings.data_dir / "attachments", max_bytes=settings.attachment_max_bytes, clock=clock
+            store,
+            settings.data_dir / "attachments",
+            max_bytes=settings.attachment_max_bytes,
+            unsent_files=settings.attachment_unsent_files,
+            unsent_bytes=settings.attachment_unsent_bytes,
+            unsent_ttl=timedelta(minutes=settings.attachment_unsent_minutes),
+            max_pixels=settings.attachment_max_pixels,
+            clock=clock,
         ),
     )
     freeze_startup_heap()

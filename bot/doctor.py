@@ -125,6 +125,15 @@ async def check_database(settings: Settings) -> Check:
     from bot.store import Order, Player, Store, StoreError
     from bot.store.schema import sqlite_integrity_problem
 
+    missing = _missing_sqlite_file(settings.database_url)
+    if missing is not None:
+        # Opening it would create an empty file (and its folder): doctor looks, it never writes.
+        return Check(
+            "database",
+            "fail",
+            f"no database at {missing}",
+            "run `arca-bot seed` (or `make run`) to create it",
+        )
     damaged = await asyncio.to_thread(sqlite_integrity_problem, settings.database_url)
     if damaged:
         return Check(
@@ -159,6 +168,21 @@ async def check_database(settings: Settings) -> Check:
         )
     finally:
         await store.close()
+
+
+def _missing_sqlite_file(database_url: str) -> Path | None:
+    """The SQLite file `database_url` names when it does not exist yet (None: it exists, or not SQLite)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(database_url)
+    except Exception:  # the store reports an unparsable URL itself
+        return None
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    path = Path(database)
+    return None if path.exists() else path
 
 
 async def _database_facts(session: Any, dialect: str) -> str:

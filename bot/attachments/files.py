@@ -36,6 +36,8 @@ class AttachmentFiles:
     def _write(self, sha: str, data: bytes) -> None:
         path = self.path_of(sha)
         if path.exists():
+            # Kept again: its age restarts, so the sweep of unsent uploads (`remove_if_older`) spares it.
+            os.utime(path)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
@@ -52,3 +54,40 @@ class AttachmentFiles:
 
     async def get(self, sha256: str) -> bytes:
         return await asyncio.to_thread(self.path_of(sha256).read_bytes)
+
+    def remove_if_older(self, sha256: str, cutoff: float) -> bool:
+        """Delete the file of `sha256` unless it was (re)written after `cutoff` (a Unix time); True if gone."""
+        path = self.path_of(sha256)
+        try:
+            if path.stat().st_mtime >= cutoff:
+                return False
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        self.thumbnail_path(sha256).unlink(missing_ok=True)
+        return True
+
+    def thumbnail_path(self, sha256: str) -> Path:
+        return self.root / "thumbs" / sha256[:2] / f"{self.path_of(sha256).name}.jpg"
+
+    async def get_thumbnail(self, sha256: str) -> bytes | None:
+        path = self.thumbnail_path(sha256)
+        try:
+            return await asyncio.to_thread(path.read_bytes)
+        except FileNotFoundError:
+            return None
+
+    async def put_thumbnail(self, sha256: str, data: bytes) -> None:
+        await asyncio.to_thread(self._write_at, self.thumbnail_path(sha256), data)
+
+    def _write_at(self, path: Path, data: bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -13,7 +13,9 @@ class CommandError(Exception):
 
 
 def checked_settings() -> Settings:
-    """The settings, with logging configured; a storage problem is a `CommandError`."""
+    """The settings, with logging configured; a storage problem is a `CommandError`, a bad staff-hours
+    value or holidays file a `ConfigError` — both before anything is created or opened."""
+    from bot.desk.hours import SupportHours
     from bot.doctor import storage_problem
     from bot.observability import configure_logging
 
@@ -21,6 +23,7 @@ def checked_settings() -> Settings:
     problem = storage_problem(settings)
     if problem:
         raise CommandError(problem)
+    SupportHours.from_settings(settings)  # read only at the first escalation otherwise, after the database
     configure_logging(settings)
     return settings
 

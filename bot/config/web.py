@@ -27,7 +27,12 @@ class WebSettings(BaseSettings):
     web_rate_limit: int = Field(default=20, ge=1, validation_alias=env("ARCA_WEB_RATE_LIMIT"))
     """Messages one identity may send per `web_rate_window`."""
     web_rate_limit_ip: int = Field(default=60, ge=1, validation_alias=env("ARCA_WEB_RATE_LIMIT_IP"))
-    """Messages one IP address may send per `web_rate_window` (all identities behind it together)."""
+    """Messages the anonymous visitors of one IP address may send per `web_rate_window`, together."""
+    web_rate_limit_ip_signed: int = Field(
+        default=600, ge=1, validation_alias=env("ARCA_WEB_RATE_LIMIT_IP_SIGNED")
+    )
+    """Messages the signed-in players of one IP address (a PC방, a carrier's NAT) may send per
+    `web_rate_window`, together; each is also held to `web_rate_limit` on their own."""
     web_rate_window: float = Field(
         default=60.0, gt=0, le=86_400, allow_inf_nan=False, validation_alias=env("ARCA_WEB_RATE_WINDOW")
     )

@@ -13,10 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.analytics.staff_response import RESOLUTION_ACTIONS
+from bot.desk.auto_close import CLOSE_ACTION
+from bot.store.escalations import escalation_state
 from bot.vocabulary.catalogue import say
 from bot.vocabulary.language import detect_language
 from tools.base import Actor, ToolContext, ToolRegistry, ToolServices
 
+ASKED_AGAIN_ACTION = "escalation.asked_again"
+"""Audited when a player asks for a person again while their escalation is open."""
 MAX_REQUEST_CHARS = 200
 """Longer messages carry a real question: the model reads those (and may still escalate)."""
 
@@ -77,12 +82,22 @@ async def connect_to_person(
     run_id: str,
     clock: Callable[[], datetime],
 ) -> PersonRequest:
-    """Escalate through `escalate_to_staff` (its record, audit and staff notice), with no model call."""
+    """Escalate through `escalate_to_staff` (its record, audit and staff notice), with no model call.
+
+    One open escalation per conversation: while the thread's latest one is open (not handed back, not
+    auto-closed), asking again is answered with that ticket, and no second ticket or SLA timer starts.
+    Parallel requests race for one idempotency key (named after the latest escalation), so exactly one
+    of them escalates and the others answer with its ticket."""
     locale = detect_language(text)
+    state = await escalation_state(
+        store, thread_id, ending_actions=RESOLUTION_ACTIONS, closed_action=CLOSE_ACTION
+    )
+    if state.open and state.latest is not None:
+        return await _already_asked(store, services, actor, thread_id, state.latest, locale, clock)
     ctx = ToolContext(
         actor=actor,
         thread_id=thread_id,
-        run_id=run_id,
+        run_id=f"person-after-{state.latest or 0}",
         store=store,
         locale=locale,
         clock=clock,
@@ -92,6 +107,8 @@ async def connect_to_person(
     summary = say(locale, "플레이어가 상담원 연결을 직접 요청했습니다: ", "The player asked for a person: ")
     result = await tools.execute("escalate_to_staff", {"summary": summary + text.strip()[:300]}, ctx)
     escalation_id = result.data.get("escalation_id") if result.ok and result.data else None
+    if escalation_id is not None and result.data.get("replayed"):  # a parallel request won the race
+        return await _already_asked(store, services, actor, thread_id, int(escalation_id), locale, clock)
     if escalation_id is None:
         reply = say(
             locale,
@@ -106,3 +123,32 @@ async def connect_to_person(
     )
     notice = result.data.get("away_notice")
     return PersonRequest(f"{reply}\n{notice}" if notice else reply, int(escalation_id))
+
+
+async def _already_asked(
+    store: Any,
+    services: ToolServices,
+    actor: Actor,
+    thread_id: str,
+    escalation_id: int,
+    locale: str,
+    clock: Callable[[], datetime],
+) -> PersonRequest:
+    """The answer to a repeated request while escalation #`escalation_id` is open; audited, so staff see
+    the player asked again."""
+    await store.audit(
+        actor=actor.label,
+        action=ASKED_AGAIN_ACTION,
+        thread_id=thread_id,
+        target=f"escalation:{escalation_id}",
+        code="OK",
+    )
+    reply = say(
+        locale,
+        f"이미 상담원 연결을 요청하셨습니다(접수 번호 #{escalation_id}). 운영진이 확인하는 대로 이 대화에서 "
+        "답변드릴 테니 조금만 기다려 주세요.",
+        f"You have already asked for a staff member (ticket #{escalation_id}). A person will reply in this "
+        "conversation as soon as they can.",
+    )
+    notice = services.away_notice(clock(), locale) if services.away_notice else None
+    return PersonRequest(f"{reply}\n{notice}" if notice else reply, escalation_id)

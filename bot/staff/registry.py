@@ -347,9 +347,14 @@ async def _run(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     cmd = inv.command
     try:
         reply = await cmd.handler(inv, args)
-    except Exception as exc:  # a broken command is reported to the staff member, not swallowed
+    except Exception:  # a broken command is reported to the staff member, not swallowed
         log.exception("staff command /%s failed", cmd.name)
-        reply = StaffReply(f"⚠ /{cmd.name} failed: {type(exc).__name__}: {exc}", ok=False)
+        # The exception's name and text go to the log, not to the staff member (they can quote input).
+        reply = StaffReply(
+            f"⚠ /{cmd.name} 명령을 처리하지 못했습니다. 자세한 내용은 서버 로그에 있습니다. / "
+            f"/{cmd.name} failed; the details are in the server log.",
+            ok=False,
+        )
     await inv.conversations.store.audit(
         actor=inv.actor.label,
         action=f"staff./{cmd.name}",

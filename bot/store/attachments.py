@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Index, Integer, String, select, update
+from sqlalchemy import Index, Integer, String, delete, func, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.store.models import Base, UTCDateTime, utcnow
@@ -74,3 +74,39 @@ async def thread_attachments(
     query = query.order_by(AttachmentRow.linked_at, AttachmentRow.id).limit(200)
     async with store.session() as s:
         return list((await s.execute(query)).scalars().all())
+
+
+async def unsent_usage(store: Any, owner: str) -> tuple[int, int]:
+    """How many uploads of `owner` wait for their message, and their bytes together."""
+    query = select(func.count(AttachmentRow.id), func.coalesce(func.sum(AttachmentRow.size), 0)).where(
+        AttachmentRow.owner == owner, AttachmentRow.thread_id.is_(None)
+    )
+    async with store.session() as s:
+        count, total = (await s.execute(query)).one()
+    return int(count), int(total)
+
+
+async def expire_unsent(store: Any, before: datetime) -> tuple[int, set[str]]:
+    """Delete the uploads made before `before` that no message took; (rows deleted, the hashes of their
+    bytes that no row names any more — the files that may go)."""
+    async with store.session() as s:
+        gone = (
+            await s.execute(
+                select(AttachmentRow.id, AttachmentRow.sha256).where(
+                    AttachmentRow.thread_id.is_(None), AttachmentRow.created_at < before
+                )
+            )
+        ).all()
+        if not gone:
+            return 0, set()
+        ids = [row.id for row in gone]
+        # Linked meanwhile (a message took it after the select): the `thread_id IS NULL` keeps it.
+        result = await s.execute(
+            delete(AttachmentRow).where(AttachmentRow.id.in_(ids), AttachmentRow.thread_id.is_(None))
+        )
+        await s.commit()
+        shas = {row.sha256 for row in gone}
+        still = set(
+            (await s.execute(select(AttachmentRow.sha256).where(AttachmentRow.sha256.in_(shas)))).scalars()
+        )
+    return int(result.rowcount or 0), shas - still

@@ -88,7 +88,7 @@ async def test_a_screenshot_goes_with_the_message_and_only_its_uploader_and_staf
         and served.headers["content-type"] == "image/png"
     )
     page = await staff.client.get("/staff/conversations/web:P100:main")
-    assert f'<img src="/staff/attachments/{attachment_id}"' in page.text
+    assert f'<img src="/staff/attachments/{attachment_id}/thumb"' in page.text
 
 
 async def test_oversized_and_renamed_program_are_refused_clearly_and_the_text_is_still_answered(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from bot.store.outbox import enqueue_reply
 from tests.support.staff_console import sign_in
 from tests.support.web import read_sse
 
@@ -114,14 +115,13 @@ async def test_a_staff_reply_during_a_run_is_signed_on_its_answer_events(make_we
         {"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001은 배송 지연입니다."}
     )
     client = web.client("P100")
-    staff = await sign_in(web, name="미나", staff_id="4242")
     text = "담당자 미나입니다. 이 건은 제가 이어서 볼게요."
 
     async def staff_replies_while_the_run_holds() -> None:
         await asyncio.wait_for(held.holding.wait(), 10)
-        await staff.client.post(
-            f"/staff/conversations/{THREAD}/reply", data={"csrf": staff.csrf, "text": text}
-        )
+        # Queued as another process's staff reply would be (a console reply needs a takeover, and a
+        # takeover stops the run): the outbox posts it on the run's open stream.
+        await enqueue_reply(web.conversations.store, THREAD, "미나", text)
         stream = web.server.app.state.streams.open_stream(THREAD)
         for _ in range(100):  # the outbox poller (1 s) posts it on the run's open stream
             if any(e.payload.get("by") == "staff" for e in stream.events):

@@ -20,11 +20,11 @@ from fastapi.staticfiles import StaticFiles
 from bot.channels.web.body_limits import BodyLimit
 from bot.channels.web.deps import WebDeps, WebError, deps_of
 from bot.channels.web.game_events import install as install_game_events
-from bot.channels.web.player.attachments import attachments_router
+from bot.channels.web.player.attachments import attachments_router, upload_sweep
 from bot.channels.web.player.callers import Caller, resolve_caller
 from bot.channels.web.player.chat import chat_router
 from bot.channels.web.player.feedback import feedback_router
-from bot.channels.web.player.limits import SlidingWindowLimiter
+from bot.channels.web.player.limits import ByteBudget, SlidingWindowLimiter, WebLimits
 from bot.channels.web.player.notice_watch import NoticeWatch
 from bot.channels.web.player.notices import notices_router
 from bot.channels.web.readiness import database_probe, index_probe, run_checks
@@ -47,10 +47,17 @@ def create_app(deps: WebDeps) -> FastAPI:
     app.state.notice_watch = NoticeWatch(
         deps.conversations.store
     )  # the banner's pushes; stopped with the server
-    app.state.limits = (
-        SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
-        SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),
+    app.state.limits = WebLimits(
+        identity=SlidingWindowLimiter(deps.rate_limit, deps.rate_window, clock=deps.clock),
+        address=SlidingWindowLimiter(deps.rate_limit_ip, deps.rate_window, clock=deps.clock),
+        signed_address=SlidingWindowLimiter(deps.rate_limit_ip_signed, deps.rate_window, clock=deps.clock),
+        upload_bytes=ByteBudget(
+            deps.attachment_address_bytes,
+            deps.conversations.attachments.unsent_ttl.total_seconds(),
+            clock=deps.clock,
+        ),
     )
+    app.state.upload_sweep = upload_sweep(deps.conversations.attachments)  # started with the server
     # A request without a cookie is a new visitor: capped per address, or dropping the cookie would
     # reset the per-identity limit.
     app.state.new_visitors = SlidingWindowLimiter(deps.new_visitors_ip, deps.rate_window, clock=deps.clock)

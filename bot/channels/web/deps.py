@@ -65,7 +65,13 @@ class WebDeps:
     max_message_chars: int = 4_000
     rate_limit: int = 20
     rate_limit_ip: int = 60
+    """Anonymous visitors' messages per address (`ARCA_WEB_RATE_LIMIT_IP`)."""
+    rate_limit_ip_signed: int = 600
+    """Signed-in players' messages per address, all of them together (`ARCA_WEB_RATE_LIMIT_IP_SIGNED`)."""
     rate_window: float = 60.0
+    attachment_address_bytes: int = 256 * 1024 * 1024
+    """Bytes the anonymous visitors of one address may upload per unsent-upload lifetime
+    (`ARCA_ATTACHMENT_ADDRESS_BYTES`)."""
     new_visitors_ip: int = 10
     """New anonymous visitors (requests without a visitor cookie) one address may start per `rate_window`."""
     trusted_proxies: list[str] = field(default_factory=list)
@@ -104,7 +110,9 @@ class WebDeps:
             max_message_chars=settings.max_message_chars,
             rate_limit=settings.web_rate_limit,
             rate_limit_ip=settings.web_rate_limit_ip,
+            rate_limit_ip_signed=settings.web_rate_limit_ip_signed,
             rate_window=settings.web_rate_window,
+            attachment_address_bytes=settings.attachment_address_bytes,
             origins=list(settings.web_origins),
             trusted_proxies=list(settings.web_trusted_proxies),
             conversation_idle_minutes=settings.conversation_idle_minutes,

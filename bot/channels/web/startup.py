@@ -83,6 +83,9 @@ class WebServer:
         resumer = getattr(getattr(self.app, "state", None), "incident_resumer", None)
         if resumer is not None:
             resumer.start()  # compensation runs cut by a stop go on by themselves
+        sweep = getattr(getattr(self.app, "state", None), "upload_sweep", None)
+        if sweep is not None:
+            sweep.start()  # uploads no message took are deleted after ARCA_ATTACHMENT_UNSENT_MINUTES
         return self
 
     async def stop(self) -> None:
@@ -94,6 +97,9 @@ class WebServer:
         resumer = getattr(getattr(self.app, "state", None), "incident_resumer", None)
         if resumer is not None:
             await resumer.stop()
+        sweep = getattr(getattr(self.app, "state", None), "upload_sweep", None)
+        if sweep is not None:
+            await sweep.stop()
         watch = getattr(getattr(self.app, "state", None), "notice_watch", None)
         if watch is not None:
             await watch.stop()  # open notice streams end now, not at the graceful-shutdown timeout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from typing import Any
 
 from bot.channels.web.body_limits import INCIDENT_FORM_CAP
@@ -151,3 +152,34 @@ async def test_the_declare_form_names_its_limit_for_the_page_check(web) -> None:
     staff = await sign_in(web)
     page = await staff.client.get("/staff/incidents")
     assert f'data-max-bytes="{INCIDENT_FORM_CAP}"' in page.text
+
+
+async def test_a_command_that_breaks_says_so_without_the_exception(web, monkeypatch) -> None:
+    staff = await sign_in(web)
+    incident_id = await _incident_id(staff)
+    registry = web.conversations.staff
+
+    async def broken(inv: Any, args: dict[str, Any]) -> Any:
+        raise OverflowError("Python int too large to convert to SQLite INTEGER")
+
+    monkeypatch.setitem(
+        registry.commands, "incident close", replace(registry.commands["incident close"], handler=broken)
+    )
+    page = await _after(
+        staff, await staff.client.post(f"/staff/incidents/{incident_id}/close", data={"csrf": staff.csrf})
+    )
+    _clean(page)
+    assert "명령을 처리하지 못했습니다" in page and "SQLite" not in page
+
+
+async def test_a_failing_policy_search_is_a_sentence_not_an_exception(web, monkeypatch) -> None:
+    staff = await sign_in(web)
+
+    async def broken(query: str, top_k: int = 3) -> list[Any]:
+        raise ValueError("Expected where to have exactly one operator, got {}")
+
+    monkeypatch.setattr(web.conversations.services.policy_search, "search", broken)
+    page = await staff.client.get("/staff/policies", params={"q": "환불"})
+    assert page.status_code == 200
+    _clean(page.text)
+    assert "정책 검색을 하지 못했습니다" in page.text and "operator" not in page.text

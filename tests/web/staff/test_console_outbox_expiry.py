@@ -24,6 +24,9 @@ async def test_an_undeliverable_reply_expires_once_is_audited_and_shows_not_deli
     await outbox.stop()  # the test runs the passes itself
     assert outbox.expire_after == REPLY_TTL == timedelta(minutes=15)
     staff = await sign_in(web)
+    await staff.client.post(
+        f"/staff/conversations/{DM}/handoff", data={"csrf": staff.csrf}
+    )  # replies need it
     r = await staff.client.post(
         f"/staff/conversations/{DM}/reply", data={"csrf": staff.csrf, "text": "DM 답장"}
     )

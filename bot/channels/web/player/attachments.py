@@ -4,18 +4,35 @@ and kept, or refused with a sentence in the player's language), the message then
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from bot.attachments import AttachmentBox, Refusal, StoredAttachment, Upload
+from bot.attachments.box import clean_name
 from bot.attachments.texts import refusal_text
 from bot.channels.web.attachment_response import attachment_response
 from bot.channels.web.deps import WebError, deps_of
 from bot.channels.web.json_body import check_same_site
 from bot.channels.web.player.callers import Caller, client_address, resolve_caller, set_visitor_cookie
-from bot.channels.web.player.limits import check_all
+from bot.channels.web.player.limits import WebLimits, check_all
+from bot.periodic import Periodic
+
+log = logging.getLogger(__name__)
+
+
+REFUSAL_STATUS = {"too_large": 413, "too_many_pixels": 413, "quota": 429, "address_quota": 429}
+SWEEP_EVERY = 300.0
+"""Seconds between two sweeps of unsent uploads (`AttachmentBox.sweep`)."""
+
+
+def upload_sweep(box: AttachmentBox) -> Periodic:
+    """Deletes uploads no message took in time, every `SWEEP_EVERY` s while the web server runs."""
+    return Periodic(
+        box.sweep, SWEEP_EVERY, name="attachment-sweep", log=log, failure="the sweep of unsent uploads failed"
+    )
 
 
 def attachments_router() -> APIRouter:
@@ -26,15 +43,21 @@ def attachments_router() -> APIRouter:
         deps = deps_of(request)
         check_same_site(request)  # another site's page cannot upload into a visitor's files
         caller = resolve_caller(request)
-        limit_id, limit_ip = request.app.state.limits
-        wait = check_all([(limit_id, caller.identity.key), (limit_ip, client_address(request))])
+        limits: WebLimits = request.app.state.limits
+        address = client_address(request)
+        wait = check_all(limits.of(caller.identity.kind, caller.identity.key, address))
         if wait:
             raise WebError(429, "rate_limited", "Too many requests.", headers={"Retry-After": str(wait)})
         name = request.query_params.get("name", "")[:300] or "file"
         locale = "en" if request.query_params.get("lang") == "en" else "ko"
         box: AttachmentBox = deps.conversations.attachments
         data = await request.body()
-        got = await box.take(Upload.of_bytes(name, data), owner=caller.actor.label)
+        got: StoredAttachment | Refusal
+        budget = limits.upload_bytes
+        if caller.identity.kind == "anon" and budget is not None and not budget.take(address, len(data)):
+            got = Refusal("address_quota", clean_name(name), len(data), budget.limit)
+        else:
+            got = await box.take(Upload.of_bytes(name, data), owner=caller.actor.label)
         if isinstance(got, Refusal):
             await deps.conversations.store.audit(
                 actor=caller.actor.label,
@@ -44,7 +67,7 @@ def attachments_router() -> APIRouter:
             )
             response: Response = JSONResponse(
                 {"error": "attachment_refused", "code": got.code, "message": refusal_text(got, locale)},
-                status_code=413 if got.code == "too_large" else 415,
+                status_code=REFUSAL_STATUS.get(got.code, 415),
             )
         else:
             response = JSONResponse(
@@ -60,7 +83,8 @@ def attachments_router() -> APIRouter:
         item = await box.get(attachment_id)
         if item is None or item.owner != resolve_caller(request).actor.label:
             raise WebError(404, "attachment_not_found", "No such attachment.")
-        return attachment_response(item, await box.read(item))
+        data = await box.read(item)
+        return attachment_response(item, data, inline=await box.renders_safely(item, data))
 
     return router
 

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from bot.attachments.texts import split_model_notes
 from bot.channels.web.deps import (
     HISTORY_LIMIT,
     NO_LLM_PLAYER_MESSAGE,
@@ -27,7 +28,7 @@ from bot.channels.web.deps import (
 from bot.channels.web.json_body import read_json_object
 from bot.channels.web.player.attachments import owned_attachments
 from bot.channels.web.player.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
-from bot.channels.web.player.limits import check_all
+from bot.channels.web.player.limits import WebLimits, check_all
 from bot.channels.web.sse.registry import StreamRegistry
 from bot.channels.web.sse.response import sse_response
 from bot.channels.web.sse.stream import RunStream, WebSurface
@@ -81,8 +82,8 @@ def chat_router() -> APIRouter:
             raise WebError(400, "empty_message", "The message is empty.")
         files = await owned_attachments(deps.conversations.attachments, caller, body.attachments)
         ip = client_address(request)
-        limit_id, limit_ip = request.app.state.limits
-        wait = check_all([(limit_id, caller.identity.key), (limit_ip, ip)])
+        limits: WebLimits = request.app.state.limits
+        wait = check_all(limits.of(caller.identity.kind, caller.identity.key, ip))
         if wait:
             raise WebError(
                 429,
@@ -143,11 +144,16 @@ def chat_router() -> APIRouter:
             content = row.content or ""
             if row.role == "user" and content.startswith(INTERRUPT_PREFIX):
                 content = content[len(INTERRUPT_PREFIX) :].strip()
-            message = {
+            files: list[str] = []
+            if row.role == "user":  # the player's words; the model's notes on their files become `files`
+                content, files = split_model_notes(content)
+            message: dict[str, Any] = {
                 "role": row.role,
                 "content": content,
                 "at": row.created_at.isoformat() if row.created_at else None,
             }
+            if row.role == "user":
+                message["files"] = files
             if row.role == "assistant":
                 message["run"] = row.run_id  # what the widget's 👍 / 👎 on this answer names
                 message["by"] = "staff" if row.id in staff_of else "bot"

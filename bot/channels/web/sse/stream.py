@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.attachments.texts import without_model_notes
 from bot.channels.web.sse.step_cleaning import StepCleaner
 from bot.channels.web.sse.wire import WireEvent, answer_payload, done_payload, step_payload
 from bot.conversations.surface import ChannelTraits, SurfaceBase
@@ -191,6 +192,8 @@ class WebSurface(SurfaceBase):
         name, payload = wire
         if kind == "iteration" and self.tools is not None:
             payload["label"] = {lang: self.tools.status_line(event.tool_name, lang) for lang in ("ko", "en")}
+        if name == "inject":  # what the player wrote (the widget shows it), without the model's file notes
+            payload["content"] = without_model_notes(str(payload.get("content") or ""))
         self.stream.publish(name, await self.cleaner.clean(name, payload))
 
     # ---- the Surface protocol ----------------------------------------------------------------------

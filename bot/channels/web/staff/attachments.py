@@ -1,5 +1,6 @@
-"""The console's view of a conversation's attachments: thumbnails of screenshots and text files shown as
-escaped text on the conversation page, and `/staff/attachments/ID` serving a file to signed-in staff."""
+"""The console's view of a conversation's attachments: thumbnails of screenshots (drawn by the server,
+`/staff/attachments/ID/thumb`) and text files shown as escaped text on the conversation page, and
+`/staff/attachments/ID` serving a file to signed-in staff (an image past the pixel limit as a download)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from bot.attachments.texts import size_text
-from bot.channels.web.attachment_response import attachment_response
+from bot.channels.web.attachment_response import attachment_response, thumbnail_response
 from bot.channels.web.staff.pages import conversations_of, render, require_user
 
 TEXT_SHOWN = 20_000
@@ -35,4 +36,16 @@ def add_attachment_routes(router: APIRouter) -> None:
         item = await box.get(attachment_id)
         if item is None:
             return render(request, "message.html", user, status=404, text="not found")
-        return attachment_response(item, await box.read(item))
+        data = await box.read(item)
+        return attachment_response(item, data, inline=await box.renders_safely(item, data))
+
+    @router.get("/attachments/{attachment_id}/thumb")
+    async def attachment_thumbnail(attachment_id: str, request: Request) -> Response:
+        """The server's own small JPEG of a screenshot: the page never draws the player's file itself."""
+        user = await require_user(request)
+        box = conversations_of(request).attachments
+        item = await box.get(attachment_id)
+        made = await box.thumbnail(item) if item is not None else None
+        if made is None:
+            return render(request, "message.html", user, status=404, text="not found")
+        return thumbnail_response(made)

@@ -3,7 +3,9 @@ headers, the language and time zone of the page, and small responses (assets, CS
 
 from __future__ import annotations
 
+import hashlib
 import re
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -195,15 +197,29 @@ FORM_KEYS_KEPT = 10_000
 """Sent reply forms remembered (per process) to refuse a second press; the oldest are forgotten first."""
 
 
-def claim_form(request: Request, key: str) -> bool:
-    """True the first time a form's key is sent (a form without a key always passes). No await between
-    the check and the claim: two parallel posts of one form cannot both pass."""
+REPEAT_SECONDS = 30.0
+"""A form sent without its key (a script, a replayed request) counts as a repeat of the same words from the
+same staff member to the same conversation within this many seconds."""
+
+
+def claim_form(request: Request, key: str, *, same: tuple[str, ...] = ()) -> bool:
+    """True the first time a form's key is sent. A form without a key is named by what it says (`same`:
+    who, where, what) and passes once per `REPEAT_SECONDS`. No await between the check and the claim:
+    two parallel posts of one form cannot both pass."""
+    sent: OrderedDict[str, float | None] = request.app.state.staff_forms_sent
     if not key:
-        return True
-    sent: OrderedDict[str, None] = request.app.state.staff_forms_sent
-    if key in sent:
+        if not same:
+            return True
+        key = "same:" + hashlib.sha256("\x1f".join(same).encode()).hexdigest()
+        now, at = time.monotonic(), sent.get(key)
+        if at is not None and now - at < REPEAT_SECONDS:
+            return False
+        sent[key] = now
+        sent.move_to_end(key)
+    elif key in sent:
         return False
-    sent[key] = None
+    else:
+        sent[key] = None
     while len(sent) > FORM_KEYS_KEPT:
         sent.popitem(last=False)
     return True

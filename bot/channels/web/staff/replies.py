@@ -16,10 +16,12 @@ from bot.channels.web.staff.pages import (
     claim_form,
     conversations_of,
     flash_of,
+    lang_of,
     render,
     require_post,
     require_user,
 )
+from bot.channels.web.staff.queries import is_handed_off
 from bot.desk.saved_replies import VARIABLES
 from bot.staff.registry import StaffReply
 from bot.store.saved_replies import list_replies
@@ -36,6 +38,12 @@ async def _run(
         channel=channel,
         conversations=conv,
     )
+
+
+def _take_over_first(request: Request) -> str:
+    if lang_of(request) == "ko":
+        return "저장된 답변을 보내지 않았습니다. 먼저 '상담원이 이어받기'를 눌러 대화를 맡아 주세요."
+    return "The saved reply was not sent: press 'Take over' first."
 
 
 def add_reply_routes(router: APIRouter) -> None:
@@ -74,7 +82,13 @@ def add_reply_routes(router: APIRouter) -> None:
         if not THREAD_ID.match(thread_id):
             return render(request, "message.html", user, status=400, text="bad request")
         here = f"/staff/conversations/{quote(thread_id, safe=':')}"
-        if not claim_form(request, form.get("reply_key", "")):
-            return back(request, here)  # this form was already sent (a double press)
         values = {"name": form.get("name", ""), "values": form.get("values", "")}
+        if not await is_handed_off(conversations_of(request).store, thread_id):
+            refused = StaffReply(_take_over_first(request), ok=False)
+            return back(
+                request, here, refused, kept={"saved_name": values["name"], "values": values["values"]}
+            )
+        same = (user.staff_id, thread_id, "saved", values["name"], values["values"])
+        if not claim_form(request, form.get("reply_key", ""), same=same):
+            return back(request, here)  # this form (or this reply just now) was already sent
         return back(request, here, await _run(request, user, "reply", values, thread_id))

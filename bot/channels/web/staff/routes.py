@@ -8,6 +8,7 @@ with the staff member's `staff:<id>` label.
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from typing import Any
@@ -49,12 +50,25 @@ from bot.channels.web.staff.pages import (
 )
 from bot.channels.web.staff.replies import add_reply_routes
 from bot.channels.web.staff.sla import recent_reminders
+from bot.staff.registry import StaffReply
 from bot.store import COUPON_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
 from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
 from tools.policy_search import DEFAULT_TOP_K
 
+log = logging.getLogger(__name__)
+
+TAKE_OVER_FIRST = (
+    "답장을 보내지 않았습니다. 먼저 '상담원이 이어받기'를 눌러 대화를 맡아 주세요. 그동안 봇이 답하고 있을 수 "
+    "있습니다. 쓴 내용은 그대로 있습니다.",
+    "The reply was not sent: press 'Take over' first (until then the bot may be answering). What you "
+    "wrote is kept.",
+)
+POLICY_SEARCH_ERROR = (
+    "정책 검색을 하지 못했습니다. 색인을 다시 만들거나 잠시 후 다시 시도해 주세요.",
+    "The policy search failed; rebuild the index or try again shortly.",
+)
 LEDGER_DAY_ERROR = (
     "날짜는 2000-01-01부터 2100-12-31 사이로 입력하세요. 날짜 조건 없이 보여 드립니다.",
     "Enter a day between 2000-01-01 and 2100-12-31; shown without the day filter.",
@@ -193,10 +207,20 @@ def staff_router() -> APIRouter:
         if not THREAD_ID.match(thread_id) or action not in ("handoff", "resume", "reply"):
             return render(request, "message.html", user, status=400, text="bad request")
         if action in ("handoff", "resume"):
-            return back(request, here, await dispatch(request, user, f"/{action}", channel=thread_id))
+            reply = await dispatch(request, user, f"/{action}", channel=thread_id)
+            # A reply refused for want of a takeover rides along, back into the reply box.
+            carried = {k: form[k] for k in ("text", "saved_name", "values") if form.get(k)}
+            carried = carried if action == "handoff" else {}
+            return back(request, here, reply, kept=carried)
         text = form.get("text", "").strip()
-        if not text or not claim_form(request, form.get("reply_key", "")):
-            return back(request, here)  # empty, or this form was already sent (a double press)
+        if not text:
+            return back(request, here)
+        if not await queries.is_handed_off(conv.store, thread_id):
+            return back(
+                request, here, StaffReply(_t(request, TAKE_OVER_FIRST), ok=False), kept={"text": text}
+            )
+        if not claim_form(request, form.get("reply_key", ""), same=(user.staff_id, thread_id, text)):
+            return back(request, here)  # this form (or these words just now) was already sent
         await conv.memory.append(
             thread_id,
             {"role": "assistant", "content": text, "name": f"staff:{user.staff_id}"},
@@ -307,8 +331,9 @@ def staff_router() -> APIRouter:
         if query and index is not None:
             try:
                 hits = await index.search(query, DEFAULT_TOP_K)  # what the bot's search is given
-            except Exception as exc:  # an empty query, an unbuilt index: shown, not a 500
-                error = f"{type(exc).__name__}: {exc}"
+            except Exception:  # an empty query, an unbuilt index: said, not a 500 (details in the log)
+                log.exception("the console's policy search failed")
+                error = _t(request, POLICY_SEARCH_ERROR)
         return render(
             request,
             "policies.html",

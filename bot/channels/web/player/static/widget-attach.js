@@ -160,20 +160,11 @@ window.ArcaWidgetAttach = (function () {
       return out;
     }
 
-    // A stored message names its files in lines the model reads ("[the player attached a screenshot:
-    // NAME, SIZE]"); the history shows them as the file lines a sent message has.
-    function addUserWithFiles(addUser, content) {
-      const names = [];
-      const text = content
-        .split("\n")
-        .filter((line) => {
-          const m = /^\[the player attached an? (?:screenshot|text file): (.+), [0-9.]+ (?:B|KB|MB)\]$/.exec(line);
-          if (m) names.push(m[1]);
-          return !m;
-        })
-        .join("\n");
-      const li = addUser(text);
-      for (const name of names) li.appendChild(el("div", "files", t("attached", name)));
+    // A stored message's files come as names (`files` in the thread history); the model's notes on
+    // them never reach the page.
+    function addUserWithFiles(addUser, content, names) {
+      const li = addUser(content);
+      for (const name of names || []) li.appendChild(el("div", "files", t("attached", name)));
       return li;
     }
 

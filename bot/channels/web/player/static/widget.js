@@ -343,7 +343,7 @@
     if (response.status !== 200) return;
     const body = await response.json();
     for (const m of body.messages) {
-      if (m.role === "user") attach.addUserWithFiles(addUser, m.content);
+      if (m.role === "user") attach.addUserWithFiles(addUser, m.content, m.files);
       else {
         const li = addBotText(m.content);
         if (m.by === "staff") markStaff(li, m.staff_name);
