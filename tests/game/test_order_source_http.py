@@ -283,3 +283,21 @@ async def test_the_order_search_pages_through_a_status(world: GameBackend) -> No
         assert len(pages) >= 3 and sum(len(p) for p in pages) == 13
     finally:
         await src.close()
+
+
+async def test_while_the_probe_is_out_other_reads_fail_fast(world: GameBackend) -> None:
+    src = source(world, retries=0, breaker_failures=2, breaker_recovery_s=0.3)
+    try:
+        world.faults(fail_next=2)
+        for _ in range(2):
+            with pytest.raises(SourceUnavailable):
+                await src.order("ORD001", fresh=True)
+        await asyncio.sleep(0.35)
+        world.faults(latency_ms=300)  # the probe takes a while: the others must not pile onto the backend
+        probe = asyncio.create_task(src.order("ORD001", fresh=True))
+        await asyncio.sleep(0.05)
+        with pytest.raises(SourceUnavailable, match="circuit open"):
+            await src.order("ORD002", fresh=True)
+        assert (await probe) is not None and src.breaker.state == "closed"
+    finally:
+        await src.close()
