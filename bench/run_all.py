@@ -90,6 +90,15 @@ HEADLINES: list[tuple[str, str, str]] = [
     ("game_order_http_p50_ms", "ms", "order lookup via the game's backend over loopback, fresh (p50)"),
     ("game_order_http_p95_ms", "ms", "order lookup via the game's backend over loopback, fresh (p95)"),
     ("game_order_http_vs_builtin_p50_ratio", "×", "http order lookup p50 ÷ builtin table lookup p50"),
+    ("game_grants_per_second", "/s", "grants delivered to the reference game backend (default caps)"),
+    ("game_grants_vs_bare_client_ratio", "×", "outbox delivery rate ÷ a bare httpx client's, same backend"),
+    ("game_deliveries_lag_above_idle_ms", "ms", "worst loop lag while delivering minus the idle loop's"),
+    (
+        "game_incident_effective_grants",
+        "",
+        "effective grants after an incident with one kill -9 of the drain",
+    ),
+    ("game_incident_duplicate_grants", "", "duplicate grants in the game after that incident"),
     ("rss_mb", "MB", "RSS of a running bot with the embedding model loaded"),
     ("rss_kb_per_idle_conversation", "KB", "RSS growth per idle conversation (1,000 threads)"),
 ]
@@ -122,6 +131,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         coupon_ledger,
         engine_overhead,
         fact_check,
+        game_deliveries,
         game_orders,
         incident_bulk,
         memory,
@@ -162,6 +172,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             (
                 "game_orders",
                 lambda: game_orders.main(["--rounds", "100" if quick else "500"]),
+            ),
+            (
+                "game_deliveries",
+                lambda: game_deliveries.main(
+                    ["--grants", "500" if quick else "3000", "--incident", "2000" if quick else "10000"]
+                ),
             ),
             (
                 "memory",
@@ -218,6 +234,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "game_order_http_vs_builtin_p50_ratio": details["game_orders"][
             "game_order_http_vs_builtin_p50_ratio"
         ],
+        **{
+            k: details["game_deliveries"][k]
+            for k, _u, _w in HEADLINES
+            if k.startswith("game_") and not k.startswith("game_order_")
+        },
         "rss_mb": m["rss_mb"],
         "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
     }

@@ -27,7 +27,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 async def open_store(settings: Settings, *, seed: bool = True) -> Store:
     """Open (creating if needed) the configured database; load the demo seed into an empty one."""
-    store = Store(settings.database_url)
+    store = Store(settings.database_url, game_delivery=settings.coupon_delivery == "game")
     await store.open()
     if seed:
         report = await seed_if_empty(store)

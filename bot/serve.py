@@ -91,6 +91,7 @@ async def serve(
     server = None
     bot = None
     desk = None
+    deliveries = None
     client: asyncio.Task[int] | None = None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -120,6 +121,7 @@ async def serve(
             waits.add(client)
         desk = desk_watch(settings, app, bot=bot, web=server is not None, every=desk_every)
         desk.start()
+        deliveries = game_deliveries(settings, app)
         collections.start()
         if server is not None:
             # Shielded: cancelling this watch must not cancel uvicorn (that would skip its shutdown and
@@ -141,6 +143,8 @@ async def serve(
         await collections.stop()
         if desk is not None:
             await desk.stop()
+        if deliveries is not None:
+            await deliveries.stop()
         if bot is not None and not bot.is_closed():
             await bot.close()
         if client is not None:
@@ -157,6 +161,18 @@ async def serve(
             await app.store.close()
         if metrics_server is not None:
             metrics_server.close()
+
+
+def game_deliveries(settings: Settings, app: App) -> Any:
+    """With `ARCA_COUPON_DELIVERY=game`, this process's delivery worker, started: it posts the outbox's
+    grants and revokes to the game and alerts the staff channel once per burst of dead letters. None
+    otherwise."""
+    from bot.game.delivery.running import deliveries_for
+
+    deliveries = deliveries_for(settings, app.store, app.conversations.notify_staff)
+    if deliveries is not None:
+        deliveries.start()
+    return deliveries
 
 
 def _no_llm(settings: Settings) -> Any:

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
-from bot.store import AuditEntry, Coupon, Order, Store, utcnow
+from bot.store import AuditEntry, Coupon, DeliveryView, Order, Store, utcnow
 from bot.store.coupons import LIVE_STATUSES
 from bot.vocabulary.catalogue import STAFF_ONLY_COMMAND, Text
 from tools import coupon_messages as say
@@ -76,6 +76,7 @@ async def _change_live(
         else:
             before = coupon.status
             apply(coupon, now)
+            await _queue_game_delivery(store, session, before, coupon, now)
             if before == "pending" and coupon.status == "rejected":
                 # Never issued: no code, no expiry, and not "revoked".
                 message = say.REJECTED(locale, order=oid, amount=format_krw(coupon.amount, locale))
@@ -103,6 +104,17 @@ async def _change_live(
         )
         await session.commit()
     return result
+
+
+async def _queue_game_delivery(
+    store: Store, session: Any, before: str, coupon: Coupon, now: datetime
+) -> None:
+    """The outbox job of a change, in the change's own transaction: an approved coupon is granted into
+    the game (`ARCA_COUPON_DELIVERY=game`), a revoked one that was granted is taken back."""
+    if before == "pending" and coupon.status == "active":
+        await store.game_deliveries.add_grant(session, coupon, now)
+    elif before == "active" and coupon.status == "revoked":
+        await store.game_deliveries.add_revoke(session, coupon.code, now)
 
 
 async def _decided_before(
@@ -263,10 +275,50 @@ async def list_coupons(
         coupons = list((await session.execute(query)).scalars())
     if not coupons:
         return ToolResult(True, ResultCode.OK, say.no_coupons(locale, player_id), {"coupons": []})
+    deliveries = await _deliveries_of(store, coupons)
     lines = [say.LIST_HEAD(locale, count=len(coupons))]
-    lines += [say.coupon_line(c, locale, timezone) for c in coupons]
-    views = [coupon_view(c, timezone) for c in coupons]
+    views = []
+    for c in coupons:
+        jobs = deliveries.get(c.code, [])
+        lines.append(say.coupon_line(c, locale, timezone) + "".join(delivery_note(j, locale) for j in jobs))
+        view = coupon_view(c, timezone)
+        if jobs:
+            view["deliveries"] = [job.as_json() for job in jobs]
+        views.append(view)
     return ToolResult(True, ResultCode.OK, "\n".join(lines), {"coupons": views})
+
+
+async def _deliveries_of(store: Store, coupons: list[Coupon]) -> dict[str, list[DeliveryView]]:
+    """The game deliveries (grant, then revoke) of each listed coupon that has any."""
+    found: dict[str, list[DeliveryView]] = {}
+    for job in reversed(
+        await store.game_deliveries.list(codes=[c.code for c in coupons], limit=4 * len(coupons))
+    ):
+        found.setdefault(job.coupon_code, []).append(job)
+    return found
+
+
+_DELIVERY_STATES = {
+    "pending": ("게임 지급 대기", "waiting to reach the game"),
+    "delivered": ("게임 지급 완료", "in the game"),
+    "dead": ("게임 지급 실패", "refused by the game"),
+}
+_REVOKE_STATES = {
+    "pending": ("게임 회수 대기", "revoke waiting"),
+    "delivered": ("게임 회수 완료", "revoked in the game"),
+    "dead": ("게임 회수 실패", "revoke refused by the game"),
+}
+
+
+def delivery_note(job: DeliveryView, locale: str) -> str:
+    """` · 게임 지급 대기 (시도 2회: 503 …)`: where a coupon's grant (or revoke) into the game stands."""
+    ko, en = (_REVOKE_STATES if job.kind == "revoke" else _DELIVERY_STATES)[job.state]
+    label = en if locale == "en" else ko
+    if job.state == "delivered" or not job.attempts:
+        return f" · {label}"
+    tries = f"{job.attempts} attempts" if locale == "en" else f"시도 {job.attempts}회"
+    why = f": {job.last_error}" if job.last_error else ""
+    return f" · {label} ({tries}{why})"
 
 
 async def active_coupon_for(

@@ -311,6 +311,15 @@ def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
             f"⏰ **SLA · Escalation #{payload.get('escalation_id', '?')}** · {where} · {what} 목표 / target "
             f"{payload.get('due_at')} · {when}"
         )
+    if kind == "delivery_dead":
+        shown = ", ".join(f"`{g}`" for g in payload.get("grant_ids") or [])
+        return (
+            f"🎁 **게임 지급 실패 / Grants refused by the game** · 새로 {payload.get('new')}건 / new, "
+            f"실패 전체 {payload.get('dead_total')}건 / dead in all · {shown}\n"
+            f"> {str(payload.get('last_error') or '').strip()}\n"
+            "원인을 고친 뒤 콘솔의 게임 지급에서 다시 보내기 / fix the cause, then Retry in the console's "
+            "Game grants (or `arca-bot deliveries retry GRANT_ID`)"
+        )
     details = ", ".join(f"{k}={v}" for k, v in payload.items())
     return f"📣 {kind}: {details}"
 

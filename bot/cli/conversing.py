@@ -15,7 +15,7 @@ from bot.cli.preflight import CommandError, checked_settings, quiet_logs_for_a_p
 def cmd_chat(args: argparse.Namespace) -> int:
     from bot.app import build_app
     from bot.channels.console import run_console
-    from bot.serve import desk_watch
+    from bot.serve import desk_watch, game_deliveries
 
     settings = checked_settings()
     require_policies(settings)
@@ -37,12 +37,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
         away = None if settings.discord_token else timedelta(0)
         desk = desk_watch(settings, app, bot=None, web=False, wait=away)
         desk.start()
+        deliveries = game_deliveries(settings, app)  # the console is a long-running process too
         try:
             return await run_console(
                 app.conversations, discord_id=args.as_id, roles=roles, channel=args.channel
             )
         finally:
             await desk.stop()
+            if deliveries is not None:
+                await deliveries.stop()
             await app.conversations.wait_idle()
             if app.conversations.services.orders is not None:
                 await app.conversations.services.orders.close()  # the game backend's HTTP client

@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_incident_parser(sub, checked_settings)
     add_orders_parser(sub, checked_settings, CommandError)
 
+    from bot.cli.deliveries import add_deliveries_parser
+
+    add_deliveries_parser(sub)
+
     p = sub.add_parser("demo", help="show the real pipeline with a scripted model (no LLM needed)")
     p.add_argument("path", nargs="?", help="demo transcripts (default: data/demo)")
     p.set_defaults(fn=cmd_demo)

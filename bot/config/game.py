@@ -92,3 +92,27 @@ class GameSettings(BaseSettings):
             return []
         raw = self.game_webhook_secret.get_secret_value()
         return [s.strip().encode() for s in raw.split(",") if s.strip()]
+
+    # -- game-delivery: the outbox worker's caps (bot/game/delivery) ----------------------------------
+
+    game_delivery_rate: float = Field(
+        default=1000.0, gt=0, le=100_000, validation_alias=env("ARCA_GAME_DELIVERY_RATE")
+    )
+    """At most this many grant and revoke posts per second from one process (an incident's 10,000-grant
+    wave is spread out to protect the game's backend)."""
+    game_delivery_concurrency: int = Field(
+        default=32, ge=1, le=1000, validation_alias=env("ARCA_GAME_DELIVERY_CONCURRENCY")
+    )
+    """At most this many posts in flight at once from one process."""
+    game_delivery_lease_s: float = Field(
+        default=60.0, gt=0, le=3600, validation_alias=env("ARCA_GAME_DELIVERY_LEASE_S")
+    )
+    """How long a process holds the jobs it took; a process that died leaves them to others after this."""
+    game_delivery_max_attempts: int = Field(
+        default=25, ge=1, le=10_000, validation_alias=env("ARCA_GAME_DELIVERY_MAX_ATTEMPTS")
+    )
+    """Posts of one job that failed for a passing reason (5xx, timeout, 429) before it is a dead letter."""
+    game_delivery_backoff_max_s: float = Field(
+        default=600.0, gt=0, le=86_400, validation_alias=env("ARCA_GAME_DELIVERY_BACKOFF_MAX_S")
+    )
+    """The longest wait between two attempts (exponential backoff from 1 s, with jitter)."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.guards import truthful as truth
 from bot.guards.claims import Claim, parse_claim, split_sentences
+from bot.guards.mailbox import unconfirmed_arrival
 from bot.store import Store
 from tools.base import Actor, ResultCode, Tool
 from tools.coupons import issue_coupon
@@ -206,9 +207,10 @@ class ClaimChecker:
 
     async def check(self, sentence: str) -> str:
         claim = parse_claim(sentence)
-        if not claim.any:
+        arrival = await unconfirmed_arrival(sentence, self.outcomes, self.store, self.locale)
+        if not claim.any and arrival is None:
             return sentence
-        backed, why = await _is_backed(claim, self.outcomes, self.store)
+        backed, why = (False, arrival.why) if arrival else await _is_backed(claim, self.outcomes, self.store)
         if backed:
             return sentence
         body = sentence.strip()
@@ -217,7 +219,8 @@ class ClaimChecker:
         if self._truth_written:
             replacement = ""
         else:
-            replacement = lead + truthful_sentence(self.outcomes, self.locale) + (tail or "")
+            said = (arrival and arrival.sentence) or truthful_sentence(self.outcomes, self.locale)
+            replacement = lead + said + (tail or "")
             self._truth_written = True
         detail = {"removed": body, "why": why, "replacement": replacement.strip() or None}
         self.details.append(detail)

@@ -3,6 +3,7 @@
 from bot.store.attachments import AttachmentRow  # registers the table with the schema
 from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError
+from bot.store.deliveries import Backlog, DeliveryView
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
 from bot.store.game_events import GameEvent  # registers the table with the schema
 from bot.store.game_order_facts import GameOrderFacts  # registers the table with the schema
@@ -42,10 +43,12 @@ __all__ = [
     "ActiveCoupon",
     "AttachmentRow",
     "AuditEntry",
+    "Backlog",
     "Contacts",
     "Coupon",
     "CouponRow",
     "DailyUsage",
+    "DeliveryView",
     "DeskClaim",
     "Escalation",
     "Feedback",

@@ -16,6 +16,7 @@ from sqlalchemy import Integer, String, bindparam, column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.backends.engine import begin_immediate
+from bot.store.deliveries import JOB_COLUMNS, GameDeliveries, GameDelivery, grant_job
 from bot.store.game_order_facts import FACT_COLUMNS, GameOrderFacts, fact_row
 from bot.store.models import AuditEntry, Coupon, Order, Player, UTCDateTime
 from bot.store.units import Fetch, Insert, Lock, Unit, UnitRunner
@@ -179,8 +180,14 @@ def _fact_params(order_id: str, key: str | None, day: tuple[datetime, datetime])
 class CouponLedger:
     """`store.coupons`: the issuance unit, the facts it reads, and the locked session of staff changes."""
 
-    def __init__(self, store: UnitRunner) -> None:
+    def __init__(self, store: UnitRunner, deliveries: GameDeliveries | None = None) -> None:
         self._store = store
+        self._deliveries = deliveries
+
+    def _delivers(self, coupon: CouponRow) -> bool:
+        """An active coupon is granted into the game (`ARCA_COUPON_DELIVERY=game`); a pending one when
+        it is approved."""
+        return self._deliveries is not None and self._deliveries.enabled and coupon.status == "active"
 
     async def facts(self, order_id: str, key: str | None, day: tuple[datetime, datetime]) -> IssueFacts:
         """The facts an issuance of `order_id` would check now (outside any write)."""
@@ -213,6 +220,8 @@ class CouponLedger:
                 if write.order_facts is not None:  # the facts it was decided on, in the same transaction
                     facts = fact_row(write.coupon.code, write.order_facts)
                     yield Insert(GameOrderFacts.__table__, FACT_COLUMNS, [facts])
+                if self._delivers(write.coupon):  # the outbox job commits with the coupon, or neither does
+                    yield Insert(GameDelivery.__table__, JOB_COLUMNS, [grant_job(row)])
             yield Insert(AuditEntry.__table__, AUDIT_COLUMNS, [write.audit])
             return write.outcome
 

@@ -28,6 +28,7 @@ from bot.store.backends import sqlite_direct
 from bot.store.backends.postgres_direct import DirectPostgres
 from bot.store.backends.sqlite_direct import DirectSQLite, with_column_defaults
 from bot.store.coupons import CouponLedger
+from bot.store.deliveries import GameDeliveries
 from bot.store.incident_records import Incidents
 from bot.store.models import AuditEntry, utcnow
 from bot.store.orders import Orders
@@ -73,7 +74,9 @@ class Store:
     path runs a request is decided here alone (`run`).
     """
 
-    def __init__(self, url: str, *, echo: bool = False, fast_paths: bool = True) -> None:
+    def __init__(
+        self, url: str, *, echo: bool = False, fast_paths: bool = True, game_delivery: bool = False
+    ) -> None:
         self.url = url
         self._echo = echo
         self._fast_paths = fast_paths
@@ -85,10 +88,13 @@ class Store:
         `bot.store.backends.sqlite_direct`)."""
         self.direct_pg: DirectPostgres | None = None
         """PostgreSQL only: plain asyncpg connections (see `bot.store.backends.postgres_direct`)."""
-        self.coupons = CouponLedger(self)
+        self.game_deliveries = GameDeliveries(self, enabled=game_delivery)
+        """The outbox of grants into the game; `game_delivery` (`ARCA_COUPON_DELIVERY=game`): each coupon
+        issued writes its job in its own transaction."""
+        self.coupons = CouponLedger(self, self.game_deliveries)
         self.threads = Threads(self)
         self.players = Players(self)
-        self.incidents = Incidents(self)
+        self.incidents = Incidents(self, self.game_deliveries)
         self.orders = Orders(self)
 
     @property

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, distinct, func, select
 
 from bot.store.coupons import LIVE_STATUSES
+from bot.store.deliveries import GameDeliveries
 from bot.store.incident_posts import IncidentDeliveries, IncidentPosts
 from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Plan, Target
@@ -75,9 +76,9 @@ class GrantSummary:
 class Incidents:
     """Incidents and their bulk grant (`batches`)."""
 
-    def __init__(self, store: UnitRunner) -> None:
+    def __init__(self, store: UnitRunner, game_deliveries: GameDeliveries | None = None) -> None:
         self._store = store
-        self.batches = IncidentBatches(store)
+        self.batches = IncidentBatches(store, game_deliveries)
         self.posts = IncidentPosts(store)
         self.deliveries = IncidentDeliveries(store)
 

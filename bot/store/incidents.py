@@ -19,6 +19,7 @@ from sqlalchemy import and_, bindparam, func, select, text
 
 from bot.store.coupon_codes import new_coupon_code
 from bot.store.coupons import AUDIT_COLUMNS, INSERTED_COLUMNS, LIVE_STATUSES
+from bot.store.deliveries import JOB_COLUMNS, GameDeliveries, GameDelivery, grant_job
 from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.models import AuditEntry, Coupon, Order, utcnow
 from bot.store.units import Fetch, Insert, Lock, Unit, UnitRunner
@@ -255,8 +256,9 @@ def exclusion_rows(plan: Plan, out: BatchOutcome, now: datetime) -> list[dict[st
 class IncidentBatches:
     """The bulk grant's reads and its batch unit (`store.incidents.batches`)."""
 
-    def __init__(self, store: UnitRunner) -> None:
+    def __init__(self, store: UnitRunner, deliveries: GameDeliveries | None = None) -> None:
         self._store = store
+        self._deliveries = deliveries
 
     async def granted(self, plan: Plan, targets: Sequence[Target]) -> Granted:
         """What the incident holds now, outside any write (the preview's facts)."""
@@ -272,12 +274,16 @@ class IncidentBatches:
         """One batch in one transaction; raises `RaceLost` when a unique index refused a row (nothing of
         the batch is stored then: run it again)."""
 
+        deliver = self._deliveries is not None and self._deliveries.enabled
+
         def unit() -> Unit[BatchOutcome]:
             yield Lock(LOCK_INCIDENT, {"incident_id": plan.incident_id})
             granted = yield from _granted_unit(plan, targets)
             out = decide_batch(plan, targets, granted, now=now, actor=actor)
             if out.coupons:
                 yield Insert(Coupon.__table__, INSERTED_COLUMNS, out.coupons)
+                if deliver:  # the batch's grant jobs commit with its coupons (one statement), or nothing does
+                    yield Insert(GameDelivery.__table__, JOB_COLUMNS, [grant_job(c) for c in out.coupons])
             if out.exclusions:
                 yield Insert(IncidentExclusion.__table__, EXCLUSION_COLUMNS, exclusion_rows(plan, out, now))
             detail = {"issued": len(out.coupons), "excluded": len(out.exclusions), "spent": out.spent}

@@ -104,6 +104,8 @@ def create_app(*, token: str, db_path: str = ":memory:") -> FastAPI:
             return JSONResponse(
                 {"error": "rate limited"}, 429, headers={"Retry-After": str(faults.faults.retry_after_s)}
             )
+        if faults.take(part, "refuse_next"):
+            return JSONResponse({"error": faults.faults.refuse_reason}, 422)
         if faults.take(part, "fail_next") or faults.random_error(part):
             return JSONResponse({"error": "temporarily unavailable"}, 503)
         return None

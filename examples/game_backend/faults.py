@@ -31,6 +31,9 @@ class Faults(BaseModel):
     """The next N requests answer 429 with `Retry-After: retry_after_s`."""
     retry_after_s: int = Field(default=1, ge=0, le=3600)
     hang_s: float = Field(default=30.0, ge=0, le=600)
+    refuse_next: int = Field(default=0, ge=0)
+    """The next N requests answer 422 with `{"error": refuse_reason}`: a refusal the client must not retry."""
+    refuse_reason: str = "player account is suspended"
     malformed_next: int = Field(default=0, ge=0)
     """The next N order reads answer 200 with a body that is not JSON."""
     body_next: str | None = None

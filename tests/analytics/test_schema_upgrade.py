@@ -41,10 +41,11 @@ async def tables_and_version(url: str) -> tuple[set[str], str]:
 
 def test_version_2_adds_only_tables() -> None:
     assert (
-        SCHEMA_VERSION == 10
+        SCHEMA_VERSION == 11
     )  # v3: the staff console's tables, v4: its outbox, v5: incidents, v6: policy gaps, v7: incident
     # posts and deliveries, saved replies, desk claims, attachments, tickets; v8: incident notice answers;
-    # v9: the game's events and link codes; v10: the order facts each coupon was decided on
+    # v9: the game's events and link codes; v10: the outbox of grants into the game; v11: the order
+    # facts each coupon was decided on
     assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback", *UPGRADABLE_FROM[2]}
 
 
@@ -71,7 +72,7 @@ async def test_a_read_only_check_refuses_to_upgrade_and_changes_nothing(tmp_path
     await make_version_1(url)
     store = Store(url)
     with pytest.raises(
-        StoreError, match="schema version 1 is older than 10; the bot adds the missing tables"
+        StoreError, match=f"schema version 1 is older than {SCHEMA_VERSION}; the bot adds the missing tables"
     ):
         await store.open(create=False)
     tables, version = await tables_and_version(url)
@@ -85,7 +86,7 @@ async def test_version_0_is_still_refused(tmp_path: Path) -> None:
     async with engine.begin() as conn:
         await conn.execute(SchemaMeta.__table__.update().values(value="0"))
     await engine.dispose()
-    with pytest.raises(StoreError, match="older than 10 and no migration exists"):
+    with pytest.raises(StoreError, match=f"older than {SCHEMA_VERSION} and no migration exists"):
         await Store(url).open()
 
 

@@ -49,6 +49,7 @@ NAV = (
     ("approvals", "승인 대기", "Approvals"),
     ("incidents", "장애", "Incidents"),
     ("ledger", "쿠폰 원장", "Ledger"),
+    ("grants", "게임 지급", "Game grants"),
     ("audit", "감사 기록", "Audit"),
     ("dashboard", "대시보드", "Dashboard"),
     ("policies", "정책", "Policies"),

@@ -22,6 +22,7 @@ from bot.channels.web.staff.attachments import add_attachment_routes, attachment
 from bot.channels.web.staff.auth import SESSION_COOKIE
 from bot.channels.web.staff.flashes import FlashBox
 from bot.channels.web.staff.gaps import add_gap_routes
+from bot.channels.web.staff.grants import add_grant_routes
 from bot.channels.web.staff.incidents import add_incident_routes
 from bot.channels.web.staff.live import add_live_routes
 from bot.channels.web.staff.pages import (
@@ -366,6 +367,7 @@ def staff_router() -> APIRouter:
         return back(request, "/staff/sessions")
 
     add_gap_routes(router)
+    add_grant_routes(router)
     add_incident_routes(router)
     add_attachment_routes(router)
 

@@ -1,0 +1,76 @@
+"""Who delivers: every long-running process runs a delivery worker when `ARCA_COUPON_DELIVERY=game` —
+here `arca-bot web` (`bot.serve.serve`) posts a coupon staff issued from another process to the game,
+and stops on SIGTERM with the job recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import httpx
+
+from bot.serve import serve
+from bot.store import Store
+from tests.eventually import eventually
+from tests.fakes.knowledge import EmptyPolicyIndex
+from tests.support.context import NOW, STAFF
+from tests.support.deliveries import effective, jobs
+from tests.support.discord import make_settings
+from tests.support.game_backend import GameBackend
+from tests.support.serving import SECRET, _free_port
+from tools.coupon_rules import CouponRules
+from tools.ledger import staff_issue
+
+
+async def test_the_web_process_delivers_what_another_process_issued(
+    tmp_path, game_backend: GameBackend
+) -> None:
+    port = _free_port()
+    settings = make_settings(
+        tmp_path / "var",
+        discord_token=None,
+        web_port=port,
+        web_secret=SECRET,
+        coupon_delivery="game",
+        game_api_url=game_backend.url,
+        game_api_token=game_backend.token,
+    )
+    running = asyncio.create_task(serve(settings, discord=False, web=True, policy_index=EmptyPolicyIndex()))
+    other = Store(settings.database_url, game_delivery=True)  # the Discord process, say
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+
+            async def health() -> bool:
+                try:
+                    return (await client.get("/healthz")).status_code == 200
+                except httpx.TransportError:
+                    assert not running.done(), running.result()
+                    return False
+
+            await eventually(health, what="/healthz")
+        await other.open()
+        issued = await staff_issue(
+            other,
+            CouponRules(),
+            actor=STAFF,
+            order_id="ORD001",
+            amount=3000,
+            reason="사과",
+            idempotency_key="x1",
+            now=NOW,
+        )
+        code = issued.data["coupon"]["code"]
+
+        async def arrived() -> bool:
+            return effective(game_backend) == {code: "granted"}
+
+        await eventually(arrived, what="the grant in the game")
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert await asyncio.wait_for(running, 15) == 0
+        assert [(j["grant_id"], j["state"]) for j in await jobs(other)] == [(code, "delivered")]
+    finally:
+        await other.close()
+        if not running.done():
+            running.cancel()
+            await asyncio.wait({running}, timeout=10)
