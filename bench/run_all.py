@@ -1,5 +1,5 @@
 """Every benchmark in one go (`make bench`): engine overhead, concurrency, streaming, retrieval, coupon ledger,
-fact check, memory. Prints one summary table and writes `bench/results.json` (the headline figures as top-level
+fact check, the game's order source, memory. Prints one summary table and writes `bench/results.json` (the headline figures as top-level
 numeric keys, each benchmark's full figures under `details`).
 
     python -m bench.run_all [--quick] [--out bench/results.json]
@@ -110,6 +110,9 @@ HEADLINES: list[tuple[str, str, str]] = [
         "ms",
         "longest loop step's CPU during the bulk grant (load-independent)",
     ),
+    ("game_order_http_p50_ms", "ms", "order lookup via the game's backend over loopback, fresh (p50)"),
+    ("game_order_http_p95_ms", "ms", "order lookup via the game's backend over loopback, fresh (p95)"),
+    ("game_order_http_vs_builtin_p50_ratio", "×", "http order lookup p50 ÷ builtin table lookup p50"),
     ("game_grants_per_second", "/s", "grants delivered to the reference game backend (default caps)"),
     ("game_grants_vs_bare_client_ratio", "×", "outbox delivery rate ÷ a bare httpx client's, same backend"),
     ("game_deliveries_lag_above_idle_ms", "ms", "worst loop lag while delivering minus the idle loop's"),
@@ -152,6 +155,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         engine_overhead,
         fact_check,
         game_deliveries,
+        game_orders,
         incident_bulk,
         memory,
         retrieval,
@@ -187,6 +191,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             (
                 "incident_bulk",
                 lambda: incident_bulk.main(["--orders", "2000" if quick else "10000"]),
+            ),
+            (
+                "game_orders",
+                lambda: game_orders.main(["--rounds", "100" if quick else "500"]),
             ),
             (
                 "game_deliveries",
@@ -255,7 +263,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ),
         "incident_loop_max_lag_ms": details["incident_bulk"]["incident_loop_max_lag_ms"],
         "incident_loop_max_step_cpu_ms": details["incident_bulk"]["incident_loop_max_step_cpu_ms"],
-        **{k: details["game_deliveries"][k] for k, _u, _w in HEADLINES if k.startswith("game_")},
+        "game_order_http_p50_ms": details["game_orders"]["game_order_http_p50_ms"],
+        "game_order_http_p95_ms": details["game_orders"]["game_order_http_p95_ms"],
+        "game_order_http_vs_builtin_p50_ratio": details["game_orders"][
+            "game_order_http_vs_builtin_p50_ratio"
+        ],
+        **{
+            k: details["game_deliveries"][k]
+            for k, _u, _w in HEADLINES
+            if k.startswith("game_") and not k.startswith("game_order_")
+        },
         "rss_mb": m["rss_mb"],
         "rss_kb_per_idle_conversation": m["rss_kb_per_idle_conversation"],
     }

@@ -192,6 +192,7 @@ async def build_app(
     from bot.conversations.notifications import StaffNotifications
     from bot.conversations.run_events import RunEvents
     from bot.desk.hours import SupportHours
+    from bot.game.orders import make_order_source
     from bot.staff import StaffRegistry
     from tools.base import ToolServices
     from tools.coupon_rules import load_coupon_rules
@@ -211,6 +212,7 @@ async def build_app(
         timezone=settings.timezone,
         notify_staff=notifications.notify,
         away_notice=hours.notice,
+        orders=make_order_source(settings, store),
     )
     if models is None and llm_factory is None and settings.llm_configured:
         from bot.llm.registry import ModelRegistry

@@ -364,6 +364,18 @@ async def check_support_hours(settings: Settings) -> Check:
     return Check("support hours", "ok", summary)
 
 
+async def check_game_backend(settings: Settings) -> Check:
+    """The studio's backend (DESIGN.md §11), when orders or coupons go through it: reachable, the token
+    accepted, the order API at the configured address, the clocks in step."""
+    from bot.game.orders.check import check_connection
+
+    if settings.order_source != "http" and settings.coupon_delivery != "game":
+        return Check("game backend", "ok", "not used (ARCA_ORDER_SOURCE=builtin, ARCA_COUPON_DELIVERY=none)")
+    token = settings.game_api_token.get_secret_value() if settings.game_api_token else None
+    found = await check_connection(str(settings.game_api_url), token, timeout_s=settings.game_api_timeout_s)
+    return Check("game backend", found.status, found.detail, found.fix)
+
+
 CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_policies,
     check_database,
@@ -373,6 +385,7 @@ CHECKS: list[Callable[[Settings], Awaitable[Check]]] = [
     check_discord,
     check_web_secret,
     check_support_hours,
+    check_game_backend,
 ]
 
 

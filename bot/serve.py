@@ -151,6 +151,8 @@ async def serve(
         if index is not None:
             await index.stop()
         if own_app:
+            if app.conversations.services.orders is not None:
+                await app.conversations.services.orders.close()  # the game backend's HTTP client
             await app.store.close()
         if metrics_server is not None:
             metrics_server.close()

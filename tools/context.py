@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from bot.game.orders import BuiltinOrderSource, OrderSource
 from bot.store import Store
 from bot.vocabulary.catalogue import say
 from tools.coupon_rules import CouponRules, default_coupon_rules
@@ -65,6 +66,8 @@ class ToolServices:
     """Calendar days for daily caps are counted in this zone."""
     away_notice: Callable[[datetime, str], str | None] | None = None
     """`(now, locale)` → when staff return, while they are away (`bot.desk.hours.SupportHours.notice`)."""
+    orders: OrderSource | None = None
+    """Where orders are read (ARCA_ORDER_SOURCE); None: the builtin table of the context's store."""
 
 
 def _utcnow() -> datetime:
@@ -107,6 +110,11 @@ class ToolContext:
     @property
     def korean(self) -> bool:
         return self.locale == "ko"
+
+    @property
+    def orders(self) -> OrderSource:
+        """The order source every order read goes through (`bot.game.orders`)."""
+        return self.services.orders or BuiltinOrderSource(self.store)
 
     def for_call(self, tool_call_id: str) -> ToolContext:
         return replace(self, tool_call_id=tool_call_id)

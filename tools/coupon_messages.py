@@ -47,6 +47,10 @@ UNLINKED_NEXT_STEP = Text(" 또는 escalate_to_staff로 넘기세요.{hint}", " 
 STAFF_USE_COUPON_COMMAND = Text(
     " 운영진은 /coupon issue 명령을 쓰세요.", " Staff should use the /coupon issue command."
 )
+NOT_ISSUED_UNAVAILABLE = Text(
+    "쿠폰은 발급되지 않았어요. {unavailable}", "No coupon was issued. {unavailable}"
+)
+"""SOURCE_UNAVAILABLE of an issuance: the order could not be read fresh, so nothing was decided."""
 ISSUE_FAILED = Text(
     "쿠폰 발급 중 오류가 발생했습니다. 잠시 후 다시 시도하세요.", "Issuing failed; retry later."
 )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.store import Coupon, DailyUsage, utcnow
+from bot.store import Coupon, DailyUsage, OrderRecord, utcnow
 from tools import coupon_messages as say
 from tools.base import Actor
 from tools.coupon_queries import coupon_view
@@ -33,6 +33,11 @@ class IssueRequest:
     staff: bool
     review: bool = False
     """The player's message tried to instruct the bot or claimed authority: staff approve any coupon."""
+    order: OrderRecord | None = None
+    """The order as the studio's backend answered a fresh read (http source); None with the builtin
+    source, whose table is read inside the issuance's own transaction."""
+    external: bool = False
+    """The order source is the studio's backend: `order` (a fresh read), not the embedded mirror, decides."""
 
     @classmethod
     def build(

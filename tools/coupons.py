@@ -49,4 +49,5 @@ async def issue_coupon(args: IssueCouponArgs, ctx: ToolContext) -> ToolResult:
         timezone=ctx.services.timezone,
         notify=ctx.services.notify_staff,
         review=ctx.trust.untrusted,
+        orders=ctx.orders,
     )

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.game.orders import BuiltinOrderSource, OrderSource, SourceUnavailable
 from bot.store import AuditEntry, CouponRow, IssueFacts, IssueWrite, RaceLost, Store, utcnow
 from bot.store.coupon_codes import new_coupon_code
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
@@ -36,13 +37,15 @@ from tools.coupon_rules import (
 )
 from tools.coupon_staff import staff_denied
 from tools.local_time import day_bounds
-from tools.order_views import order_not_found_message
+from tools.order_views import order_not_found_message, orders_unavailable_message
 from tools.results import ResultCode, ToolResult
 
 log = logging.getLogger(__name__)
 
 
-def _audit_detail(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) -> str:
+def _audit_detail(
+    req: IssueRequest, result: ToolResult, extra: dict[str, Any], order_facts: dict[str, Any] | None = None
+) -> str:
     detail = {
         "order_id": req.order_id,
         "amount": req.amount,
@@ -51,13 +54,17 @@ def _audit_detail(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) 
         "message": result.message,
         **extra,
     }
+    if order_facts is not None:  # what the decision was made on, kept even when the order is gone
+        detail["order_facts"] = order_facts
     coupon = result.data.get("coupon")
     if coupon:
         detail["coupon_code"] = coupon["code"]
     return json.dumps(detail, ensure_ascii=False, default=str)
 
 
-def _audit_row(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) -> dict[str, Any]:
+def _audit_row(
+    req: IssueRequest, result: ToolResult, extra: dict[str, Any], order_facts: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The audit row of one attempt, written in the attempt's own transaction."""
     return {
         "at": utcnow(),
@@ -66,7 +73,7 @@ def _audit_row(req: IssueRequest, result: ToolResult, extra: dict[str, Any]) -> 
         "action": "coupon.staff_issue" if req.staff else "coupon.issue",
         "target": req.order_id,
         "code": str(result.code),
-        "detail": _audit_detail(req, result, extra),
+        "detail": _audit_detail(req, result, extra, order_facts),
     }
 
 
@@ -86,6 +93,32 @@ class _Decision:
     extra: dict[str, Any]
     coupon: CouponRow | None = None
     """The coupon to insert (ISSUED or PENDING_APPROVAL), else None."""
+    order_facts: dict[str, Any] | None = None
+    """The order facts the decision was made on (None when there was no order to decide on)."""
+
+
+def _order_truth(
+    req: IssueRequest, facts: IssueFacts
+) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """Owner, status and the facts to keep: from the fresh read of the studio's backend (http source;
+    the embedded row is only its mirror), else from the embedded table read in this transaction."""
+    if req.external:
+        if req.order is None:
+            return None, None, None
+        return req.order.player_id, req.order.status, req.order.facts()
+    if facts.order_player_id is None:
+        return None, None, None
+    kept = {
+        "id": req.order_id,
+        "player_id": facts.order_player_id,
+        "status": facts.order_status,
+        "amount": facts.order_amount,
+        "currency": facts.order_currency or "KRW",
+        "updated_at": None if facts.order_updated_at is None else facts.order_updated_at.isoformat(),
+        "source": "builtin",
+        "read_at": req.now.isoformat(),
+    }
+    return facts.order_player_id, facts.order_status, kept
 
 
 def _decide(rules: CouponRules, req: IssueRequest, facts: IssueFacts) -> _Decision:
@@ -96,34 +129,34 @@ def _decide(rules: CouponRules, req: IssueRequest, facts: IssueFacts) -> _Decisi
     if facts.key_coupon is not None:
         return _Decision(replayed_result(req, facts.key_coupon), {"replayed": True})
 
-    owner = facts.order_player_id
+    owner, status_read, kept = _order_truth(req, facts)
     if owner is None or (not req.staff and owner != req.actor.player_id):
         # Same answer for "missing" and "someone else's": the audit keeps the true reason.
         missing = req.result(
             False, ResultCode.ORDER_NOT_FOUND, order_not_found_message(req.order_id, req.locale)
         )
-        return _Decision(missing, {"why": "missing" if owner is None else "other_player"})
+        return _Decision(missing, {"why": "missing" if owner is None else "other_player"}, None, kept)
 
-    status = facts.order_status or ""
+    status = status_read or ""
     if not req.staff and status not in rules.eligible_statuses:
         msg = say.not_eligible(req.order_id, status, rules.eligible_statuses, req.locale)
         res = req.result(
             False, ResultCode.NOT_ELIGIBLE_STATUS, msg, status=status, eligible=rules.eligible_statuses
         )
-        return _Decision(res, {})
+        return _Decision(res, {}, None, kept)
 
     bad = check_amount(rules, req.amount, locale=req.locale, staff=req.staff)
     if bad is not None:
         code, msg, data = bad
-        return _Decision(req.result(False, code, msg, **data), {})
+        return _Decision(req.result(False, code, msg, **data), {}, None, kept)
 
     if facts.live_coupon is not None:
-        return _Decision(already_result(req, facts.live_coupon), {})
+        return _Decision(already_result(req, facts.live_coupon), {}, None, kept)
 
     if not req.staff:
         over = daily_caps_result(rules, req, facts.day)
         if over is not None:
-            return _Decision(over, {})
+            return _Decision(over, {}, None, kept)
 
     over_threshold = rules.approval_threshold is not None and req.amount > rules.approval_threshold
     pending = not req.staff and (req.review or over_threshold)
@@ -143,8 +176,8 @@ def _decide(rules: CouponRules, req: IssueRequest, facts: IssueFacts) -> _Decisi
     )
     if pending:
         why = {"review": "untrusted_request"} if req.review else {"threshold": rules.approval_threshold}
-        return _Decision(pending_result(req, coupon), why, coupon)
-    return _Decision(issued_result(req, coupon), {}, coupon)
+        return _Decision(pending_result(req, coupon), why, coupon, kept)
+    return _Decision(issued_result(req, coupon), {}, coupon, kept)
 
 
 async def _decide_and_audit(
@@ -155,7 +188,8 @@ async def _decide_and_audit(
 
     def decide(facts: IssueFacts) -> IssueWrite[_Decision]:
         decision = _decide(rules, req, facts)
-        return IssueWrite(decision.coupon, _audit_row(req, decision.result, decision.extra), decision)
+        audit = _audit_row(req, decision.result, decision.extra, decision.order_facts)
+        return IssueWrite(decision.coupon, audit, decision, decision.order_facts)
 
     decision = await store.coupons.issue(
         player_id=req.actor.player_id,
@@ -167,9 +201,33 @@ async def _decide_and_audit(
     return decision.result, decision.extra
 
 
+async def _read_fresh(store: Store, orders: OrderSource, req: IssueRequest) -> IssueRequest | ToolResult:
+    """With the studio's backend as the order source, read the order fresh (never from the cache): the
+    decision is made on that read, or on nothing — SOURCE_UNAVAILABLE, audited, no coupon. The builtin
+    table needs no read here: the issuance's own transaction reads it."""
+    if orders.name == "builtin":
+        return req
+    try:
+        order = await orders.order(req.order_id, fresh=True)
+    except SourceUnavailable as exc:
+        msg = say.NOT_ISSUED_UNAVAILABLE(req.locale, unavailable=orders_unavailable_message(req.locale))
+        result = req.result(False, ResultCode.SOURCE_UNAVAILABLE, msg)
+        await _audit(store, req, result, None, why=exc.reason)
+        return result
+    return replace(req, order=order, external=True)
+
+
 async def _issue(
-    store: Store, rules: CouponRules, req: IssueRequest, notify: StaffNotifier | None
+    store: Store,
+    rules: CouponRules,
+    req: IssueRequest,
+    notify: StaffNotifier | None,
+    orders: OrderSource | None = None,
 ) -> ToolResult:
+    read = await _read_fresh(store, orders or BuiltinOrderSource(store), req)
+    if isinstance(read, ToolResult):
+        return read
+    req = read
     for _attempt in range(3):
         try:
             result, extra = await _decide_and_audit(store, rules, req)
@@ -245,6 +303,7 @@ async def issue_for_player(
     timezone: str = "Asia/Seoul",
     notify: StaffNotifier | None = None,
     review: bool = False,
+    orders: OrderSource | None = None,
 ) -> ToolResult:
     """The guarded issuance behind `issue_coupon`: every check of DESIGN.md §5, in order, exactly once.
     `review`: the request came from a message the input guard marked untrusted, so a coupon that passes
@@ -272,7 +331,7 @@ async def issue_for_player(
         result = req.result(False, ResultCode.NOT_LINKED, msg)
         await _audit(store, req, result, None)
         return result
-    return await _issue(store, rules, req, notify)
+    return await _issue(store, rules, req, notify, orders)
 
 
 async def staff_issue(
@@ -288,6 +347,7 @@ async def staff_issue(
     locale: str = "ko",
     now: datetime | None = None,
     timezone: str = "Asia/Seoul",
+    orders: OrderSource | None = None,
 ) -> ToolResult:
     """`/coupon issue`: skips link, ownership, status and daily caps; keeps amount ≤ staff_max and one per order."""
     req = IssueRequest.build(
@@ -306,4 +366,4 @@ async def staff_issue(
         result = staff_denied(actor, locale)
         await _audit(store, req, result, None)
         return result
-    return await _issue(store, rules, req, None)
+    return await _issue(store, rules, req, None, orders)

@@ -11,10 +11,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
+from bot.game.orders import SourceUnavailable
 from bot.store import ORDER_STATUSES, Coupon, Order
 from tools.base import ResultCode, Tool, ToolContext, ToolRegistry, ToolResult, tool
 from tools.local_time import local_midnight
 from tools.money import format_krw
+from tools.order_views import unavailable_result
 
 COUPON_STATUS_LABELS: dict[str, tuple[str, str]] = {
     "active": ("사용 가능", "active"),
@@ -101,6 +103,12 @@ async def order_stats(args: OrderStatsArgs, ctx: ToolContext) -> ToolResult:
         start, end, label = _period(args, ctx.services.timezone)
     except _PeriodError as exc:
         return _period_error(ctx, exc)
+    if ctx.orders.name != "builtin":
+        try:
+            by_status = await _stats_from_source(ctx, start, end, status)
+        except SourceUnavailable:
+            return unavailable_result(ctx.locale)
+        return _stats_result(ctx, by_status, status, label)
     query = select(
         Order.status,
         func.count(Order.id),
@@ -118,6 +126,34 @@ async def order_stats(args: OrderStatsArgs, ctx: ToolContext) -> ToolResult:
     by_status = {
         row[0]: {"orders": int(row[1]), "players": int(row[2]), "amount": int(row[3])} for row in rows
     }
+    return _stats_result(ctx, by_status, status, label)
+
+
+async def _stats_from_source(
+    ctx: ToolContext, start: datetime | None, end: datetime | None, status: str | None
+) -> dict[str, dict[str, int]]:
+    """The same figures over the studio's backend: its paged order search, counted here (the period is
+    by order date, so it is applied to each order read)."""
+    counts: dict[str, dict[str, int]] = {}
+    players: dict[str, set[str]] = {}
+    async for page in ctx.orders.search(statuses=(status,) if status else ()):
+        for o in page:
+            if (start and o.ordered_at and o.ordered_at < start) or (
+                end and o.ordered_at and o.ordered_at >= end
+            ):
+                continue
+            row = counts.setdefault(o.status, {"orders": 0, "players": 0, "amount": 0})
+            row["orders"] += 1
+            row["amount"] += o.amount
+            players.setdefault(o.status, set()).add(o.player_id)
+    for code, row in counts.items():
+        row["players"] = len(players[code])
+    return counts
+
+
+def _stats_result(
+    ctx: ToolContext, by_status: dict[str, dict[str, int]], status: str | None, label: str
+) -> ToolResult:
     total_orders = sum(v["orders"] for v in by_status.values())
     total_amount = sum(v["amount"] for v in by_status.values())
     loc = ctx.locale

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-from sqlalchemy import func, select
 
-from bot.store import ORDER_STATUSES, Order
+from bot.game.orders import SourceUnavailable
+from bot.store import ORDER_STATUSES
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, ORDER_NUMBER, Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.coupon_messages import describe_coupon
 from tools.local_time import local_date
 from tools.money import format_krw
-from tools.order_views import normalize_order_id, order_not_found_message, status_label
+from tools.order_views import (
+    normalize_order_id,
+    order_not_found_message,
+    status_label,
+    unavailable_result,
+)
 from tools.requirements import each_named_order
 
 LIST_LIMIT = 10
@@ -60,9 +65,13 @@ async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
     if not ctx.actor.player_id and not ctx.actor.is_staff:
         await _audit(ctx, oid, ResultCode.NOT_LINKED, {"why": "not_linked"})
         return _not_linked(ctx)
-    order = await ctx.store.orders.with_live_coupon(oid) if oid else None
+    try:
+        order = await ctx.orders.order(oid) if oid else None
+    except SourceUnavailable as exc:
+        await _audit(ctx, oid, ResultCode.SOURCE_UNAVAILABLE, {"why": exc.reason})
+        return unavailable_result(ctx.locale, oid)
     mine = order is not None and (ctx.actor.is_staff or order.player_id == ctx.actor.player_id)
-    coupon = order.live_coupon if mine and order is not None else None
+    coupon = await ctx.store.orders.live_coupon(oid) if mine and order is not None else None
     if not mine:
         # Another player's order must be indistinguishable from a missing one; only the audit knows which.
         await _audit(
@@ -151,15 +160,12 @@ async def list_my_orders(args: ListMyOrdersArgs, ctx: ToolContext) -> ToolResult
         res = _not_linked(ctx)
         return ToolResult(res.ok, res.code, res.message + (hint if ctx.actor.is_staff else ""), res.data)
     player = ctx.actor.player_id
-    async with ctx.store.session() as session:
-        where = [Order.player_id == player]
-        if status:
-            where.append(Order.status == status)
-        total = (await session.execute(select(func.count(Order.id)).where(*where))).scalar_one()
-        rows = await session.execute(
-            select(Order).where(*where).order_by(Order.ordered_at.desc(), Order.id.desc()).limit(LIST_LIMIT)
-        )
-        orders = list(rows.scalars())
+    try:
+        page = await ctx.orders.player_orders(player, limit=LIST_LIMIT, status=status)
+    except SourceUnavailable as exc:
+        await _audit(ctx, player, ResultCode.SOURCE_UNAVAILABLE, {"why": exc.reason}, "tool:list_my_orders")
+        return unavailable_result(ctx.locale)
+    orders, total = page.orders, page.total
     if not orders:
         which_ko = f" {status_label(status, 'ko')} 상태의" if status else ""
         which_en = f" {status_label(status, 'en')}" if status else ""
@@ -179,8 +185,8 @@ async def list_my_orders(args: ListMyOrdersArgs, ctx: ToolContext) -> ToolResult
         )
         for o in orders
     ]
-    more_ko = f" (전체 {total}건 중 최근 {len(orders)}건)" if total > len(orders) else ""
-    more_en = f" (the latest {len(orders)} of {total})" if total > len(orders) else ""
+    more_ko = f" (전체 {total}건 중 최근 {len(orders)}건)" if total and total > len(orders) else ""
+    more_en = f" (the latest {len(orders)} of {total})" if total and total > len(orders) else ""
     head = ctx.say(
         f"최근 주문 {len(orders)}건, 최신순{more_ko}:",
         f"{len(orders)} recent order(s), newest first{more_en}:",
@@ -189,14 +195,16 @@ async def list_my_orders(args: ListMyOrdersArgs, ctx: ToolContext) -> ToolResult
         ok=True,
         code=ResultCode.OK,
         message="\n".join([head, *lines]),
-        data={"orders": [{"id": o.id, "status": o.status} for o in orders], "total": total},
+        data={"orders": [{"id": o.id, "status": o.status} for o in orders], "total": total or len(orders)},
     )
 
 
-async def _audit(ctx: ToolContext, order_id: str, code: ResultCode, detail: dict) -> None:
+async def _audit(
+    ctx: ToolContext, order_id: str, code: ResultCode, detail: dict, action: str = "tool:lookup_order"
+) -> None:
     await ctx.store.audit(
         actor=ctx.actor.label,
-        action="tool:lookup_order",
+        action=action,
         thread_id=ctx.thread_id,
         target=order_id[:100],
         code=str(code),

@@ -47,6 +47,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
             if deliveries is not None:
                 await deliveries.stop()
             await app.conversations.wait_idle()
+            if app.conversations.services.orders is not None:
+                await app.conversations.services.orders.close()  # the game backend's HTTP client
             await app.store.close()
 
     return asyncio.run(go())

@@ -8,7 +8,7 @@ import argparse
 from bot import __version__
 from bot.cli.conversing import cmd_chat, cmd_demo, cmd_replay
 from bot.cli.guards import cmd_guards
-from bot.cli.preflight import checked_settings
+from bot.cli.preflight import CommandError, checked_settings
 from bot.cli.records import cmd_console_link, cmd_seed, cmd_stats
 from bot.cli.serving import (
     cmd_doctor,
@@ -135,9 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(fn=cmd_stats)
 
+    from bot.game.orders.cli import add_orders_parser
     from bot.incidents.cli import add_incident_parser
 
     add_incident_parser(sub, checked_settings)
+    add_orders_parser(sub, checked_settings, CommandError)
 
     from bot.cli.deliveries import add_deliveries_parser
 

@@ -37,6 +37,26 @@ class GameSettings(BaseSettings):
     """The secret of the game's signed events (two comma-separated during a rotation); unset: the event
     endpoint is off."""
 
+    # -- game-source: how the bot reads the studio's orders (bot/game/orders) -----------------------
+    game_api_retries: int = Field(default=2, ge=0, le=5, validation_alias=env("ARCA_GAME_API_RETRIES"))
+    """Retries of an order read after a 5xx, a timeout or a 429 (with backoff and jitter); 0: none."""
+    game_api_cache_s: float = Field(
+        default=30.0, ge=0, le=3600, validation_alias=env("ARCA_GAME_API_CACHE_S")
+    )
+    """How long an order read stays cached for lookups (0: no cache); eligibility reads never use it."""
+    game_api_breaker_failures: int = Field(
+        default=5, ge=1, le=1000, validation_alias=env("ARCA_GAME_API_BREAKER_FAILURES")
+    )
+    """Failed requests in a row after which the bot stops calling the backend for a while."""
+    game_api_breaker_recovery_s: float = Field(
+        default=15.0, gt=0, le=3600, validation_alias=env("ARCA_GAME_API_BREAKER_RECOVERY_S")
+    )
+    """How long the bot fails fast before one probe request tries the backend again."""
+    game_api_max_body_bytes: int = Field(
+        default=1_048_576, ge=1024, le=64 * 1_048_576, validation_alias=env("ARCA_GAME_API_MAX_BODY_BYTES")
+    )
+    """A longer answer is refused as bad data (read no further than this)."""
+
     @field_validator("game_api_url", "game_api_token", "game_webhook_secret", mode="before")
     @classmethod
     def _blank_game_value_is_none(cls, value: Any) -> Any:

@@ -192,6 +192,10 @@ CLAIM_RULES: tuple[ClaimRule, ...] = (
 """The claim check's rules, in order (`bot.guards.pipeline` lists them)."""
 
 
+def _results(outcomes: Iterable[Any]) -> list[Outcome]:
+    return [o for o in (as_outcome(x) for x in outcomes) if o is not None]
+
+
 def truthful_sentence(
     outcomes: Iterable[Any], locale: str, coupon_tools: frozenset[str] = COUPON_TOOLS
 ) -> str:
@@ -205,6 +209,10 @@ def truthful_sentence(
             locale, coupons=", ".join(truth.issued_part(o.data, locale) for o in issued)
         )
     if not runs:
+        if any(getattr(o, "code", None) == ResultCode.SOURCE_UNAVAILABLE for o in _results(outcomes)):
+            # No coupon was even tried because the game's backend could not be read: say so.
+            reason = truth.refusal_reason(ResultCode.SOURCE_UNAVAILABLE, {}, locale)
+            return truth.NONE_ISSUED_BECAUSE(locale, reason=reason)
         return truth.NONE_ISSUED(locale)
     last = runs[-1]
     if last.code == ResultCode.PENDING_APPROVAL:

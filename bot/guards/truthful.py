@@ -45,6 +45,9 @@ REASONS = {
     ResultCode.ORDER_NOT_FOUND: Text("주문을 찾을 수 없습니다", "the order was not found"),
     ResultCode.NOT_LINKED: NOT_LINKED_REASON,
     ResultCode.DENIED: Text("이 기능을 쓸 권한이 없습니다", "this action is not allowed"),
+    ResultCode.SOURCE_UNAVAILABLE: Text(
+        "지금은 주문 정보를 확인할 수 없습니다", "the order information cannot be checked right now"
+    ),
 }
 SOME_ERROR = Text("처리 중 오류가 발생했습니다", "an error occurred")
 

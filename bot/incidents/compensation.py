@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.game.orders import OrderSource
+from bot.incidents.scope_orders import pull_scope
 from bot.incidents.tell import tell_compensated
 from bot.store import RaceLost, Store
 from bot.store.incident_records import IncidentRecord
@@ -95,9 +97,17 @@ def overrides_of(plan: Plan, orders: list[Target], limits: Limits) -> list[str]:
 
 
 async def preview(
-    store: Store, incident: IncidentRecord, plan: Plan, limits: Limits, *, now: datetime
+    store: Store,
+    incident: IncidentRecord,
+    plan: Plan,
+    limits: Limits,
+    *,
+    now: datetime,
+    orders: OrderSource | None = None,
 ) -> Preview:
-    """The preview of `plan` on the incident's scope as it stands now (nothing is written)."""
+    """The preview of `plan` on the incident's scope as it stands now (nothing is written but, with the
+    studio's backend as `orders`, the scope's orders read fresh into the embedded mirror)."""
+    await pull_scope(orders, incident)
     targets = await store.incidents.targets(incident, plan.per)
     granted = await store.incidents.batches.granted(plan, targets)
     out = Preview(plan)

@@ -175,6 +175,10 @@ class Transcript(BaseModel):
     clock: Any = None
     coupon_rules: dict[str, Any] | None = None
     """Validated overrides of the coupon rules for this case (None: the project's rules file)."""
+    game_backend_down: bool = False
+    """`fixtures.game_backend: down`: the case reads orders from a game backend that cannot be reached
+    (ARCA_ORDER_SOURCE=http against a closed loopback port), so the order tools answer
+    SOURCE_UNAVAILABLE."""
     _turn_lines: list[int] = PrivateAttr(default_factory=list)
 
 
@@ -214,7 +218,14 @@ def load_transcript(path: Path) -> Transcript:
         for key, value in root.value:
             if getattr(key, "value", None) == "fixtures":
                 fixtures_node = value
-    seed_part = {k: v for k, v in case.fixtures.items() if k not in ("clock", "coupon_rules")}
+    seed_part = {k: v for k, v in case.fixtures.items() if k not in ("clock", "coupon_rules", "game_backend")}
+    backend = case.fixtures.get("game_backend")
+    if backend is not None and backend != "down":
+        line = line_of(root, ("fixtures", "game_backend")) or 1
+        raise TranscriptError(
+            f"{path}:{line}: fixtures.game_backend must be `down` (the only state a case sets)"
+        )
+    case.game_backend_down = backend == "down"
     try:
         case.seed = parse_fixture_data(seed_part, source=str(path), root=fixtures_node)
     except SeedError as exc:

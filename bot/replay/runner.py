@@ -11,6 +11,7 @@ inside the engine's `iteration`-done callback of scripted step N (for a step wit
 from __future__ import annotations
 
 import re
+import socket
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import SecretStr
 
 from bot.channels.recording import RecordingSurface
 from bot.config import Settings
@@ -36,7 +39,7 @@ from bot.replay.recorders import LoopInputs, recording
 from bot.replay.turn_observer import TurnObserver
 from bot.store import Store
 from bot.store.coupon_codes import seeded_codes
-from bot.store.seed import apply_seed
+from bot.store.seed import SeedData, apply_seed
 from bot.vocabulary import ThreadId
 from bot.vocabulary.language import HANGUL_RANGE
 from tools.coupon_rules import CouponRules, load_coupon_rules
@@ -65,6 +68,41 @@ class CaseResult:
     """What each turn showed (answer or reply), the tools it called with their codes, and (observing) the
     sentences the fact check let through with what enforcing would have put in their place: the report's
     record of what a live model actually said."""
+
+
+def _closed_loopback_url() -> str:
+    """A loopback URL nothing listens on: a port the kernel just handed out and that was closed again."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def _case_settings(settings: Settings, case: Transcript) -> Settings:
+    """The settings one case runs with: `fixtures.game_backend: down` points the order source at a game
+    backend that cannot be reached (connection refused, no retry), so its reads are SOURCE_UNAVAILABLE."""
+    if not case.game_backend_down:
+        return settings
+    return settings.model_copy(
+        update={
+            "order_source": "http",
+            "game_api_url": _closed_loopback_url(),
+            "game_api_token": SecretStr("replay"),
+            "game_api_retries": 0,
+            "game_api_timeout_s": 1.0,
+        }
+    )
+
+
+def _fixtures_for_source(seed: SeedData | None, order_source: str) -> SeedData | None:
+    """The fixtures to load for the configured order source: all of them for the builtin table; with
+    the studio's backend (`http`) the orders come from it, so the fixtures' orders are left out — but
+    for those a fixture coupon names, kept so the ledger's rows stay valid (the reads still go to the
+    backend)."""
+    if seed is None or order_source == "builtin":
+        return seed
+    named = {c.order_id for c in seed.coupons}
+    return seed.model_copy(update={"orders": [o for o in seed.orders if o.id in named]})
 
 
 def _slug(name: str) -> str:
@@ -120,11 +158,15 @@ class Replayer:
             await store.open()
             try:
                 fixed = case.clock
-                if case.seed is not None:
-                    await apply_seed(store, case.seed, now=fixed or datetime.now(UTC))
+                settings = _case_settings(self.settings, case).model_copy(
+                    update={"edit_interval": self.edit_interval}
+                )
+                seed = _fixtures_for_source(case.seed, settings.order_source)
+                if seed is not None:
+                    await apply_seed(store, seed, now=fixed or datetime.now(UTC))
                 current: dict[str, Any] = {"llm": None, "turns": []}
                 app = await build_app(
-                    self.settings.model_copy(update={"edit_interval": self.edit_interval}),
+                    settings,
                     llm_factory=lambda: current["llm"],
                     store=store,
                     policy_index=self.policy_index,
@@ -149,6 +191,7 @@ class Replayer:
                     failures.extend(f"turn {index}: {p}" for p in problems)
                     checked_failures.extend(f"turn {index}: {p}" for p in checked)
                 unbacked, withheld = await fact_counts(store)
+                await app.conversations.services.orders.close()
             finally:
                 await store.close()
         return CaseResult(

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from bot.attachments.texts import attachment_lines
+from bot.game.orders import SourceUnavailable
 from bot.loop_share import to_background_thread
 from bot.staff.linking import link_commands
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
-from bot.store import ORDER_STATUSES, Order, Player
+from bot.store import ORDER_STATUSES, Player
 from bot.vocabulary.particles import particle
 from tools import coupon_staff, ledger
 from tools.base import ToolContext
 from tools.money import format_krw
+
+ORDERS_SHOWN = 50
+"""`/orders` lists at most this many of a player's orders, newest first."""
 
 
 def _result_reply(result: Any) -> StaffReply:
@@ -44,15 +46,19 @@ async def cmd_orders(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     pid = args["player_id"].strip()
     async with inv.conversations.store.session() as s:
         player = await s.get(Player, pid)
-        rows = list(
-            (
-                await s.execute(select(Order).where(Order.player_id == pid).order_by(Order.ordered_at.desc()))
-            ).scalars()
+    try:
+        page = await _ctx(inv).orders.player_orders(pid, limit=ORDERS_SHOWN)
+    except SourceUnavailable as exc:
+        return StaffReply(
+            f"[SOURCE_UNAVAILABLE] 게임 서버에서 주문을 읽을 수 없습니다 / the game backend cannot be read: {exc.reason}",
+            ok=False,
         )
-    if player is None:
+    if player is None and not page.orders:
         return StaffReply(f"플레이어 {particle(pid, '을/를')} 찾을 수 없습니다. / No player {pid}.", ok=False)
-    lines = [f"{player.id} {player.name} (discord {player.discord_id or '-'}): 주문 {len(rows)}건"]
-    for o in rows:
+    name = f"{player.name} (discord {player.discord_id or '-'})" if player is not None else "(-)"
+    count = page.total if page.total is not None else f"{len(page.orders)}+"
+    lines = [f"{pid} {name}: 주문 {count}건"]
+    for o in page.orders:
         lines.append(
             f"- {o.id} · {o.item} · {format_krw(o.amount, 'ko')} · {ORDER_STATUSES[o.status]} ({o.status})"
         )
@@ -72,6 +78,7 @@ async def cmd_coupon_issue(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         thread_id=inv.channel,
         now=conv.clock(),
         timezone=conv.services.timezone,
+        orders=conv.services.orders,
     )
     return _result_reply(result)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.game.orders import SourceUnavailable
 from bot.incidents import Limits, ScopeError, parse_plan, parse_scope, preview, run_compensation
 from bot.incidents.compensation import Progress
 from bot.incidents.notice import split_notice
@@ -104,7 +105,42 @@ async def cmd_report(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     return StaffReply(format_report(report), data=report)
 
 
+class _ScopeUnreadable(Exception):
+    def __init__(self, reply: StaffReply) -> None:
+        self.reply = reply
+
+
+async def _preview(inv: Invocation, incident: Any, plan: Any) -> Any:
+    """The preview, with the scope's orders read fresh from the game's backend under the http source."""
+    conv = inv.conversations
+    try:
+        return await preview(
+            conv.store, incident, plan, _limits(inv), now=conv.clock(), orders=conv.services.orders
+        )
+    except SourceUnavailable as exc:
+        hint = (
+            " 플레이어 CSV로 장애를 선언하세요 / declare the incident with a players CSV."
+            if "no order search" in exc.reason
+            else " 잠시 후 다시 시도하세요 / try again later."
+        )
+        raise _ScopeUnreadable(
+            StaffReply(
+                f"[SOURCE_UNAVAILABLE] 게임 서버에서 장애 범위의 주문을 읽을 수 없습니다 / the game's backend "
+                f"cannot be read for the incident's orders: {exc.reason}.{hint}",
+                ok=False,
+            )
+        ) from None
+
+
 async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
+    """A plan → its preview (stored, waiting); `approve` → audited overrides, then the run; `cancel`."""
+    try:
+        return await _compensate(inv, args)
+    except _ScopeUnreadable as exc:
+        return exc.reply
+
+
+async def _compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     """A plan → its preview (stored, waiting); `approve` → audited overrides, then the run; `cancel`."""
     conv, store, actor = inv.conversations, inv.conversations.store, inv.actor.label
     incident = await store.incidents.get(args["id"])
@@ -119,7 +155,7 @@ async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         plan = incident.plan(rules.valid_days)
         if plan is None or incident.comp_state not in ("previewed", "approved", "done"):
             return StaffReply("승인할 보상 미리보기가 없습니다. / No previewed plan to approve.", ok=False)
-        shown = await preview(store, incident, plan, _limits(inv), now=conv.clock())
+        shown = await _preview(inv, incident, plan)
         if shown.refused:
             return StaffReply(shown.text(), ok=False)
         await store.incidents.set_plan(
@@ -168,7 +204,7 @@ async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         plan = parse_plan(incident.id, args["plan"], valid_days=rules.valid_days)
     except ScopeError as exc:
         return StaffReply(str(exc), ok=False)
-    shown = await preview(store, incident, plan, _limits(inv), now=conv.clock())
+    shown = await _preview(inv, incident, plan)
     await store.incidents.set_plan(incident.id, plan, state="previewed", actor=actor)
     return StaffReply(
         shown.text(),

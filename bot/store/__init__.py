@@ -6,6 +6,7 @@ from bot.store.database import Store, StoreError
 from bot.store.deliveries import Backlog, DeliveryView
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
 from bot.store.game_events import GameEvent  # registers the table with the schema
+from bot.store.game_order_facts import GameOrderFacts  # registers the table with the schema
 from bot.store.link_codes import LinkCode  # registers the table with the schema
 from bot.store.models import (
     COUPON_STATUSES,
@@ -26,7 +27,7 @@ from bot.store.models import (
     ThreadSummary,
     utcnow,
 )
-from bot.store.orders import OrderView
+from bot.store.orders import OrderRecord, OrderView
 from bot.store.players import Contacts
 from bot.store.policy_gaps import PolicyGap  # registers the table with the schema
 from bot.store.saved_replies import SavedReply  # registers the table with the schema
@@ -52,10 +53,12 @@ __all__ = [
     "Escalation",
     "Feedback",
     "GameEvent",
+    "GameOrderFacts",
     "IssueFacts",
     "IssueWrite",
     "LinkCode",
     "Order",
+    "OrderRecord",
     "OrderView",
     "Player",
     "PolicyGap",

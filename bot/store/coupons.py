@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.backends.engine import begin_immediate
 from bot.store.deliveries import JOB_COLUMNS, GameDeliveries, GameDelivery, grant_job
+from bot.store.game_order_facts import FACT_COLUMNS, GameOrderFacts, fact_row
 from bot.store.models import AuditEntry, Coupon, Order, Player, UTCDateTime
 from bot.store.units import Fetch, Insert, Lock, Unit, UnitRunner
 
@@ -83,6 +84,9 @@ class IssueFacts:
     """The order's coupon that holds its slot (active or pending), the newest if several."""
     day: DailyUsage
     """The order owner's live coupons created on the request's local calendar day."""
+    order_amount: int | None = None
+    order_currency: str | None = None
+    order_updated_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class IssueWrite(Generic[T]):
     coupon: CouponRow | None
     audit: dict[str, Any]
     outcome: T
+    order_facts: dict[str, Any] | None = None
+    """The order facts the coupon was decided on (`OrderRecord.facts()`), kept beside it."""
 
 
 def _cols(alias: str) -> str:
@@ -103,7 +109,8 @@ _LIVE = "status IN ('active', 'pending')"  # LIVE_STATUSES; matches the partial 
 _DAY = f"d.player_id = o.player_id AND d.{_LIVE} AND d.created_at >= :day_start AND d.created_at < :day_end"
 FACTS_SQL = f"""SELECT o.player_id, o.status, {_cols("k")}, {_cols("l")},
  (SELECT count(d.id) FROM coupons AS d WHERE {_DAY}),
- (SELECT coalesce(sum(d.amount), 0) FROM coupons AS d WHERE {_DAY})
+ (SELECT coalesce(sum(d.amount), 0) FROM coupons AS d WHERE {_DAY}),
+ o.amount, o.currency, o.updated_at
 FROM (SELECT 1 AS one) AS anchor
 LEFT JOIN orders AS o ON o.id = :order_id
 LEFT JOIN coupons AS k ON k.idempotency_key = :key
@@ -131,6 +138,9 @@ FACTS = (
         *_coupon_columns("l"),
         column("day_count", Integer()),
         column("day_amount", Integer()),
+        column("order_amount", Integer()),
+        column("order_currency", String()),
+        column("order_updated_at", UTCDateTime()),
     )
 )
 
@@ -156,7 +166,10 @@ def facts_of(row: Any) -> IssueFacts:
         order_player_id=row[0],
         order_status=row[1],
         live_coupon=_coupon(tuple(row[2 + width : 2 + 2 * width])),
-        day=DailyUsage(count=int(row[-2] or 0), amount=int(row[-1] or 0)),
+        day=DailyUsage(count=int(row[2 + 2 * width] or 0), amount=int(row[3 + 2 * width] or 0)),
+        order_amount=row[4 + 2 * width],
+        order_currency=row[5 + 2 * width],
+        order_updated_at=row[6 + 2 * width],
     )
 
 
@@ -204,6 +217,9 @@ class CouponLedger:
             if write.coupon is not None:
                 row = {c: getattr(write.coupon, c) for c in INSERTED_COLUMNS}
                 yield Insert(Coupon.__table__, INSERTED_COLUMNS, [row])
+                if write.order_facts is not None:  # the facts it was decided on, in the same transaction
+                    facts = fact_row(write.coupon.code, write.order_facts)
+                    yield Insert(GameOrderFacts.__table__, FACT_COLUMNS, [facts])
                 if self._delivers(write.coupon):  # the outbox job commits with the coupon, or neither does
                     yield Insert(GameDelivery.__table__, JOB_COLUMNS, [grant_job(row)])
             yield Insert(AuditEntry.__table__, AUDIT_COLUMNS, [write.audit])

@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
 Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
@@ -35,7 +35,8 @@ deliveries, saved replies and the desk's claims (bot/store/saved_replies.py, bot
 attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py); version 8 only adds
 `incident_notice_answers` (answers that relayed an incident's notice); version 9 only adds the game
 connection's `game_events` and `link_codes` (bot/store/game_events.py, bot/store/link_codes.py); version
-10 only adds `game_deliveries` (the outbox of grants into the game: bot/store/deliveries.py)."""
+10 only adds `game_deliveries` (the outbox of grants into the game: bot/store/deliveries.py); version 11
+only adds `game_order_facts` (the order facts each coupon was decided on, bot/store/game_order_facts.py)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
@@ -51,6 +52,7 @@ _V7_TABLES = (
 _V8_TABLES = ("incident_notice_answers",)
 _V9_TABLES = ("game_events", "link_codes")
 _V10_TABLES = ("game_deliveries",)
+_V11_TABLES = ("game_order_facts",)
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",
@@ -64,6 +66,7 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_V8_TABLES,
         *_V9_TABLES,
         *_V10_TABLES,
+        *_V11_TABLES,
     ),
     2: (
         *_STAFF_CONSOLE_TABLES,
@@ -73,6 +76,7 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_V8_TABLES,
         *_V9_TABLES,
         *_V10_TABLES,
+        *_V11_TABLES,
     ),
     3: (
         "staff_outbox",
@@ -82,12 +86,15 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_V8_TABLES,
         *_V9_TABLES,
         *_V10_TABLES,
+        *_V11_TABLES,
     ),
-    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
-    5: (*_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
-    6: (*_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
-    7: (*_V8_TABLES, *_V9_TABLES, *_V10_TABLES),
-    8: _V9_TABLES,
+    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
+    5: (*_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
+    6: (*_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
+    7: (*_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
+    8: (*_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
+    9: (*_V10_TABLES, *_V11_TABLES),
+    10: _V11_TABLES,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 

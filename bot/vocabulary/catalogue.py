@@ -55,3 +55,10 @@ WORKING = Text("확인 중…", "Working on it…")
 
 ORDER_NUMBER = Text("주문 번호", "order number")
 """What a player calls an order id (the tools' `order_id` argument)."""
+
+ORDERS_UNAVAILABLE = Text(
+    "주문 정보를 지금 확인할 수 없어요. 잠시 후 다시 시도해 주시거나, 원하시면 담당자에게 연결해 드릴게요.",
+    "I can't check order information right now. Please try again in a little while, or I can connect you "
+    "with a person if you'd like.",
+)
+"""Every SOURCE_UNAVAILABLE message (DESIGN.md §11): the studio's backend could not be read fresh."""

@@ -120,6 +120,8 @@ def create_app(*, token: str, db_path: str = ":memory:") -> FastAPI:
     async def get_order(order_id: str) -> Any:
         if (early := await before("orders")) is not None:
             return early
+        if (body := faults.take_body("orders")) is not None:
+            return PlainTextResponse(body, media_type="application/json")
         if faults.take("orders", "malformed_next"):
             return PlainTextResponse("{not json", media_type="application/json")
         order = store.order(order_id)
@@ -131,6 +133,8 @@ def create_app(*, token: str, db_path: str = ":memory:") -> FastAPI:
     async def player_orders(player_id: str, limit: Annotated[int, Query(ge=1, le=100)] = 10) -> Any:
         if (early := await before("orders")) is not None:
             return early
+        if (body := faults.take_body("orders")) is not None:
+            return PlainTextResponse(body, media_type="application/json")
         return {"orders": store.player_orders(player_id, limit)}
 
     @app.get("/orders", response_model=OrderPage, dependencies=auth, tags=["orders"])
@@ -143,6 +147,8 @@ def create_app(*, token: str, db_path: str = ":memory:") -> FastAPI:
     ) -> Any:
         if (early := await before("orders")) is not None:
             return early
+        if (body := faults.take_body("orders")) is not None:
+            return PlainTextResponse(body, media_type="application/json")
         page, next_cursor = store.search_orders(
             status=status, after=updated_after, before=updated_before, cursor=cursor, limit=limit
         )

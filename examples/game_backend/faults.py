@@ -36,6 +36,9 @@ class Faults(BaseModel):
     refuse_reason: str = "player account is suspended"
     malformed_next: int = Field(default=0, ge=0)
     """The next N order reads answer 200 with a body that is not JSON."""
+    body_next: str | None = None
+    """The next order read answers 200 with exactly this body (an unknown status, a missing field,
+    another player's order, a 2 MB answer: what a client must refuse)."""
     only: Part | None = None
 
 
@@ -58,6 +61,15 @@ class FaultBox:
                 return False
             setattr(f, name, getattr(f, name) - 1)
             return True
+
+    def take_body(self, part: Part) -> str | None:
+        """`body_next`, used up by the order read it hits."""
+        with self._lock:
+            f = self.faults
+            if f.only not in (None, part) or f.body_next is None:
+                return None
+            body, f.body_next = f.body_next, None
+            return body
 
     def random_error(self, part: Part) -> bool:
         f = self.faults

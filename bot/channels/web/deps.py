@@ -130,7 +130,14 @@ class WebDeps:
             debug_view=settings.web_debug,
             game_webhook_secrets=tuple(getattr(settings, "webhook_secrets", ())),
             secure_cookies=bool(settings.web_public_url and settings.web_public_url.startswith("https://")),
-            **{"game_ready": game_probe_from_settings(settings), **kw},
+            **{
+                "game_ready": game_probe_from_settings(settings),
+                # The order source's cache forgets an order a signed event changed (bot.game.orders).
+                "forget_order": getattr(
+                    getattr(getattr(conversations, "services", None), "orders", None), "forget", None
+                ),
+                **kw,
+            },
         )
 
 

@@ -99,9 +99,9 @@ def step_payload(event: Any) -> tuple[str, dict[str, Any]] | None:
 def outcome_of(code: str | None, error: str | None) -> str:
     """How a tool call ended, as a player would put it: `done` (it did what was asked), `pending` (a
     person must approve it), `declined` (a rule or a missing order stopped it: not a green "done") or
-    `failed` (an error)."""
-    if error or code == ResultCode.ERROR:
-        return "failed"
+    `failed` (an error, or the game's backend could not be read: SOURCE_UNAVAILABLE)."""
+    if error or code in (ResultCode.ERROR, ResultCode.SOURCE_UNAVAILABLE):
+        return "failed"  # the game's backend could not answer: nothing was decided, not a refusal
     if code in (ResultCode.OK, ResultCode.ISSUED):
         return "done"
     if code == ResultCode.PENDING_APPROVAL:
