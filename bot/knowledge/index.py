@@ -68,6 +68,7 @@ class PolicyIndex:
         min_score: float | None = None,
         client: Any = None,
         second: SecondDense | None = None,
+        fitted_dir: Path | None = None,
     ) -> None:
         self.embedder = embedder
         self.second = second
@@ -97,8 +98,9 @@ class PolicyIndex:
             lanes=SEARCH_WORKERS,
             max_batch=SEARCH_BATCH,
         )
-        self.fitted = FittedParts(self.store.chroma_dir)
-        """What the search makes by embedding fixed sentences, stored beside the index (issue 51)."""
+        self.fitted = FittedParts(fitted_dir if fitted_dir is not None else self.store.chroma_dir)
+        """What the search makes by embedding fixed sentences, stored beside the index (issue 51); with a
+        Chroma server, in `fitted_dir` (`<data dir>/search-model`), never in an embedded index's folder."""
         if second is not None:
             second.parts = self.fitted
         self._yardstick = Yardstick(embedder, second, self.fitted)
@@ -114,6 +116,7 @@ class PolicyIndex:
             embedder if embedder is not None else make_embedder(settings),
             chroma_dir=settings.chroma_dir,
             chroma_url=settings.chroma_url,
+            fitted_dir=settings.data_dir / "search-model" if settings.chroma_url else None,
             **kwargs,
         )
 

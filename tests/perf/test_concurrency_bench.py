@@ -45,11 +45,9 @@ async def test_every_burst_conversation_ends_answered_with_its_own_coupon(
 async def test_a_burst_with_a_failed_conversation_ends_with_its_reason(
     tmp_path: Path, policy_index: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    written = concurrency.player_message
-    # Conversation 1 does not write the amount: the engine refuses the example 5000 and no coupon is issued.
-    monkeypatch.setattr(
-        concurrency, "player_message", lambda i: "ORD00001 배송이 늦어요" if i == 1 else written(i)
-    )
+    expected = concurrency.expected_answer
+    # Conversation 1 is held to an answer its script never gives: it ends otherwise than the bench expects.
+    monkeypatch.setattr(concurrency, "expected_answer", lambda i: "다른 답변" if i == 1 else expected(i))
     with pytest.raises(
         RuntimeError, match="1 of 3 conversations failed; first: conversation 1 ended as answered"
     ):
