@@ -64,6 +64,16 @@ def _shingles_of(texts: Iterable[str], size: int = _SHINGLE) -> frozenset[tuple[
     return frozenset(out)
 
 
+def _note_shingles(
+    notes: Iterable[str], player_texts: Iterable[str], outcomes: Iterable[Any]
+) -> frozenset[tuple[str, ...]]:
+    """The engine notes' runs of words, less those the player wrote or the model put in a call's
+    arguments: a note that echoes `order_id: <…>` does not make the model's own words a note (seen in the
+    browser test: an answer repeating the model's argument was withheld as "the engine's note")."""
+    said = [*player_texts, *(str(getattr(o, "args", "")) for o in outcomes)]
+    return _shingles_of(notes, size=NOTE_SHINGLE) - _shingles_of(said, size=NOTE_SHINGLE)
+
+
 @lru_cache(maxsize=8)
 def _protected_shingles(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
     """Cached: every run's guard protects the same system prompt (thousands of words); splitting it
@@ -282,7 +292,7 @@ class StreamingOutputGuard:
             mode=guard.facts.mode,
             record=guard._record_fact,
             quirks=guard.quirks,
-            notes=_shingles_of(guard.facts.model_notes, size=NOTE_SHINGLE),
+            notes=_note_shingles(guard.facts.model_notes, guard.facts.player_texts, outcomes),
         )
         self.redactions: list[str] = []
         self.prompt_leaks = 0

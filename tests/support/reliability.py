@@ -10,6 +10,7 @@ from typing import Any
 from bot.app import App, build_app
 from bot.config import Settings, load_settings
 from bot.conversations import Incoming
+from bot.engine.notes import ENGINE_NOTE
 from bot.llm import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.base import LLMResult
 from bot.llm.scripted import ScriptedLLM, ScriptViolation, validate_history
@@ -57,8 +58,12 @@ def echo_llm() -> FunctionLLM:
 
 
 def history_for_api(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A loaded thread without the memory's own bookkeeping keys (`pinned`, `_id`)."""
-    return [{k: v for k, v in m.items() if k != "pinned" and not k.startswith("_")} for m in messages]
+    """A loaded thread without the engine's and the memory's own bookkeeping keys (`pinned`,
+    `engine_note`, `_id`), which never reach the API."""
+    return [
+        {k: v for k, v in m.items() if k not in ("pinned", ENGINE_NOTE) and not k.startswith("_")}
+        for m in messages
+    ]
 
 
 async def start_app(
