@@ -46,8 +46,8 @@ _ARCA_ENV = (
     "ARCA_CONFIG",
 )
 """Settings read by the bot that do not start with ARCA_; every ARCA_* variable is cleared too."""
-_KEPT = frozenset({"ARCA_TEST_PG_URL", "ARCA_TEST_CHROMA_URL"})
-"""The test services' addresses (scripts/services.sh), which are the suite's, not the bot's."""
+_KEPT = frozenset({"ARCA_TEST_PG_URL", "ARCA_TEST_CHROMA_URL", "ARCA_DESIGN_DOC"})
+"""The suite's own variables (the test services' addresses, where DESIGN.md is), not the bot's settings."""
 
 
 @pytest.fixture(autouse=True)
