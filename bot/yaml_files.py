@@ -6,10 +6,11 @@ file and line (`file:line: where: what`); the web API reports a field the same w
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 _YAML_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -83,3 +84,37 @@ def first_error(exc: ValidationError) -> tuple[tuple[Any, ...], str]:
     err = exc.errors()[0]
     loc = tuple(p for p in err.get("loc") or () if not (isinstance(p, str) and p.startswith("function-")))
     return loc, str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_model_file(
+    path: Path, model: type[M], error: type[Exception], what: str
+) -> tuple[M, yaml.Node | None]:
+    """Read `path` as one YAML mapping validated as `model`, with its node tree (for the lines of later
+    checks); any problem is `error("file:line: …")`. `what` ends the message for a file that is not a
+    mapping ("a transcript is a mapping with `name` and `turns`")."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}:1: cannot read: {exc}") from None
+    try:
+        root, data = parse_yaml(text)
+    except yaml.YAMLError as exc:
+        line, problem = yaml_error_at(exc, text)
+        raise error(f"{path}:{line or 1}: invalid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}:1: {what}")
+    try:
+        return model.model_validate(data), root
+    except ValidationError as exc:
+        loc, msg = first_error(exc)
+        raise error(f"{located(str(path), root, loc, line=1)}: {msg}") from None
+
+
+def child(root: yaml.Node | None, key: str) -> yaml.Node | None:
+    """The value node of `key` in a mapping node (None when absent)."""
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    return next((v for k, v in root.value if getattr(k, "value", None) == key), None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -24,7 +23,7 @@ from pydantic import (
 )
 
 from bot.store.seed import SeedData, SeedError, parse_fixture_data
-from bot.yaml_files import first_error, line_of, located, parse_yaml, yaml_error_at
+from bot.yaml_files import child, first_error, line_of, load_model_file, located
 
 STEP_KINDS = ("tool", "tools", "final", "raw", "answer")
 
@@ -197,27 +196,10 @@ def require_scripts(case: Transcript) -> None:
 
 def load_transcript(path: Path) -> Transcript:
     """Read one case; any problem is a `TranscriptError` naming file and line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TranscriptError(f"{path}:1: cannot read: {exc}") from None
-    try:
-        root, data = parse_yaml(text)
-    except yaml.YAMLError as exc:
-        line, what = yaml_error_at(exc, text)
-        raise TranscriptError(f"{path}:{line or 1}: invalid YAML: {what}") from None
-    if not isinstance(data, dict):
-        raise TranscriptError(f"{path}:1: a transcript is a mapping with `name` and `turns`")
-    try:
-        case = Transcript.model_validate(data)
-    except ValidationError as exc:
-        loc, msg = first_error(exc)
-        raise TranscriptError(f"{located(str(path), root, loc, line=1)}: {msg}") from None
-    fixtures_node = None
-    if isinstance(root, yaml.MappingNode):
-        for key, value in root.value:
-            if getattr(key, "value", None) == "fixtures":
-                fixtures_node = value
+    case, root = load_model_file(
+        path, Transcript, TranscriptError, "a transcript is a mapping with `name` and `turns`"
+    )
+    fixtures_node = child(root, "fixtures")
     seed_part = {k: v for k, v in case.fixtures.items() if k not in ("clock", "coupon_rules", "game_backend")}
     backend = case.fixtures.get("game_backend")
     if backend is not None and backend != "down":

@@ -7,11 +7,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.store.seed import SeedData, SeedError, parse_fixture_data
-from bot.yaml_files import first_error, line_of, located, parse_yaml, yaml_error_at
+from bot.yaml_files import child, first_error, line_of, load_model_file, located
 
 
 class ScenarioError(Exception):
@@ -130,25 +129,10 @@ class Scenario(BaseModel):
 
 def load_scenario(path: Path) -> Scenario:
     """Read one scenario; any problem is a `ScenarioError` naming file and line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}:1: cannot read: {exc}") from None
-    try:
-        root, data = parse_yaml(text)
-    except yaml.YAMLError as exc:
-        line, what = yaml_error_at(exc, text)
-        raise ScenarioError(f"{path}:{line or 1}: invalid YAML: {what}") from None
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{path}:1: a scenario is a mapping with `name`, `player` and `grade`")
-    try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as exc:
-        loc, msg = first_error(exc)
-        raise ScenarioError(f"{located(str(path), root, loc, line=1)}: {msg}") from None
-    fixtures_node = None
-    if isinstance(root, yaml.MappingNode):
-        fixtures_node = next((v for k, v in root.value if getattr(k, "value", None) == "fixtures"), None)
+    scenario, root = load_model_file(
+        path, Scenario, ScenarioError, "a scenario is a mapping with `name`, `player` and `grade`"
+    )
+    fixtures_node = child(root, "fixtures")
     seed_part = {
         k: v for k, v in scenario.fixtures.items() if k not in ("clock", "coupon_rules", "incidents")
     }
