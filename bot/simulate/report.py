@@ -23,6 +23,12 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else 0.0
 
 
+def end_state_passed(run: RunResult) -> bool:
+    """Whether the run passed on the database alone (its rubric lines set aside): a small judge model's
+    verdicts are read beside this, not instead of it."""
+    return all(f.startswith("rubric: ") for f in run.failures)
+
+
 def summarise(results: list[RunResult], trials: int) -> dict[str, Any]:
     """The JSON report."""
     by_scenario: dict[str, list[RunResult]] = {}
@@ -31,6 +37,7 @@ def summarise(results: list[RunResult], trials: int) -> dict[str, Any]:
     scenarios = []
     for runs in by_scenario.values():
         passes = sum(r.passed for r in runs)
+        by_state = sum(end_state_passed(r) for r in runs)
         scenarios.append(
             {
                 "name": runs[0].scenario,
@@ -38,6 +45,9 @@ def summarise(results: list[RunResult], trials: int) -> dict[str, Any]:
                 "trials": len(runs),
                 "passed": passes,
                 "pass_k": {str(k): pass_hat_k(len(runs), passes, k) for k in range(1, len(runs) + 1)},
+                "pass_k_end_state": {
+                    str(k): pass_hat_k(len(runs), by_state, k) for k in range(1, len(runs) + 1)
+                },
                 "runs": [asdict(r) for r in runs],
             }
         )
@@ -46,10 +56,20 @@ def summarise(results: list[RunResult], trials: int) -> dict[str, Any]:
         for k in range(1, trials + 1)
         if scenarios and all(str(k) in s["pass_k"] for s in scenarios)
     }
+    overall_state = {
+        str(k): sum(s["pass_k_end_state"][str(k)] for s in scenarios) / len(scenarios)
+        for k in range(1, trials + 1)
+        if scenarios and all(str(k) in s["pass_k_end_state"] for s in scenarios)
+    }
     seconds = [r.seconds for r in results]
     return {
         "scenarios": scenarios,
-        "overall": {"pass_k": overall, "runs": len(results), "passed": sum(r.passed for r in results)},
+        "overall": {
+            "pass_k": overall,
+            "pass_k_end_state": overall_state,
+            "runs": len(results),
+            "passed": sum(r.passed for r in results),
+        },
         "seconds_per_run": {"p50": _percentile(seconds, 0.5), "p90": _percentile(seconds, 0.9)},
         "tokens_per_run": {
             "bot": sum(r.tokens["bot"] for r in results) / max(len(results), 1),

@@ -208,6 +208,7 @@ async def test_the_cli_runs_trials_and_reports_pass_k(tmp_path: Path) -> None:
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["scenarios"][0]["pass_k"] == {"1": 0.5, "2": 0.0}
     assert data["overall"]["pass_k"] == {"1": 0.5, "2": 0.0}
+    assert data["overall"]["pass_k_end_state"] == {"1": 0.5, "2": 0.0}  # the failure is the ledger's
     assert "test-key" not in out and "pass^2" in out
 
 
@@ -240,3 +241,17 @@ async def test_a_scenarios_open_incident_and_screenshot_reach_the_bot(
         "the open incident's notice is in the prompt"
     )
     assert "payment_error.png" in loop_messages[-1], "the screenshot was attached to the first message"
+
+
+def test_a_run_failed_only_by_its_rubric_still_passes_on_the_end_state() -> None:
+    from bot.simulate.report import summarise
+    from bot.simulate.runner import RunResult
+
+    def run(trial: int, failures: list[str]) -> RunResult:
+        return RunResult(
+            "s", "s.yaml", trial, not failures, failures, "done", 1.0, {"bot": 0, "player": 0}, [], []
+        )
+
+    summary = summarise([run(1, ["rubric: polite"]), run(2, []), run(3, ["coupons: expected …"])], 3)
+    assert summary["overall"]["pass_k"]["1"] == pytest.approx(1 / 3)
+    assert summary["overall"]["pass_k_end_state"]["1"] == pytest.approx(2 / 3)
