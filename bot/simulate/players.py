@@ -59,6 +59,11 @@ class ScriptedPlayer:
 
 
 _LANGUAGE = {"ko": "Korean (한국어)", "en": "English"}
+GREETING = {
+    "ko": "안녕하세요, 아르카 온라인 고객지원 봇입니다. 무엇을 도와드릴까요?",
+    "en": "Hello, this is the Arca Online support bot. How can I help you?",
+}
+"""The bot's first words, as the simulated player sees the chat open."""
 
 
 def persona_prompt(player: SimPlayer) -> str:
@@ -106,7 +111,9 @@ class ModelPlayer:
             self._opened = True
             return Move(self.player.opening)
         messages: list[dict[str, Any]] = [{"role": "system", "content": persona_prompt(self.player)}]
-        messages.append({"role": "user", "content": "(The support chat opens. Write your first message.)"})
+        # The chat opens with the bot's greeting: seen live, a 1.5B model told only "write your first
+        # message" answered as the support agent ("I'm sorry to hear that your account…").
+        messages.append({"role": "user", "content": GREETING[self.player.language]})
         for ex in history:
             messages.append({"role": "assistant", "content": ex.said})
             messages.append({"role": "user", "content": ex.answer or "(no answer)"})

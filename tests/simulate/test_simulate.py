@@ -17,7 +17,7 @@ from bot.config import Settings
 from bot.llm.openai_llm import OpenAILLM
 from bot.replay.command import replay
 from bot.simulate.command import simulate
-from bot.simulate.players import ModelPlayer, persona_prompt
+from bot.simulate.players import GREETING, ModelPlayer, persona_prompt
 from bot.simulate.report import pass_hat_k
 from bot.simulate.scenario import ScenarioError, collect_scenarios, load_scenario
 from tests.fakes.knowledge import EmptyPolicyIndex
@@ -133,6 +133,7 @@ async def test_a_model_plays_the_player_stops_when_done_and_judges_the_rubric(
     first = player_server.requests[0]["messages"]
     assert first[0]["content"] == persona_prompt(scenario.player)
     assert "ORD101" in first[0]["content"]  # what the player knows
+    assert first[1] == {"role": "user", "content": GREETING["ko"]}  # the player answers the bot's greeting
     second = player_server.requests[1]["messages"]
     assert [m["role"] for m in second[1:]] == ["user", "assistant", "user"]
     assert second[-1]["content"] == "ORD101에 10,000원 쿠폰을 발급했습니다."
