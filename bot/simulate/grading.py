@@ -10,7 +10,7 @@ from bot.llm.base import Usage
 from bot.simulate.players import Exchange, judge
 from bot.simulate.scenario import Grade
 from bot.store.end_state import EndState
-from bot.vocabulary.language import has_hangul
+from bot.vocabulary.language import reply_language
 
 
 @dataclass
@@ -67,7 +67,9 @@ async def grade(
         wrong = [
             ex.answer[:60]
             for ex in history
-            if ex.answer.strip() and has_hangul(ex.answer) != (grade.answered_in == "ko")
+            # By the letters of the reply, not any Hangul: an English answer may cite a Korean section
+            # ('배송 및 배송 지연', seen live) and still be English.
+            if ex.answer.strip() and reply_language(ex.answer, min_letters=0) not in (None, grade.answered_in)
         ]
         if wrong:
             failures.append(f"answered_in {grade.answered_in}: {len(wrong)} answer(s) not, e.g. {wrong[0]!r}")

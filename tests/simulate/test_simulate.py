@@ -256,3 +256,21 @@ def test_a_run_failed_only_by_its_rubric_still_passes_on_the_end_state() -> None
     summary = summarise([run(1, ["rubric: polite"]), run(2, []), run(3, ["coupons: expected …"])], 3)
     assert summary["overall"]["pass_k"]["1"] == pytest.approx(1 / 3)
     assert summary["overall"]["pass_k_end_state"]["1"] == pytest.approx(2 / 3)
+
+
+async def test_an_english_answer_citing_a_korean_section_is_still_english() -> None:
+    from bot.llm.base import Usage
+    from bot.simulate.grading import grade
+    from bot.simulate.players import Exchange
+    from bot.simulate.scenario import Grade
+    from bot.store.end_state import EndState
+
+    end = EndState(active_coupons=[], live_coupon_orders=frozenset(), escalations=0, order_statuses={})
+    rule = Grade(escalation=False, answered_in="en")
+    english = Exchange("refund?", "You may be eligible under the '배송 및 배송 지연' section of the policy.")
+    korean = Exchange("refund?", "환불은 구매 후 7일 이내에 신청할 수 있어요.")
+    assert (await grade(rule, end, {}, [english], judge_model=None, usage=Usage())).passed
+    verdict = await grade(rule, end, {}, [korean], judge_model=None, usage=Usage())
+    assert verdict.failures == [
+        "answered_in en: 1 answer(s) not, e.g. '환불은 구매 후 7일 이내에 신청할 수 있어요.'"
+    ]
