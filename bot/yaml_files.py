@@ -118,3 +118,23 @@ def child(root: yaml.Node | None, key: str) -> yaml.Node | None:
     if not isinstance(root, yaml.MappingNode):
         return None
     return next((v for k, v in root.value if getattr(k, "value", None) == key), None)
+
+
+def fixture_clock(
+    fixtures: dict[str, Any], root: yaml.Node | None, path: Path, error: type[Exception]
+) -> Any:
+    """`fixtures.clock` of a transcript or scenario as an aware datetime (None when absent); anything
+    else is `error("file:line: …")`."""
+    from datetime import datetime
+
+    clock = fixtures.get("clock")
+    if clock is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(clock))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        line = line_of(root, ("fixtures", "clock")) or 1
+        raise error(f"{path}:{line}: fixtures.clock must be an ISO time with offset")
+    return moment

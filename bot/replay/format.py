@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from bot.store.seed import SeedData, SeedError, parse_fixture_data
-from bot.yaml_files import child, first_error, line_of, load_model_file, located
+from bot.yaml_files import child, first_error, fixture_clock, line_of, load_model_file, located
 
 STEP_KINDS = ("tool", "tools", "final", "raw", "answer")
 
@@ -212,18 +212,7 @@ def load_transcript(path: Path) -> Transcript:
         case.seed = parse_fixture_data(seed_part, source=str(path), root=fixtures_node)
     except SeedError as exc:
         raise TranscriptError(str(exc) if str(exc).startswith(f"{path}:") else f"{path}:1: {exc}") from None
-    clock = case.fixtures.get("clock")
-    if clock is not None:
-        from datetime import datetime
-
-        try:
-            moment = datetime.fromisoformat(str(clock))
-        except ValueError:
-            moment = None
-        if moment is None or moment.tzinfo is None:
-            line = line_of(root, ("fixtures", "clock")) or 1
-            raise TranscriptError(f"{path}:{line}: fixtures.clock must be an ISO time with offset") from None
-        case.clock = moment
+    case.clock = fixture_clock(case.fixtures, root, path, TranscriptError)
     case.coupon_rules = _coupon_rules(path, root, case.fixtures.get("coupon_rules"))
     for t_index, turn in enumerate(case.turns):
         if turn.user is not None and turn.as_ is None and not case.seed.players:

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bot.store.seed import SeedData, SeedError, parse_fixture_data
-from bot.yaml_files import child, first_error, line_of, load_model_file, located
+from bot.yaml_files import child, first_error, fixture_clock, line_of, load_model_file, located
 
 
 class ScenarioError(Exception):
@@ -140,16 +140,7 @@ def load_scenario(path: Path) -> Scenario:
         scenario.seed = parse_fixture_data(seed_part, source=str(path), root=fixtures_node)
     except SeedError as exc:
         raise ScenarioError(str(exc) if str(exc).startswith(f"{path}:") else f"{path}:1: {exc}") from None
-    clock = scenario.fixtures.get("clock")
-    if clock is not None:
-        try:
-            moment = datetime.fromisoformat(str(clock))
-        except ValueError:
-            moment = None
-        if moment is None or moment.tzinfo is None:
-            line = line_of(root, ("fixtures", "clock")) or 1
-            raise ScenarioError(f"{path}:{line}: fixtures.clock must be an ISO time with offset")
-        scenario.clock = moment
+    scenario.clock = fixture_clock(scenario.fixtures, root, path, ScenarioError)
     rules = scenario.fixtures.get("coupon_rules")
     if rules is not None and not isinstance(rules, dict):
         line = line_of(root, ("fixtures", "coupon_rules")) or 1
