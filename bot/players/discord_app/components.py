@@ -1,5 +1,5 @@
 """Persistent Discord buttons: Approve / Reject on a coupon approval request, Take over /
-Hand back on an escalation card, Approve / Cancel on an incident's compensation card (`discord_incidents`), and 👍 / 👎 (with an optional comment modal) on every finished answer.
+Hand back on an escalation card, Approve / Cancel on an incident's compensation card (`bot.staffroom.discord_staff.incidents`), and 👍 / 👎 (with an optional comment modal) on every finished answer.
 
 Every button is a `discord.ui.DynamicItem` whose whole state is in its `custom_id`, registered in
 `setup_hook`, so a press still works after the bot restarted. A press is answered (or deferred) at once,
