@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
-from bot.players.web.widget.identity import Identity
 from bot.store import AuditEntry, Coupon, Escalation, Order, Run, Store, ThreadMessage, ThreadState
 from bot.store.outbox import reply_statuses
+from bot.web_kit.identity import Identity
 
 PAGE_LIMIT = 200
 

@@ -17,10 +17,6 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from bot.players.web.body_limits import BodyLimit
-from bot.players.web.deps import WebDeps, WebError, deps_of
-from bot.players.web.game_events import install as install_game_events
-from bot.players.web.readiness import database_probe, index_probe, run_checks
 from bot.players.web.sse.outbox import web_outbox
 from bot.players.web.sse.registry import StreamRegistry
 from bot.players.web.widget.attachments import attachments_router, upload_sweep
@@ -30,8 +26,12 @@ from bot.players.web.widget.feedback import feedback_router
 from bot.players.web.widget.limits import ByteBudget, SlidingWindowLimiter, WebLimits
 from bot.players.web.widget.notice_watch import NoticeWatch
 from bot.players.web.widget.notices import notices_router
+from bot.serving.web.game_events import install as install_game_events
 from bot.staffroom.console import install as install_staff_console
 from bot.staffroom.console.incident_runs import CompensationResumer
+from bot.web_kit.body_limits import BodyLimit
+from bot.web_kit.deps import WebDeps, WebError, deps_of
+from bot.web_kit.readiness import database_probe, index_probe, run_checks
 
 __all__ = ["Caller", "WebDeps", "WebError", "create_app", "deps_of", "resolve_caller"]
 
