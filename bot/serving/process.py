@@ -55,7 +55,7 @@ async def serve(
     """
     launch = None
     if discord:
-        from bot.serving.discord_client.client import discord_launch
+        from bot.serving.discord_client.launch import discord_launch
 
         launch = discord_launch(settings)
         if isinstance(launch, str):
@@ -106,7 +106,8 @@ async def serve(
             loop.add_signal_handler(signal.SIGTERM, stop.set)
         waits: set[asyncio.Future[Any]] = {asyncio.create_task(stop.wait())}
         if launch is not None:
-            from bot.serving.discord_client.client import ArcaDiscordBot, run_client
+            from bot.serving.discord_client.client import ArcaDiscordBot
+            from bot.serving.discord_client.launch import run_client
 
             bot = ArcaDiscordBot(
                 app.conversations,

@@ -1,8 +1,8 @@
-"""The one Discord client: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and shows
-replies through `DiscordSurface` (`bot.players.discord_app.surface`), loads the staff cog and posts to the
-staff channel (`bot.staffroom.discord_staff`), and registers both rooms' persistent buttons; `discord_launch`
-and `run_client` (`bot.serving.discord_client.launch`, named here too) are what `bot.serving.process` starts it with. Every decision about a message (guards, commands, runs, interrupts) is
-made by `Conversations`; this module only decides which messages are addressed to the bot.
+"""The one Discord client: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and
+shows replies through `DiscordSurface` (`bot.players.discord_app.surface`), loads the staff cog and posts
+to the staff channel (`bot.staffroom.discord_staff`), and registers both rooms' persistent buttons;
+`bot.serving.process` starts it with `bot.serving.discord_client.launch`. Every decision about a message (guards, commands, runs, interrupts)
+is made by `Conversations`; this module only decides which messages are addressed to the bot.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from bot.players.discord_app.outbox import discord_outbox
 from bot.players.discord_app.person import PersonButton
 from bot.players.discord_app.surface import NO_MENTIONS, DiscordSurface
 from bot.players.discord_app.tickets import TicketDesk
-from bot.serving.discord_client.launch import DiscordLaunch, discord_launch, run_client
 from bot.staffroom.discord_staff.buttons import ApprovalButton, HandoffButton, staff_notice_view
 from bot.staffroom.discord_staff.cog import ArcaCommandTree, format_staff_notice, install_staff_commands
 from bot.staffroom.discord_staff.incidents import IncidentButton
@@ -262,4 +261,4 @@ class ArcaDiscordBot(commands.Bot):
         await self.conversations.wait_idle()
 
 
-__all__ = ["ArcaDiscordBot", "DiscordLaunch", "DiscordSurface", "discord_launch", "run_client"]
+__all__ = ["ArcaDiscordBot", "DiscordSurface", "register_components"]

@@ -1,8 +1,9 @@
-"""The web channel's HTTP app: the player widget (`GET /`), the chat API streaming seed 000's SSE events
-(`chat_routes`), thread history, stream resumption, and the probes `/healthz`, `/livez` and `/readyz`.
+"""The one web server's HTTP app, carrying both rooms: the players' widget (`GET /`) and chat API
+streaming seed 000's SSE events (`bot.players.web`), the staff console under `/staff`
+(`bot.staffroom.console`), the game's signed events, and the probes `/healthz`, `/livez` and `/readyz`.
 
-`create_app(deps)` builds a FastAPI app from its collaborators (`WebDeps`); later features add their
-routers to the returned app (`app.include_router(...)`) and read the same `app.state.web`.
+`create_app(deps)` builds a FastAPI app from its collaborators (`WebDeps`, `bot.web_kit.deps`); later
+features add their routers to the returned app (`app.include_router(...)`) and read the same `app.state.web`.
 """
 
 from __future__ import annotations
