@@ -53,3 +53,13 @@ async def escalation_state(
             )
         ).first()
     return EscalationState(int(latest.id), ended is None)
+
+
+async def escalations_by_id(store: Store, ids: set[int]) -> dict[int, Escalation]:
+    """The escalation rows of `ids` that exist."""
+    if not ids:
+        return {}
+    async with store.session() as s:
+        return {
+            e.id: e for e in (await s.execute(select(Escalation).where(Escalation.id.in_(ids)))).scalars()
+        }
