@@ -150,3 +150,33 @@ async def action_counts(store: Store, actions: Sequence[str]) -> dict[str, int]:
             )
         ).all()
     return {a: int(n) for a, n in rows}
+
+
+@dataclass(frozen=True)
+class ThreadAction:
+    """One audited action on a thread, and when."""
+
+    thread_id: str | None
+    action: str
+    at: datetime
+
+
+async def actions_in_threads(
+    store: Store, threads: Sequence[str], actions: Sequence[str], *, since: datetime
+) -> list[ThreadAction]:
+    """The rows of `actions` on `threads` at `since` or later, oldest first (none for no threads)."""
+    if not threads:
+        return []
+    async with store.session() as s:
+        rows = (
+            await s.execute(
+                select(AuditEntry.thread_id, AuditEntry.action, AuditEntry.at)
+                .where(
+                    AuditEntry.thread_id.in_(list(threads)),
+                    AuditEntry.action.in_(list(actions)),
+                    AuditEntry.at >= since,
+                )
+                .order_by(AuditEntry.at)
+            )
+        ).all()
+    return [ThreadAction(t, a, at) for t, a, at in rows]

@@ -1,5 +1,6 @@
-"""What the staff console reads about conversations: the threads with the latest activity (with their
-hand-off, escalation and asker), a thread's messages, and what changes when its page must be redrawn."""
+"""What staff surfaces read about conversations: the threads with the latest activity (with their hand-off,
+escalation and asker), a thread's messages, its latest answers and player messages, who the player is,
+and what changes when its page must be redrawn."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from bot.store.database import Store
-from bot.store.models import Escalation, Run, ThreadMessage, ThreadState
+from bot.store.models import Escalation, Player, Run, ThreadMessage, ThreadState
 
 
 @dataclass(frozen=True)
@@ -223,3 +224,47 @@ async def last_player_message(store: Store, thread_id: str) -> PlayerWords | Non
             )
         ).first()
     return PlayerWords(last.created_at, last.content or "") if last is not None else None
+
+
+@dataclass(frozen=True)
+class ThreadPlayer:
+    """What a conversation tells about its player: their latest message and their name on file."""
+
+    last_words: str | None
+    """The player's latest message (by message order), None when they never wrote."""
+    name: str | None
+    """The name of the player the thread's escalation or recorded runs name, None when unknown."""
+
+
+async def thread_player(store: Store, thread_id: str) -> ThreadPlayer:
+    """The player's latest message in the thread, and the name of the player its newest escalation names
+    (else its newest run asked as `player:<id>`)."""
+    async with store.session() as s:
+        last = (
+            await s.execute(
+                select(ThreadMessage.content)
+                .where(ThreadMessage.thread_id == thread_id, ThreadMessage.role == "user")
+                .order_by(ThreadMessage.id.desc())
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+        player_id = (
+            await s.execute(
+                select(Escalation.player_id)
+                .where(Escalation.thread_id == thread_id, Escalation.player_id.is_not(None))
+                .order_by(Escalation.id.desc())
+                .limit(1)
+            )
+        ).scalar_one_or_none()
+        if player_id is None:
+            label = (
+                await s.execute(
+                    select(Run.player)
+                    .where(Run.thread_id == thread_id, Run.player.startswith("player:"))
+                    .order_by(Run.started_at.desc())
+                    .limit(1)
+                )
+            ).scalar_one_or_none()
+            player_id = label.removeprefix("player:") if label else None
+        player = await s.get(Player, player_id) if player_id else None
+    return ThreadPlayer(last, player.name if player is not None else None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import or_, select
 
@@ -63,3 +64,25 @@ async def escalations_by_id(store: Store, ids: set[int]) -> dict[int, Escalation
         return {
             e.id: e for e in (await s.execute(select(Escalation).where(Escalation.id.in_(ids)))).scalars()
         }
+
+
+@dataclass(frozen=True)
+class EscalationMade:
+    """An escalation's id, thread and creation time."""
+
+    id: int
+    thread_id: str | None
+    created_at: datetime
+
+
+async def escalations_between(store: Store, *, since: datetime, until: datetime) -> list[EscalationMade]:
+    """Escalations created in [since, until), oldest first."""
+    async with store.session() as s:
+        rows = (
+            await s.execute(
+                select(Escalation.id, Escalation.thread_id, Escalation.created_at)
+                .where(Escalation.created_at >= since, Escalation.created_at < until)
+                .order_by(Escalation.created_at)
+            )
+        ).all()
+    return [EscalationMade(r.id, r.thread_id, r.created_at) for r in rows]
