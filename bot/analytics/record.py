@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table
-
-from bot.store import PolicyGap, Run, RunCitation, RunToolCall, Store
+from bot.store import PolicyGap, Run, RunCitation, RunToolCall, Store, TableRows
 from bot.store.incident_tables import IncidentNoticeAnswer
 from bot.store.policy_gaps import GapRecord
 
@@ -74,7 +72,7 @@ async def record_run(
     locale: str,
     outcomes: Iterable[Any],
     relayed_incidents: Iterable[int] = (),
-    alongside: Iterable[tuple[Table, list[dict[str, Any]]]] = (),
+    alongside: Iterable[TableRows] = (),
 ) -> bool:
     """Store one delivered run and its tool calls; False (logged) when the write failed.
     `relayed_incidents`: the open incidents whose notice the delivered answer relayed (`bot.incidents.tell`).

@@ -41,6 +41,13 @@ from bot.store.units import Fetch, Insert, UnitFactory
 
 T = TypeVar("T")
 
+StoreSession = AsyncSession
+"""A session `Store.session()` or a ledger's locked session hands out, for store functions that run in
+the caller's transaction."""
+
+TableRows = tuple[Table, list[dict[str, Any]]]
+"""Rows for one table, as `Store.insert_rows` writes them in one transaction."""
+
 AUDIT_COLUMNS = ("at", "actor", "thread_id", "action", "target", "code", "detail")
 
 
@@ -307,7 +314,7 @@ class Store:
 
         return await self.run(unit, write=False, snapshot=False)
 
-    async def insert_rows(self, rows: Sequence[tuple[Table, list[dict[str, Any]]]]) -> None:
+    async def insert_rows(self, rows: Sequence[TableRows]) -> None:
         """Insert each table's rows (all with the same columns), all in one transaction."""
         batches = [(table, [with_column_defaults(table, r) for r in batch]) for table, batch in rows if batch]
         if not batches:
