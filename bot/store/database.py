@@ -186,7 +186,9 @@ class Store:
             if self.is_sqlite:
                 database = make_url(self.url).database or ""
                 if database not in ("", ":memory:") and not _is_sqlite_uri(database):
-                    inspect_sqlite_file(Path(database), self.url)  # read-only, before any pragma writes
+                    inspect_sqlite_file(
+                        Path(database), self.url, create=create
+                    )  # read-only, before pragmas write
             self._engine = self._make_engine()
         except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
             raise StoreError(f"cannot open database {redact_url(self.url)}: {describe_error(exc)}") from None
