@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from bot.store import Store, TableRows, ThreadMessage
-from bot.store.threads import message_row
+from bot.store.threads import answer_rows, message_row
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +112,7 @@ class ThreadMemory:
     def answer_rows(self, thread_id: str, text: str, run_id: str | None = None) -> TableRows:
         """The row `append_assistant` would store, for a caller that writes it in its own transaction
         (`Store.insert_rows`: the run's answer with its analytics rows)."""
-        message = {"role": "assistant", "content": text}
-        return ThreadMessage.__table__, [
-            message_row(thread_id, message, run_id=run_id, pinned=False, kind="answer")
-        ]
+        return answer_rows(thread_id, text, run_id)
 
     async def save_summary(self, thread_id: str, upto_message_id: int, summary: str) -> None:
         """From now on `load` starts with `summary` (the text the model reads, as the engine wrote it)

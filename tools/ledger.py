@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.game.orders import BuiltinOrderSource, OrderSource, SourceUnavailable
-from bot.store import AuditEntry, CouponRow, IssueFacts, IssueWrite, RaceLost, Store, StoreSession, utcnow
+from bot.store import CouponRow, IssueFacts, IssueWrite, RaceLost, Store, StoreSession, utcnow
+from bot.store.audit_views import audit_in_session
 from bot.store.coupon_codes import new_coupon_code
 from bot.store.coupon_lookups import coupon_by_key, live_coupon
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
@@ -80,7 +81,7 @@ async def _audit(
 ) -> None:
     row = _audit_row(req, result, extra)
     if session is not None:
-        await session.execute(AuditEntry.__table__.insert(), row)
+        await audit_in_session(session, row)
         return
     await store.audit(**{k: v for k, v in row.items() if k != "at"})
 

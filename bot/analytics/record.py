@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.store import PolicyGap, Run, RunCitation, RunToolCall, Store, TableRows
-from bot.store.incident_tables import IncidentNoticeAnswer
+from bot.store import Store, TableRows
 from bot.store.policy_gaps import GapRecord
+from bot.store.run_records import add_run
 
 log = logging.getLogger(__name__)
 
@@ -107,18 +107,15 @@ async def record_run(
         "locale": locale,
     }
     try:
-        await store.insert_rows(
-            [
-                (Run.__table__, [run]),
-                (RunToolCall.__table__, calls),
-                (RunCitation.__table__, citations),
-                (PolicyGap.__table__, [g.row() for g in gaps]),
-                (
-                    IncidentNoticeAnswer.__table__,
-                    [{"incident_id": i, "run_id": run_id, "at": answered_at} for i in relayed_incidents],
-                ),
-                *alongside,
-            ]
+        await add_run(
+            store,
+            run,
+            calls=calls,
+            citations=citations,
+            gaps=gaps,
+            relayed_incidents=relayed_incidents,
+            answered_at=answered_at,
+            alongside=alongside,
         )
     except Exception:
         log.exception("could not record run %s for analytics", run_id)

@@ -1,5 +1,6 @@
 """Reading the audit log: filtered pages and batches for the console, the rows of given actions in a
-thread or a time window, the counts replay grades with. Writing stays `Store.audit`."""
+thread or a time window, the counts replay grades with. Writing stays `Store.audit`, and
+`audit_in_session` for a row the coupon ledger writes inside its locked session, with its own time."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from bot.store.database import Store
+from bot.store.database import Store, StoreSession
 from bot.store.models import AuditEntry
 
 
@@ -180,3 +181,8 @@ async def actions_in_threads(
             )
         ).all()
     return [ThreadAction(t, a, at) for t, a, at in rows]
+
+
+async def audit_in_session(session: StoreSession, row: dict[str, Any]) -> None:
+    """Append one audit row (`AUDIT_COLUMNS`, `at` included) inside the caller's transaction."""
+    await session.execute(AuditEntry.__table__.insert(), row)

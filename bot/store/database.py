@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, Table, event, select
+from sqlalchemy import Select, event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -37,16 +37,13 @@ from bot.store.orders import Orders
 from bot.store.players import Players
 from bot.store.schema import StoreError, check_schema, describe_error, inspect_sqlite_file
 from bot.store.threads import Threads
-from bot.store.units import Fetch, Insert, UnitFactory
+from bot.store.units import Fetch, Insert, TableRows, UnitFactory
 
 T = TypeVar("T")
 
 StoreSession = AsyncSession
 """A session `Store.session()` or a ledger's locked session hands out, for store functions that run in
 the caller's transaction."""
-
-TableRows = tuple[Table, list[dict[str, Any]]]
-"""Rows for one table, as `Store.insert_rows` writes them in one transaction."""
 
 AUDIT_COLUMNS = ("at", "actor", "thread_id", "action", "target", "code", "detail")
 

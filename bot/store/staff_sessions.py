@@ -16,6 +16,29 @@ from bot.store.models import StaffLink, StaffSession
 LOGIN_ACTOR = "web:staff-login"
 
 
+async def add_link(
+    store: Store, link_hash: str, *, staff_id: str, staff_name: str, now: datetime, expires_at: datetime
+) -> None:
+    """Keep a one-time sign-in link (only its token's hash) for a staff member, audited (`console.link`)."""
+    async with store.session() as s, s.begin():
+        s.add(
+            StaffLink(
+                token_hash=link_hash,
+                staff_id=staff_id[:100],
+                staff_name=staff_name[:100],
+                created_at=now,
+                expires_at=expires_at,
+            )
+        )
+        await store.audit(
+            actor=f"staff:{staff_id}"[:100],
+            action="console.link",
+            target=staff_name[:100],
+            code="OK",
+            session=s,
+        )
+
+
 @dataclass(frozen=True)
 class NewSession:
     """What a session row needs besides the link it comes from: the hashed cookie and its CSRF token."""
