@@ -1,6 +1,6 @@
 """The staff console's sign-in rows: redeeming a one-time link into a session, finding, touching, listing
 and revoking sessions (`staff_links`, `staff_sessions`). Hashing tokens and the timeout rules belong to
-the console (`bot.channels.web.staff.auth`); this module only reads and writes the rows."""
+the console (`bot.staffroom.console.auth`); this module only reads and writes the rows."""
 
 from __future__ import annotations
 
