@@ -10,13 +10,14 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.store import AuditEntry, Coupon, DeliveryView, Order, Store, utcnow
+from bot.store import AuditEntry, Coupon, DeliveryView, Store, utcnow
 from bot.store.coupon_lookups import (
     deciding_audit,
     latest_coupon_of_order,
     live_coupon,
     live_coupon_of_order,
     newest_coupons,
+    order_in,
 )
 from bot.store.coupons import LIVE_STATUSES
 from bot.vocabulary.catalogue import STAFF_ONLY_COMMAND, Text
@@ -67,7 +68,7 @@ async def _change_live(
         await store.audit(actor=actor.label, action=action, thread_id=thread_id, target=oid, code=result.code)
         return result
     async with store.coupons.locked_session(order_id=oid) as session:
-        order = await session.get(Order, oid)
+        order = await order_in(session, oid)
         coupon = await live_coupon(session, oid) if order is not None else None
         if order is None:
             result = ToolResult(False, ResultCode.ORDER_NOT_FOUND, order_not_found_message(oid, locale), {})

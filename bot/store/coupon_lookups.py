@@ -1,6 +1,6 @@
-"""The coupon tools' reads: inside a ledger session (`Store.coupons.locked_session`) the order's live
-coupon, an idempotency key's coupon, an order's latest request and the audit row that decided it; on
-their own, the newest coupons (of a player) and a player's coupons of one incident."""
+"""The coupon tools' reads: inside a ledger session (`Store.coupons.locked_session`) the order row, its live
+coupon, an idempotency key's coupon, an order's latest request and the audit row that decided it; on their
+own, the newest coupons (of a player) and a player's coupons of one incident."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ from sqlalchemy import select
 
 from bot.store.coupons import LIVE_STATUSES
 from bot.store.database import Store, StoreSession
-from bot.store.models import AuditEntry, Coupon
+from bot.store.models import AuditEntry, Coupon, Order
+
+
+async def order_in(session: StoreSession, order_id: str) -> Order | None:
+    """The order row, read inside the caller's (locked) session."""
+    return await session.get(Order, order_id)
 
 
 async def live_coupon(session: StoreSession, order_id: str) -> Coupon | None:
