@@ -26,6 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,18 +117,22 @@ async def _incident(store: Store, orders: int) -> tuple[int, float]:
 
 
 async def bare_client_rate(backend: Backend, n: int, concurrency: int) -> float:
-    """Grants per second a bare httpx client posts to the same backend at the same concurrency (no
-    outbox, no database): the ceiling this machine and the reference backend allow, in the same run."""
-    limits = httpx.Limits(max_connections=concurrency)
+    """Grants per second a bare client posts to the same backend at the same concurrency (no outbox, no
+    database), with the HTTP library the worker uses (aiohttp): the ceiling this machine and the
+    reference backend allow, in the same run."""
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    async with httpx.AsyncClient(base_url=backend.url, headers=headers, limits=limits, timeout=30) as client:
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(headers=headers, connector=connector) as client:
         turn = asyncio.Semaphore(concurrency)
 
         async def one(i: int) -> None:
             async with turn:
                 key = f"bare-{i}"
                 body = {"grant_id": key, "player_id": "P1", "code": key, "amount": 1000}
-                await client.post("/grants", json=body, headers={"Idempotency-Key": key})
+                async with client.post(
+                    f"{backend.url}/grants", json=body, headers={"Idempotency-Key": key}
+                ) as answer:
+                    await answer.read()
 
         start = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(n)))
