@@ -27,8 +27,9 @@ from bot.store.game_events import (
     EventRefused,
     OrderFacts,
     apply_event,
-    upsert_order_if_newer,
-    upsert_player,
+    order_event_unit,
+    player_event_unit,
+    run_event_unit,
 )
 from bot.store.link_codes import redeem_code
 
@@ -220,10 +221,8 @@ class EventReceiver:
     async def _order(self, envelope: Envelope, data: OrderData) -> EventAnswer:
         facts = OrderFacts(**data.model_dump())
 
-        async def apply(session: Any) -> str:
-            return "applied" if await upsert_order_if_newer(session, facts) else "stale"
-
-        outcome = await apply_event(self.store, envelope.id, envelope.type, apply, now=self._clock())
+        now = self._clock()
+        outcome = await run_event_unit(self.store, lambda: order_event_unit(envelope.id, facts, now))
         if outcome == "applied" and self.forget_order is not None:
             try:
                 await self.forget_order(data.id)
@@ -232,11 +231,10 @@ class EventReceiver:
         return EventAnswer(200, {"status": outcome})
 
     async def _player(self, envelope: Envelope, data: PlayerData) -> EventAnswer:
-        async def apply(session: Any) -> str:
-            await upsert_player(session, data.id, data.name, data.locale)
-            return "applied"
-
-        outcome = await apply_event(self.store, envelope.id, envelope.type, apply, now=self._clock())
+        now = self._clock()
+        outcome = await run_event_unit(
+            self.store, lambda: player_event_unit(envelope.id, data.id, data.name, data.locale, now)
+        )
         return EventAnswer(200, {"status": outcome})
 
     async def _link(self, envelope: Envelope, data: LinkData, source: str) -> EventAnswer:

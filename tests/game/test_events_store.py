@@ -12,7 +12,7 @@ import pytest
 
 from bot.game.events import EventReceiver, signature_header
 from bot.game.linking import request_code
-from bot.store import Order, Store
+from bot.store import Order, Player, Store
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.support.game_events import SECRET, event, order
 
@@ -68,3 +68,36 @@ async def test_two_links_racing_for_one_code_link_once(receiver):
     refused = next(b for status, b in answers if status == 400)
     assert refused == {"error": "used_link_code"}
     assert await receiver.store.players.id_for_discord("9009") in ("P900", "P300")
+
+
+async def test_a_new_order_sent_at_once_in_several_versions_keeps_the_newest(receiver):
+    """Distinct events of one order the bot never saw, of a player it never saw, race: each insert but one
+    loses, runs again and compares times; the newest wins, the player exists once, as a stub."""
+    times = [f"2026-12-06T12:00:0{i}Z" for i in range(1, 6)]
+    bodies = [
+        event("order.upserted", order("ORD900", updated_at=t, status="paid", player="P9NEW")) for t in times
+    ]
+    bodies[-1]["data"]["status"] = "delivered"
+
+    answers = await asyncio.gather(*(_send(receiver, b) for b in bodies))
+
+    assert all(status == 200 for status, _ in answers), answers
+    assert {b["status"] for _, b in answers} <= {"applied", "stale"}
+    async with receiver.store.session() as s:
+        stored = await s.get(Order, "ORD900")
+        assert (stored.status, stored.player_id) == ("delivered", "P9NEW")
+        assert (await s.get(Player, "P9NEW")).name == "P9NEW"
+
+
+async def test_a_player_event_creates_then_renames_and_keeps_the_link(receiver):
+    created = await _send(receiver, event("player.upserted", {"id": "P9A", "name": "별빛", "locale": "ko"}))
+    async with receiver.store.session() as s, s.begin():
+        (await s.get(Player, "P9A")).discord_id = "7007"
+    renamed = await _send(
+        receiver, event("player.upserted", {"id": "P9A", "name": "Starlight", "locale": "en"})
+    )
+
+    assert created[1] == renamed[1] == {"status": "applied"}
+    async with receiver.store.session() as s:
+        player = await s.get(Player, "P9A")
+        assert (player.name, player.locale, player.discord_id) == ("Starlight", "en", "7007")
