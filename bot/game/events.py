@@ -189,7 +189,7 @@ class EventReceiver:
         self.store = store
         self._secrets = tuple(secrets)
         self.forget_order = forget_order
-        self.link_guard = link_guard or LinkGuard()
+        self.link_guard = link_guard or LinkGuard(store, clock=clock)
         self._now = now
         self._clock = clock
 
@@ -239,7 +239,7 @@ class EventReceiver:
 
     async def _link(self, envelope: Envelope, data: LinkData, source: str) -> EventAnswer:
         guard = self.link_guard
-        wait = guard.retry_after(source, data.player_id)
+        wait = await guard.retry_after(source, data.player_id)
         if wait > 0:
             log.warning("account.link refused: too many bad link codes (source %s)", source)
             seconds = str(max(1, math.ceil(wait)))
@@ -271,7 +271,7 @@ class EventReceiver:
         try:
             outcome = await apply_event(self.store, envelope.id, envelope.type, apply, now=now)
         except EventRefused as refused:
-            guard.failed(source, data.player_id)
+            await guard.failed(source, data.player_id)
             await self.store.audit(
                 actor=f"player:{data.player_id}",
                 action="link.refused",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -101,3 +101,25 @@ async def test_a_player_event_creates_then_renames_and_keeps_the_link(receiver):
     async with receiver.store.session() as s:
         player = await s.get(Player, "P9A")
         assert (player.name, player.locale, player.discord_id) == ("Starlight", "en", "7007")
+
+
+async def test_refused_link_codes_are_counted_across_processes(receiver, db_url):
+    """Two web processes (two stores, two receivers) count one player's bad codes together: the sixth
+    attempt is refused whichever process the game's request reaches."""
+    other_store = Store(db_url)
+    await other_store.open()
+    try:
+        other = EventReceiver(other_store, [SECRET.encode()], clock=lambda: NOW)
+        bad = [event("account.link", {"code": f"2222{i}-22222", "player_id": "P900"}) for i in range(5)]
+        answers = [await _send(receiver if i % 2 else other, body) for i, body in enumerate(bad)]
+        assert [status for status, _ in answers] == [400] * 5
+
+        issued = await request_code(receiver.store, "9009", "discord:1", NOW)
+        right = event("account.link", {"code": issued.code, "player_id": "P900"})
+        for process in (receiver, other):
+            assert await _send(process, right) == (429, {"error": "rate_limited"})
+        later = EventReceiver(receiver.store, [SECRET.encode()], clock=lambda: NOW + timedelta(minutes=11))
+        # The window passed: the code is looked at again (and has expired by now: codes live as long).
+        assert await _send(later, right) == (400, {"error": "expired_link_code"})
+    finally:
+        await other_store.close()
