@@ -147,6 +147,8 @@ async def conversations(
             horizon,
             AuditEntry.at,
         )
+        # A coupon's order row always exists, with ARCA_ORDER_SOURCE=http too (the source mirrors each
+        # order it reads before a coupon can name it), so this join needs no call to the game's backend.
         order_player = case(
             (AuditEntry.action.in_(COUPON_ACTIONS), "player:" + Order.player_id), else_=_NOBODY
         )
