@@ -116,6 +116,7 @@ async def test_the_worker_process_alerts_through_its_parent_and_ends_with_it(
             now=NOW,
         )
         deliveries.start()
+        assert await deliveries.ready(), "the worker process said it runs"
         await asyncio.wait_for(heard.wait(), 30)
         kind, payload = told[0]
         assert kind == "delivery_dead" and payload["grant_ids"] == [issued.data["coupon"]["code"]]

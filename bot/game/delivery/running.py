@@ -27,6 +27,8 @@ from bot.store import Backlog, Store
 log = logging.getLogger(__name__)
 
 STOP_WITHIN_S = 30.0
+READY = "deliveries_ready"
+"""What the child says up the pipe once its worker runs (every other message is a staff alert)."""
 
 
 class ProcessDeliveries:
@@ -53,6 +55,7 @@ class ChildDeliveries:
         self._process: Any = None
         self._pipe: Connection | None = None
         self._alerts: set[asyncio.Task[None]] = set()
+        self._ready = asyncio.Event()
 
     def start(self) -> None:
         if self._process is not None:
@@ -78,10 +81,22 @@ class ChildDeliveries:
             if self._process is not None and self._process.exitcode not in (None, 0):
                 log.error("deliveries: the worker process ended (%s); grants wait", self._process.exitcode)
             return
+        if kind == READY:
+            self._ready.set()
+            return
         if self._notify is not None:
             task = asyncio.get_running_loop().create_task(self._notify(kind, payload))
             self._alerts.add(task)
             task.add_done_callback(self._alerts.discard)
+
+    async def ready(self, within_s: float = STOP_WITHIN_S) -> bool:
+        """Wait until the child has started its worker (its imports and its database take a moment);
+        False when it did not within `within_s`."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), within_s)
+        except TimeoutError:
+            return False
+        return True
 
     async def stop(self) -> None:
         process, pipe, self._process, self._pipe = self._process, self._pipe, None, None
@@ -122,6 +137,7 @@ async def _child(settings: Any, pipe: Connection) -> None:
             store, poster, DeliveryCaps.from_settings(settings), on_dead=DeadLetterAlert(store, notify)
         )
         worker.start()
+        pipe.send((READY, {}))
         await stopping.wait()
         await worker.stop()
     except Exception:
