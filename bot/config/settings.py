@@ -16,18 +16,18 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from bot.attachment_config import AttachmentSettings
+from bot.config.attachments import AttachmentSettings
 from bot.config.conversation import ConversationSettings
+from bot.config.desk import DeskSettings
 from bot.config.discord_channel import DiscordSettings
 from bot.config.game import GameSettings
+from bot.config.incidents import IncidentSettings
 from bot.config.models import ModelSettings
 from bot.config.operations import OperationsSettings
 from bot.config.simulation import SimulationSettings
 from bot.config.sources import ConfigError, config_file
 from bot.config.storage import StorageSettings
 from bot.config.web import WebSettings
-from bot.desk_config import DeskSettings
-from bot.incident_config import IncidentSettings
 from bot.redaction import redact_urls
 from bot.yaml_files import first_error
 
