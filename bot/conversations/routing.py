@@ -27,7 +27,6 @@ from bot.conversations.messages import (
     STOPPED_TEXT,
     Incoming,
     TurnOutcome,
-    detect_locale,
     failure_text,
 )
 from bot.conversations.notifications import StaffNotifications
@@ -43,6 +42,7 @@ from bot.loop_share import give_way
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Store
+from bot.vocabulary.language import detect_language
 from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
 
 __all__ = ["Conversations", "LLMFactory", "StaffCommands"]
@@ -308,7 +308,7 @@ class Conversations:
                     if exc is not None:
                         outcome.kind = "failed"
                         log.error("run failed on %s", thread_id, exc_info=exc)
-                        await self._send_safely(surface, failure_text(detect_locale(query)))
+                        await self._send_safely(surface, failure_text(detect_language(query)))
                         leftovers = state.leftovers()
                     else:
                         result: AgentResult = task.result()
