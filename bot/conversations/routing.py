@@ -194,10 +194,6 @@ class Conversations:
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
 
-    def any_running(self) -> bool:
-        """Whether some conversation has a run going (the process's quiet moments: `bot.heap`)."""
-        return bool(self._runs)
-
     def asker_of(self, thread_id: str) -> str | None:
         """The audit label of the latest person whose message this process took in the thread (answered,
         queued or stored during a handoff): who the conversation is with before any run of it is recorded."""
