@@ -14,13 +14,14 @@ SUITE_OWN = frozenset({"ARCA_TEST_PG_URL", "ARCA_TEST_CHROMA_URL", "ARCA_DESIGN_
 
 def setting_names() -> frozenset[str]:
     """Every environment name the settings model reads, upper-cased (it reads any case): each field's
-    variables (`DISCORD_TOKEN`, `ARCA_MODEL`, …), its field name (`populate_by_name` lets `STAFF_ROLE` set
-    `staff_role` too) and `ARCA_CONFIG`."""
+    variables (`DISCORD_TOKEN`, `ARCA_MODEL`, …), the field name of a field without any (`MODELS`), and
+    `ARCA_CONFIG`."""
     names = {CONFIG_FILE_ENV}
     for field, info in Settings.model_fields.items():
-        names.add(field.upper())
         if isinstance(info.validation_alias, AliasChoices):
             names.update(c.upper() for c in info.validation_alias.choices if isinstance(c, str))
+        else:
+            names.add(field.upper())
     return frozenset(names)
 
 
