@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -116,6 +117,9 @@ class ChildDeliveries:
 
 def run_child(settings: Any, pipe: Connection) -> None:
     """The child process's body (`ChildDeliveries`)."""
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops the child through the
+    # pipe, after what came back is recorded, instead of the child dying mid-flush.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     asyncio.run(_child(settings, pipe))
 
