@@ -26,7 +26,9 @@ import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +159,25 @@ class LoopWatchdog:
         return max(self.lags_ms, default=0.0)
 
 
+def thread_cpu_s() -> Counter[str]:
+    """CPU seconds each kind of thread of this process has used so far: `MainThread` (the loop), the
+    search workers (`policy-index-search`), the SQLite writer, … (a pool's threads summed under its
+    prefix). A thread that ended is no longer counted, so take the difference around a phase whose
+    threads live on."""
+    used: Counter[str] = Counter()
+    for thread in threading.enumerate():
+        if thread.ident is None:
+            continue
+        try:
+            clock = time.pthread_getcpuclockid(thread.ident)
+            seconds = time.clock_gettime(clock)
+        except (OSError, AttributeError):  # the thread ended meanwhile, or no per-thread clocks here
+            continue
+        name, _, suffix = thread.name.rpartition("_")
+        used[name if name and suffix.isdigit() else thread.name] += seconds
+    return used
+
+
 def _script(i: int) -> list[dict[str, Any]]:
     order = f"ORD{i:05d}"
     return [
@@ -267,9 +288,10 @@ async def run(
         before = store.counts()
         async with sampled(f"burst_{n}", profile):
             with LoopWatchdog() as dog:
-                cpu = time.process_time()
+                cpu, threads = time.process_time(), thread_cpu_s()
                 wall, latencies = await _round(app, range(n))
                 burst_cpu = time.process_time() - cpu
+                threads = thread_cpu_s() - threads
         burst_counts = store.counts() - before
         if watch is not None:
             watch.append(dog)
@@ -292,6 +314,9 @@ async def run(
         "conversations_per_s": round(n / wall, 1),
         "single_cpu_ms": round(solo_cpu * 1000, 1),
         "burst_cpu_ms_per_conversation": round(burst_cpu * 1000 / n, 1),
+        "burst_loop_cpu_ms_per_conversation": round(threads["MainThread"] * 1000 / n, 2),
+        "burst_search_cpu_ms_per_conversation": round(threads["policy-index-search"] * 1000 / n, 2),
+        "burst_writer_cpu_ms_per_conversation": round(threads["arca-sqlite-writer"] * 1000 / n, 2),
         "loop_stalls_over_50ms": dog.stalls,
         "loop_max_lag_ms": round(dog.max_lag_ms, 1),
         "loop_stalls_single": solo_dog.stalls,
@@ -338,6 +363,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "first_conversation_s",
         "single_cpu_ms",
         "burst_cpu_ms_per_conversation",
+        "burst_loop_cpu_ms_per_conversation",
+        "burst_search_cpu_ms_per_conversation",
+        "burst_writer_cpu_ms_per_conversation",
         "single_above_model_ms",
         "single_statements",
         "single_commits",
