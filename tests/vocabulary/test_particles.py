@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.channels.web.staff.pages import in_one_language
+from bot.staffroom.console.pages import in_one_language
 from bot.vocabulary.particles import particle
 
 
