@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import statistics
 import sys
@@ -34,6 +35,22 @@ from bot.config import load_settings
 
 Patch = tuple[Any, str, Any]
 """(object, attribute, value) set for a variant's runs."""
+
+
+class _Collector:
+    """The cyclic collector's oldest threshold as an attribute a variant can patch (`oldest`)."""
+
+    @property
+    def oldest(self) -> int:
+        return gc.get_threshold()[2]
+
+    @oldest.setter
+    def oldest(self, value: int) -> None:
+        young, middle, _ = gc.get_threshold()
+        gc.set_threshold(young, middle, value)
+
+
+_COLLECTOR = _Collector()
 
 
 def _inline_writes() -> list[Patch]:
@@ -66,12 +83,19 @@ def _loop_group(size: int) -> Callable[[], list[Patch]]:
     return patches
 
 
+def _full_collections_every(gen1_collections: int) -> Callable[[], list[Patch]]:
+    """The collector's oldest threshold for the run (CPython's default: a full collection after 10
+    collections of the middle generation)."""
+    return lambda: [(_COLLECTOR, "oldest", gen1_collections)]
+
+
 VARIANTS: dict[str, Callable[[], list[Patch]]] = {
     "base": list,
     "inline-writes": _inline_writes,
     "writer-thread": _writer_thread,
     "loop-group-8": _loop_group(8),
     "loop-group-128": _loop_group(128),
+    "full-gc-every-10": _full_collections_every(10),
 }
 """The variants by name; each gives its patches when its run starts (a module imported lazily)."""
 
@@ -79,6 +103,8 @@ FIGURES = (
     "conversations_per_s",
     "loop_max_lag_above_idle_ms",
     "idle_loop_max_lag_ms",
+    "burst_full_collections",
+    "burst_full_collection_max_ms",
     "burst_cpu_ms_per_conversation",
     "burst_loop_cpu_ms_per_conversation",
     "burst_search_cpu_ms_per_conversation",

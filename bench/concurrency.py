@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import re
 import statistics
 import sys
@@ -178,6 +180,27 @@ def thread_cpu_s() -> Counter[str]:
     return used
 
 
+@contextlib.contextmanager
+def full_collections() -> Any:
+    """The pauses (ms) of the cyclic collector's full collections while the block runs: each stops the
+    loop for its whole walk of the heap (start-up's heap is frozen out of it: `bot.heap`)."""
+    pauses: list[float] = []
+    started = 0.0
+
+    def timed(phase: str, info: dict[str, Any]) -> None:
+        nonlocal started
+        if phase == "start":
+            started = time.perf_counter()
+        elif info["generation"] == 2:
+            pauses.append((time.perf_counter() - started) * 1000)
+
+    gc.callbacks.append(timed)
+    try:
+        yield pauses
+    finally:
+        gc.callbacks.remove(timed)
+
+
 def _script(i: int) -> list[dict[str, Any]]:
     order = f"ORD{i:05d}"
     return [
@@ -287,7 +310,7 @@ async def run(
         solo_counts = store.counts() - before
         before = store.counts()
         async with sampled(f"burst_{n}", profile):
-            with LoopWatchdog() as dog:
+            with LoopWatchdog() as dog, full_collections() as collections:
                 cpu, threads = time.process_time(), thread_cpu_s()
                 wall, latencies = await _round(app, range(n))
                 burst_cpu = time.process_time() - cpu
@@ -322,6 +345,8 @@ async def run(
         "loop_stalls_single": solo_dog.stalls,
         "idle_loop_max_lag_ms": round(idle_dog.max_lag_ms, 1),
         "loop_max_lag_above_idle_ms": round(dog.max_lag_ms - idle_dog.max_lag_ms, 1),
+        "burst_full_collections": len(collections),
+        "burst_full_collection_max_ms": round(max(collections, default=0.0), 1),
         "single_statements": solo["statements"],
         "single_commits": solo["commits"],
         "single_write_units": solo["writes"],
@@ -360,6 +385,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "conversations_per_s",
         "idle_loop_max_lag_ms",
         "loop_max_lag_above_idle_ms",
+        "burst_full_collections",
+        "burst_full_collection_max_ms",
         "first_conversation_s",
         "single_cpu_ms",
         "burst_cpu_ms_per_conversation",
