@@ -54,7 +54,9 @@ GROUP_MAX = 64
 LOOP_GROUP_MAX = 32
 """Units the loop's thread group-commits in one turn at most (`_commit_loop_group`; the rest go in the
 next turn's group): ≈0.1 ms of statements each, so a turn's group stays a few ms however many runs wrote
-in the turn before."""
+in the turn before. Not tuned finely: in the 200-conversation burst (2026-12-07, load 10–12, 2 interleaved
+rounds each, `bench.burst_ab`) 8 a turn made the conversations wait 435 ms for their writes, 32 170 ms,
+128 198 ms, at the same worst lag within the machine's noise."""
 
 _STOP = object()
 """Handed to the writer by `close`: every unit before it is run, then the thread ends."""
@@ -96,6 +98,8 @@ class SQLiteWriter:
         """Seconds of inline writes in the loop's current turn: past `INLINE_TURN_S` the turn's other writes
         go to the writer, so that runs arriving together never stretch one turn by a commit each."""
         self._turn_pending = False
+        self._group_loop: asyncio.AbstractEventLoop | None = None
+        """The loop whose turn commits `_loop_group` (a store used from another loop hands over)."""
         self._loop_group: list[_Pending] = []
         """Writes that wait for the start of the loop's next turn to be committed there together
         (`_commit_loop_group`)."""
@@ -112,9 +116,11 @@ class SQLiteWriter:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         pending = _Pending(unit, future)
-        if self._handed == self._committed:  # the writer has nothing of ours: the order holds on the loop
+        if self._handed == self._committed and (not self._loop_group or self._group_loop is loop):
+            # the writer has nothing of ours, so the order holds on the loop (one loop's group at a time)
             self._loop_group.append(pending)
             if len(self._loop_group) == 1:
+                self._group_loop = loop
                 loop.call_soon(self._commit_loop_group)
         else:
             self._hand_over([pending])
