@@ -28,6 +28,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from bot.staffroom.console import auth
 from bot.staffroom.console.auth import SESSION_COOKIE, StaffUser
 from bot.staffroom.console.flashes import KEY_PATTERN, FlashBox, owner_of
+from bot.vocabulary.language import HANGUL_RANGE
 
 CONSOLE_CHANNEL = "web:staff-console"
 """The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
@@ -271,7 +272,7 @@ def flash_of(request: Request) -> dict[str, Any]:
 
 
 _HALVES = re.compile(
-    r"^(?P<mark>[^\w\s'\"#/(\[]*\s*)(?P<ko>.*?[\uac00-\ud7a3].*?)\s+/\s+(?P<en>[^\uac00-\ud7a3]+)$"
+    rf"^(?P<mark>[^\w\s'\"#/(\[]*\s*)(?P<ko>.*?[{HANGUL_RANGE}].*?)\s+/\s+(?P<en>[^{HANGUL_RANGE}]+)$"
 )
 """A staff command's one-line reply written "한국어 … / English …" (the Discord form): both halves."""
 
