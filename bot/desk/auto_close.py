@@ -12,10 +12,11 @@ from sqlalchemy import func, select
 from bot.analytics.staff_response import escalation_timings
 from bot.store import AuditEntry, Run, Store, ThreadMessage
 from bot.store.desk_claims import claim
+from bot.store.escalations import CLOSED_ACTION
 from bot.vocabulary.catalogue import say
 from bot.vocabulary.language import detect_language
 
-CLOSE_ACTION = "escalation.closed"
+CLOSE_ACTION = CLOSED_ACTION
 LOOKBACK = timedelta(days=30)
 """Escalations older than this are left alone (they were closed, or the thread moved on long ago)."""
 
