@@ -28,6 +28,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from bot.channels.web.staff import auth
 from bot.channels.web.staff.auth import SESSION_COOKIE, StaffUser
 from bot.channels.web.staff.flashes import KEY_PATTERN, FlashBox, owner_of
+from bot.guard_rules import action_words, rule_of, rule_words
+from bot.vocabulary.dates import day_time_text
 
 CONSOLE_CHANNEL = "web:staff-console"
 """The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
@@ -112,19 +114,17 @@ def render_html(
     def at(when: datetime | None, fmt: str) -> str:
         return when.astimezone(zone).strftime(fmt) if when is not None else ""
 
-    def day_time(when: datetime | None) -> str:
+    def day_time(when: datetime | None, *, year: bool = False) -> str:
         """`3월 3일(화) 14:05` for Korean staff, `Tue Mar 3 14:05` for English (never a US date)."""
-        if when is None:
-            return ""
-        local = when.astimezone(zone)
-        if lang == "ko":
-            return f"{local.month}월 {local.day}일({'월화수목금토일'[local.weekday()]}) {local:%H:%M}"
-        return f"{local:%a %b} {local.day} {local:%H:%M}"
+        return "" if when is None else day_time_text(when, lang, zone, year=year)
 
     return _env.get_template(template).render(
         t=t,
         at=at,
         day_time=day_time,
+        rule_words=lambda rule: rule_words(rule, lang),
+        action_words=lambda action: action_words(action, lang),
+        rule_of=rule_of,
         lang=lang,
         user=user,
         nav=NAV,
