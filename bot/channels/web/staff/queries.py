@@ -107,7 +107,7 @@ async def conversation_rows(
                 thread_id=thread_id,
                 state=state,
                 player=_player_of(conversations, thread_id, players),
-                last_role=msg.role,
+                last_role="staff" if (msg.name or "").startswith("staff:") else msg.role,
                 last_message=(msg.content or "")[:160],
                 last_at=msg.created_at,
                 messages=int(count),
