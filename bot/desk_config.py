@@ -41,7 +41,7 @@ class DeskSettings(BaseSettings):
         default_factory=list, validation_alias=_env("ARCA_TICKET_CHANNELS")
     )
     """Channels where a player's first message opens a ticket: a private thread (text channel) or the
-    player's own post (forum), answered without a mention (`bot.channels.discord_tickets`)."""
+    player's own post (forum), answered without a mention (`bot.players.discord_app.tickets`)."""
     ticket_idle_close_hours: float = Field(
         default=24, gt=0, le=720, validation_alias=_env("ARCA_TICKET_IDLE_CLOSE_HOURS")
     )

@@ -246,7 +246,7 @@ class Incidents:
     async def revision(self) -> tuple[int, int, str]:
         """A fingerprint of every incident's state (how many, their notice versions, the latest change): it
         changes when one is declared, its notice updated or it is closed. One cheap read: what a process
-        watching for notice changes compares (`bot.channels.web.player.notice_watch`)."""
+        watching for notice changes compares (`bot.players.web.widget.notice_watch`)."""
         query = select(
             func.count(Incident.id),
             func.coalesce(func.sum(Incident.notice_version), 0),

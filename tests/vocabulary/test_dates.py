@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from bot.channels.discord_staff import format_staff_notice
 from bot.incidents.report import format_report
+from bot.staffroom.discord_staff.cog import format_staff_notice
 from bot.vocabulary.dates import day_text, day_time_text, zoned_text
 
 SEOUL = "Asia/Seoul"

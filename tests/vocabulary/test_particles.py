@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.channels.web.staff.pages import in_one_language
+from bot.staffroom.console.pages import in_one_language
 from bot.vocabulary.catalogue import ORDER_NOT_FOUND, Text
 from bot.vocabulary.particles import particle
 
