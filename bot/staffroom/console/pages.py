@@ -29,7 +29,9 @@ from bot.guard_rules import action_words, rule_of, rule_words
 from bot.staffroom.console import auth
 from bot.staffroom.console.auth import SESSION_COOKIE, StaffUser
 from bot.staffroom.console.flashes import KEY_PATTERN, FlashBox, owner_of
+from bot.vocabulary import ThreadId
 from bot.vocabulary.dates import day_time_text
+from bot.vocabulary.rule_names import coupon_rule_words
 
 CONSOLE_CHANNEL = "web:staff-console"
 """The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
@@ -103,6 +105,33 @@ def with_console_headers(response: Response) -> Response:
     return response
 
 
+THREAD_PLACES = {
+    "web": ("웹 위젯", "Web widget"),
+    "discord": ("Discord 채널", "Discord channel"),
+    "dm": ("Discord DM", "Discord DM"),
+    "console": ("터미널", "Terminal"),
+    "replay": ("재생", "Replay"),
+}
+"""Where a conversation happens, in words, by its thread id's kind."""
+
+
+def thread_words(thread_id: str, lang: str) -> str:
+    """`웹 위젯 · 플레이어 P100` (`Web widget · player P100`): a conversation's id as staff read it."""
+    tid = ThreadId(thread_id)
+    ko = lang == "ko"
+    place = THREAD_PLACES.get(tid.kind)
+    if place is None:
+        return ""
+    words = place[0] if ko else place[1]
+    parts = tid.web_parts
+    if parts is not None:
+        identity = parts[0]
+        if identity.startswith("anon-"):
+            return f"{words} · {'비회원 방문자' if ko else 'anonymous visitor'}"
+        return f"{words} · {'플레이어' if ko else 'player'} {identity}"
+    return words
+
+
 def render_html(
     template: str, *, lang: str, zone: ZoneInfo, user: StaffUser | None, path: str, **ctx: Any
 ) -> str:
@@ -125,6 +154,8 @@ def render_html(
         rule_words=lambda rule: rule_words(rule, lang),
         action_words=lambda action: action_words(action, lang),
         rule_of=rule_of,
+        thread_words=lambda thread_id: thread_words(thread_id, lang),
+        coupon_rule_words=lambda key: coupon_rule_words(key, lang),
         lang=lang,
         user=user,
         nav=NAV,

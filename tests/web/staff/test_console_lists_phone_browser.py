@@ -89,8 +89,18 @@ async def test_lists_and_the_conversation_fit_a_phone_and_read_in_korean(browser
     last = page.locator("#conversation-rows tr").filter(has_text="운영진 미나입니다")
     await expect(last.locator(".role")).to_have_text("운영진")
     await page.goto(f"{web.url}/staff/conversations/{THREAD}")
+    await expect(page.locator("#thread-place")).to_have_text("웹 위젯 · 플레이어 P100")
     mark = page.locator(".withheld li")
     await expect(mark).to_contain_text("근거 없는 금액·날짜·숫자")
     await expect(mark).not_to_contain_text("fact.unbacked")
     await page.goto(f"{web.url}/staff/audit")
     await expect(page.locator("table").first).to_contain_text("사실 확인: 문장 교체")
+
+
+def test_a_thread_id_is_said_in_words_under_the_heading() -> None:
+    from bot.staffroom.console.pages import thread_words
+
+    assert thread_words("web:P100:main", "ko") == "웹 위젯 · 플레이어 P100"
+    assert thread_words("web:anon-1f2e:main", "en") == "Web widget · anonymous visitor"
+    assert thread_words("discord:123", "ko") == "Discord 채널"
+    assert thread_words("dm:9", "en") == "Discord DM"
