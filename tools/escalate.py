@@ -5,12 +5,9 @@ from __future__ import annotations
 import logging
 
 from pydantic import BaseModel, Field
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from bot.analytics.staff_response import RESOLUTION_ACTIONS
-from bot.store import Escalation
-from bot.store.escalations import escalation_state
+from bot.store.escalations import NewEscalation, escalation_state, open_escalation
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 
@@ -102,36 +99,21 @@ async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
     if state.open and state.latest is not None:
         return _already_open(ctx, state.latest)
     key = f"{ctx.thread_id}:escalation-after-{state.latest or 0}"
-    async with ctx.store.session() as session:
-        row = Escalation(
+    row, made = await open_escalation(
+        ctx.store,
+        NewEscalation(
             thread_id=ctx.thread_id,
             player_id=ctx.actor.player_id,
             discord_id=ctx.actor.discord_id,
             summary=summary,
-            status="open",
             idempotency_key=key,
             created_at=ctx.clock(),
-        )
-        session.add(row)
-        try:
-            await session.flush()
-            await ctx.store.audit(
-                actor=ctx.actor.label,
-                action="escalate",
-                thread_id=ctx.thread_id,
-                target=f"escalation:{row.id}",
-                code=str(ResultCode.OK),
-                detail={"summary": summary},
-                session=session,
-            )
-            await session.commit()
-        except IntegrityError:
-            # Another call on this conversation ran concurrently and won: answer with its record.
-            await session.rollback()
-            winner = (
-                await session.execute(select(Escalation).where(Escalation.idempotency_key == key))
-            ).scalar_one()
-            return _already_open(ctx, winner.id)
+            actor=ctx.actor.label,
+        ),
+        audit_code=str(ResultCode.OK),
+    )
+    if not made:  # another call on this conversation ran concurrently and won: answer with its record
+        return _already_open(ctx, row.id)
     notified = False
     notify = ctx.services.notify_staff
     if notify is not None:

@@ -330,23 +330,13 @@ async def attach_feedback(
     client: Any, surface: DiscordSurface, thread_id: str, actor: Actor, since: Any
 ) -> None:
     """Put 👍 / 👎 under the last message of each answer delivered to `actor` in `thread_id` since `since`."""
-    from sqlalchemy import select
-
-    from bot.store import Run
+    from bot.store.conversation_views import latest_run_since
 
     last = surface.last_sent
     if last is None:
         return
     conv = client.conversations
-    async with conv.store.session() as s:
-        run_id = (
-            await s.execute(
-                select(Run.run_id)
-                .where(Run.thread_id == thread_id, Run.player == actor.label, Run.started_at >= since)
-                .order_by(Run.answered_at.desc())
-                .limit(1)
-            )
-        ).scalar_one_or_none()
+    run_id = await latest_run_since(conv.store, thread_id, actor.label, since)
     if run_id is None:
         return
     handle, text = last

@@ -15,13 +15,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import discord
-from sqlalchemy import func, select
 
 from bot.analytics.staff_response import escalation_timings
 from bot.desk import ticket_texts as texts
 from bot.desk.auto_close import CLOSE_ACTION as ESCALATION_CLOSED
 from bot.staffroom.discord_staff.cog import role_names
-from bot.store import AuditEntry, ThreadMessage
+from bot.store import audit_views, conversation_views
 from bot.store.tickets import (
     TicketRecord,
     claim_ticket,
@@ -317,24 +316,10 @@ class TicketDesk:
 
     async def _due(self, ticket: TicketRecord, now: datetime) -> str | None:
         thread_id = ThreadId.discord(ticket.thread or 0)
-        async with self.store.session() as s:
-            auto_closed = (
-                await s.execute(
-                    select(func.count())
-                    .select_from(AuditEntry)
-                    .where(
-                        AuditEntry.thread_id == thread_id,
-                        AuditEntry.action == ESCALATION_CLOSED,
-                        AuditEntry.at >= ticket.opened_at,
-                        AuditEntry.at <= now - CLOSING_NOTICE_GRACE,
-                    )
-                )
-            ).scalar_one()
-            last = (
-                await s.execute(
-                    select(func.max(ThreadMessage.created_at)).where(ThreadMessage.thread_id == thread_id)
-                )
-            ).scalar_one()
+        auto_closed = await audit_views.count_in_thread(
+            self.store, thread_id, ESCALATION_CLOSED, since=ticket.opened_at, until=now - CLOSING_NOTICE_GRACE
+        )
+        last = await conversation_views.last_message_at(self.store, thread_id)
         if auto_closed:
             return "escalation_closed"
         if now - max(last or ticket.opened_at, ticket.opened_at) < self.idle_close:

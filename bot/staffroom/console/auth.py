@@ -10,13 +10,12 @@ from __future__ import annotations
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
-
-from sqlalchemy import select, update
+from datetime import datetime, timedelta
 
 from bot.staff.console import LINK_TTL, LOGIN_PATH, console_base_url, mint_link, token_hash
-from bot.store import Store, utcnow
-from bot.store.models import StaffLink, StaffSession
+from bot.store import Store, staff_sessions, utcnow
+from bot.store.models import StaffSession
+from bot.store.staff_sessions import NewSession
 from tools.base import Actor
 
 __all__ = ["LINK_TTL", "LOGIN_PATH", "console_base_url", "mint_link", "token_hash"]
@@ -46,42 +45,19 @@ async def redeem_link(
     store: Store, token: str, *, user_agent: str | None = None
 ) -> tuple[str, StaffUser] | None:
     """Use a link once: (session cookie value, user) or None when unknown, used or expired."""
-    now = utcnow()
-    async with store.session() as s, s.begin():
-        # One UPDATE decides who uses the link: a second redemption finds `used_at` set and changes nothing.
-        claimed = await s.execute(
-            update(StaffLink)
-            .where(
-                StaffLink.token_hash == token_hash(token),
-                StaffLink.used_at.is_(None),
-                StaffLink.expires_at > now,
-            )
-            .values(used_at=now)
-        )
-        if claimed.rowcount != 1:
-            await store.audit(actor="web:staff-login", action="console.login", code="DENIED", session=s)
-            return None
-        link = await s.get(StaffLink, token_hash(token))
-        cookie = secrets.token_urlsafe(32)
-        row = StaffSession(
-            token_hash=token_hash(cookie),
-            csrf=secrets.token_urlsafe(24),
-            staff_id=link.staff_id,
-            staff_name=link.staff_name,
-            created_at=now,
-            last_seen_at=now,
-            user_agent=(user_agent or "")[:200] or None,
-        )
-        s.add(row)
-        await s.flush()
-        await store.audit(
-            actor=f"staff:{link.staff_id}",
-            action="console.login",
-            target=f"session:{row.id}",
-            code="OK",
-            session=s,
-        )
-        return cookie, StaffUser(row.id, row.staff_id, row.staff_name, row.csrf)
+    cookie = secrets.token_urlsafe(32)
+    fresh = NewSession(token_hash(cookie), secrets.token_urlsafe(24), (user_agent or "")[:200] or None)
+    row = await staff_sessions.redeem_link(store, token_hash(token), fresh, now=utcnow())
+    if row is None:
+        return None
+    return cookie, StaffUser(row.id, row.staff_id, row.staff_name, row.csrf)
+
+
+def _stands(row: StaffSession, now: datetime) -> bool:
+    """Not revoked, not idle for `IDLE_TIMEOUT`, not older than `MAX_AGE`."""
+    return (
+        row.revoked_at is None and now - row.last_seen_at <= IDLE_TIMEOUT and now - row.created_at <= MAX_AGE
+    )
 
 
 async def session_user(store: Store, cookie: str | None) -> StaffUser | None:
@@ -89,16 +65,10 @@ async def session_user(store: Store, cookie: str | None) -> StaffUser | None:
     if not cookie:
         return None
     now = utcnow()
-    async with store.session() as s, s.begin():
-        row = (
-            await s.execute(select(StaffSession).where(StaffSession.token_hash == token_hash(cookie)))
-        ).scalar_one_or_none()
-        if row is None or row.revoked_at is not None:
-            return None
-        if now - row.last_seen_at > IDLE_TIMEOUT or now - row.created_at > MAX_AGE:
-            return None
-        row.last_seen_at = now
-        return StaffUser(row.id, row.staff_id, row.staff_name, row.csrf)
+    row = await staff_sessions.touch_session(
+        store, token_hash(cookie), now=now, usable=lambda r: _stands(r, now)
+    )
+    return StaffUser(row.id, row.staff_id, row.staff_name, row.csrf) if row is not None else None
 
 
 async def session_active(store: Store, cookie: str | None) -> bool:
@@ -107,16 +77,8 @@ async def session_active(store: Store, cookie: str | None) -> bool:
     if not cookie:
         return False
     now = utcnow()
-    async with store.session() as s:
-        row = (
-            await s.execute(select(StaffSession).where(StaffSession.token_hash == token_hash(cookie)))
-        ).scalar_one_or_none()
-    return (
-        row is not None
-        and row.revoked_at is None
-        and now - row.last_seen_at <= IDLE_TIMEOUT
-        and now - row.created_at <= MAX_AGE
-    )
+    row = await staff_sessions.session_by_cookie(store, token_hash(cookie))
+    return row is not None and _stands(row, now)
 
 
 def login_form_ok(cookie: str | None, sent: str | None) -> bool:
@@ -131,28 +93,8 @@ def csrf_ok(user: StaffUser, sent: str | None) -> bool:
 async def list_sessions(store: Store) -> list[StaffSession]:
     """Sessions not revoked and not timed out, newest first."""
     now = utcnow()
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(StaffSession).where(StaffSession.revoked_at.is_(None)).order_by(StaffSession.id.desc())
-            )
-        ).scalars()
-        return [r for r in rows if now - r.last_seen_at <= IDLE_TIMEOUT and now - r.created_at <= MAX_AGE]
+    return [r for r in await staff_sessions.unrevoked_sessions(store) if _stands(r, now)]
 
 
 async def revoke_session(store: Store, session_id: int, *, by: StaffUser) -> bool:
-    async with store.session() as s, s.begin():
-        done = await s.execute(
-            update(StaffSession)
-            .where(StaffSession.id == session_id, StaffSession.revoked_at.is_(None))
-            .values(revoked_at=utcnow())
-        )
-        ok = done.rowcount == 1
-        await store.audit(
-            actor=f"staff:{by.staff_id}",
-            action="console.revoke_session",
-            target=f"session:{session_id}",
-            code="OK" if ok else "NOT_FOUND",
-            session=s,
-        )
-        return ok
+    return await staff_sessions.revoke_session(store, session_id, by_staff=by.staff_id, now=utcnow())

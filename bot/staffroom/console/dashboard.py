@@ -14,9 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
-
-from bot.store import Coupon, Store
+from bot.store import Store, coupon_views
 
 WINDOWS = (7, 14, 30, 90)
 """The windows (days) the dashboard offers."""
@@ -60,21 +58,14 @@ async def coupon_days(
     store: Store, *, since: datetime, now: datetime, zone: ZoneInfo
 ) -> dict[str, CouponDay]:
     """Issued coupons per support-time-zone day: the total and each player's amount and count."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(Coupon.player_id, Coupon.amount, Coupon.created_at).where(
-                    Coupon.status.in_(ISSUED_STATUSES), Coupon.created_at >= since, Coupon.created_at <= now
-                )
-            )
-        ).all()
+    rows = await coupon_views.issued_between(store, since=since, until=now, statuses=ISSUED_STATUSES)
     out: dict[str, CouponDay] = defaultdict(CouponDay)
-    for player, amount, created in rows:
-        day = out[created.astimezone(zone).date().isoformat()]
-        day.amount += int(amount)
+    for row in rows:
+        day = out[row.created_at.astimezone(zone).date().isoformat()]
+        day.amount += row.amount
         day.count += 1
-        mine = day.by_player[player]
-        mine[0] += int(amount)
+        mine = day.by_player[row.player_id]
+        mine[0] += row.amount
         mine[1] += 1
     return dict(out)
 

@@ -7,14 +7,23 @@ import io
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
-
-from sqlalchemy import func, select
 
 from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
 from bot.players.web.widget.identity import Identity
-from bot.store import AuditEntry, Coupon, Escalation, Order, Run, Store, ThreadMessage, ThreadState
+from bot.store import (
+    AuditEntry,
+    Coupon,
+    Order,
+    Store,
+    ThreadMessage,
+    audit_views,
+    conversation_views,
+    coupon_views,
+)
+from bot.store.audit_views import AuditQuery
+from bot.store.coupon_views import CouponQuery
 from bot.store.outbox import reply_statuses
 
 PAGE_LIMIT = 200
@@ -37,80 +46,29 @@ async def conversation_rows(
 ) -> list[ConversationRow]:
     """Threads with messages, most recent first, with their state, player and last message: page `page`
     of `limit` rows, only threads whose id or player contains `search` when it is given."""
-    store = conversations.store
-    query = select(ThreadMessage.thread_id, func.max(ThreadMessage.id), func.count(ThreadMessage.id)).where(
-        ThreadMessage.role.in_(("user", "assistant"))
+    found = await conversation_views.latest_threads(
+        conversations.store, limit=limit, offset=(max(page, 1) - 1) * limit, search=search
     )
-    if search:
-        asked = select(Run.thread_id).where(Run.player.contains(search, autoescape=True))
-        query = query.where(
-            ThreadMessage.thread_id.contains(search, autoescape=True) | ThreadMessage.thread_id.in_(asked)
-        )
-    async with store.session() as s:
-        latest = (
-            await s.execute(
-                query.group_by(ThreadMessage.thread_id)
-                .order_by(func.max(ThreadMessage.id).desc())
-                .limit(limit)
-                .offset((max(page, 1) - 1) * limit)
-            )
-        ).all()
-        if not latest:
-            return []
-        threads = [t for t, _, _ in latest]
-        last = {
-            m.id: m
-            for m in (
-                await s.execute(select(ThreadMessage).where(ThreadMessage.id.in_([i for _, i, _ in latest])))
-            ).scalars()
-        }
-        paused = {
-            t
-            for (t,) in (
-                await s.execute(
-                    select(ThreadState.thread_id).where(
-                        ThreadState.thread_id.in_(threads), ThreadState.handoff.is_(True)
-                    )
-                )
-            ).all()
-        }
-        escalated = {
-            t
-            for (t,) in (
-                await s.execute(
-                    select(Escalation.thread_id).where(
-                        Escalation.thread_id.in_(threads), Escalation.status == "open"
-                    )
-                )
-            ).all()
-        }
-        players: dict[str, str] = {}
-        for t, p in (
-            await s.execute(
-                select(Run.thread_id, Run.player).where(Run.thread_id.in_(threads)).order_by(Run.started_at)
-            )
-        ).all():
-            players[t] = p
+    recorded = {t.thread_id: t.asker for t in found if t.asker is not None}
     rows = []
-    for thread_id, last_id, count in latest:
-        msg = last[last_id]
-        if conversations.is_running(thread_id):
+    for t in found:
+        if conversations.is_running(t.thread_id):
             state = "answering"
-        elif thread_id in paused:
+        elif t.handed_off:
             state = "handed_off"
-        elif thread_id in escalated:
+        elif t.escalated:
             state = "escalated"
         else:
             state = "waiting"
         rows.append(
             ConversationRow(
-                thread_id=thread_id,
+                thread_id=t.thread_id,
                 state=state,
-                player=_player_of(conversations, thread_id, players),
-                last_role="staff" if (msg.name or "").startswith("staff:") else msg.role,
-                last_message=(msg.content or "")[:160],
-                last_at=msg.created_at,
-                messages=int(count),
+                player=_player_of(conversations, t.thread_id, recorded),
+                last_role="staff" if (t.last.name or "").startswith("staff:") else t.last.role,
+                last_message=(t.last.content or "")[:160],
+                last_at=t.last.created_at,
+                messages=t.messages,
             )
         )
     return rows
@@ -131,51 +89,26 @@ HISTORY_LIMIT = 500
 
 async def earlier_messages(store: Store, thread_id: str, shown: int) -> int:
     """How many of the thread's messages come before the `shown` latest ones (the page says so)."""
-    async with store.session() as s:
-        total = (
-            await s.execute(
-                select(func.count()).select_from(ThreadMessage).where(ThreadMessage.thread_id == thread_id)
-            )
-        ).scalar_one()
-    return max(0, int(total) - shown)
+    return max(0, await conversation_views.message_count(store, thread_id) - shown)
 
 
 async def history(store: Store, thread_id: str, limit: int = HISTORY_LIMIT) -> list[ThreadMessage]:
     """Every message of the thread, tool calls and results included, oldest first."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(ThreadMessage)
-                .where(ThreadMessage.thread_id == thread_id)
-                .order_by(ThreadMessage.id.desc())
-                .limit(limit)
-            )
-        ).scalars()
-        return list(reversed(list(rows)))
+    return await conversation_views.latest_messages(store, thread_id, limit)
 
 
 async def withheld_facts(store: Any, thread_id: str, limit: int = 200) -> dict[str, list[dict[str, Any]]]:
     """The fact check's replacements in the thread, by run id: what was withheld and what replaced it."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(AuditEntry)
-                .where(
-                    AuditEntry.thread_id == thread_id,
-                    AuditEntry.action.in_((FACT_WITHHELD, FACT_UNBACKED)),
-                )
-                .order_by(AuditEntry.id)
-                .limit(limit)
-            )
-        ).scalars()
-        out: dict[str, list[dict[str, Any]]] = {}
-        for row in rows:
-            try:
-                detail = json.loads(row.detail or "{}")
-            except ValueError:
-                continue
-            if isinstance(detail, dict) and row.target:
-                out.setdefault(row.target, []).append(detail)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in await audit_views.thread_actions(
+        store, thread_id, (FACT_WITHHELD, FACT_UNBACKED), limit=limit
+    ):
+        try:
+            detail = json.loads(row.detail or "{}")
+        except ValueError:
+            continue
+        if isinstance(detail, dict) and row.target:
+            out.setdefault(row.target, []).append(detail)
     return out
 
 
@@ -192,28 +125,18 @@ class ThreadSignature:
 
 
 async def thread_signature(conversations: Any, thread_id: str) -> ThreadSignature:
-    async with conversations.store.session() as s:
-        last_id, count = (
-            await s.execute(
-                select(func.max(ThreadMessage.id), func.count(ThreadMessage.id)).where(
-                    ThreadMessage.thread_id == thread_id
-                )
-            )
-        ).one()
-        row = await s.get(ThreadState, thread_id)
+    mark = await conversation_views.thread_mark(conversations.store, thread_id)
     return ThreadSignature(
-        last_id=int(last_id or 0),
-        messages=int(count),
+        last_id=mark.last_id,
+        messages=mark.messages,
         running=conversations.is_running(thread_id),
-        handed_off=bool(row and row.handoff),
+        handed_off=mark.handed_off,
         replies=tuple((r.reply.id, r.status) for r in await reply_statuses(conversations.store, thread_id)),
     )
 
 
 async def is_handed_off(store: Store, thread_id: str) -> bool:
-    async with store.session() as s:
-        row = await s.get(ThreadState, thread_id)
-        return bool(row and row.handoff)
+    return await conversation_views.is_handed_off(store, thread_id)
 
 
 @dataclass
@@ -227,20 +150,9 @@ class CouponFilter:
 async def coupons(
     store: Store, f: CouponFilter, timezone: str = "UTC", limit: int | None = PAGE_LIMIT, *, offset: int = 0
 ) -> list[tuple[Coupon, Order | None]]:
-    query = select(Coupon, Order).join(Order, Order.id == Coupon.order_id, isouter=True)
-    if f.player:
-        query = query.where(Coupon.player_id == f.player)
-    if f.order:
-        query = query.where(Coupon.order_id == f.order.upper())
-    if f.status:
-        query = query.where(Coupon.status == f.status)
-    if f.day:
-        start = day_start(f.day, timezone)
-        if start is not None:
-            query = query.where(Coupon.created_at >= start, Coupon.created_at < start + timedelta(days=1))
-    query = query.order_by(Coupon.id.desc()).limit(limit).offset(offset)
-    async with store.session() as s:
-        return [(c, o) for c, o in (await s.execute(query)).all()]
+    start = day_start(f.day, timezone) if f.day else None
+    query = CouponQuery(player=f.player, order=f.order.upper(), status=f.status, day_start=start)
+    return await coupon_views.coupons_with_orders(store, query, limit=limit, offset=offset)
 
 
 def day_start(day: str, timezone: str) -> datetime | None:
@@ -261,20 +173,13 @@ async def pending_coupons(store: Store) -> list[tuple[Coupon, Order | None, str 
     """Pending coupons, oldest first, with the order, the thread that asked and why it waits (the rule
     the issuance recorded: `{"review": …}` or `{"threshold": N}`), from the audit."""
     rows = await coupons(store, CouponFilter(status="pending"))
+    asked = await coupon_views.issue_audits(store, list(dict.fromkeys(c.order_id for c, _ in reversed(rows))))
     out = []
-    async with store.session() as s:
-        for c, o in reversed(rows):
-            asked = (
-                await s.execute(
-                    select(AuditEntry.thread_id, AuditEntry.detail, AuditEntry.code)
-                    .where(AuditEntry.target == c.order_id, AuditEntry.action == "coupon.issue")
-                    .order_by(AuditEntry.id.desc())
-                    .limit(1)
-                )
-            ).one_or_none()
-            thread = asked.thread_id if asked else None
-            why = _json_object(asked.detail) if asked and asked.code == "PENDING_APPROVAL" else {}
-            out.append((c, o, thread, why))
+    for c, o in reversed(rows):
+        found = asked.get(c.order_id)
+        thread = found.thread_id if found else None
+        why = _json_object(found.detail) if found and found.code == "PENDING_APPROVAL" else {}
+        out.append((c, o, thread, why))
     return out
 
 
@@ -293,23 +198,14 @@ class AuditFilter:
     code: str = ""
 
 
-def _audit_query(f: AuditFilter) -> Any:
-    query = select(AuditEntry)
-    if f.actor:
-        query = query.where(AuditEntry.actor.contains(f.actor, autoescape=True))
-    if f.action:
-        query = query.where(AuditEntry.action.contains(f.action, autoescape=True))
-    if f.code:
-        query = query.where(AuditEntry.code == f.code)
-    return query
+def _audit_query(f: AuditFilter) -> AuditQuery:
+    return AuditQuery(actor=f.actor, action=f.action, code=f.code)
 
 
 async def audit_rows(
     store: Store, f: AuditFilter, limit: int = PAGE_LIMIT, *, offset: int = 0
 ) -> list[AuditEntry]:
-    async with store.session() as s:
-        query = _audit_query(f).order_by(AuditEntry.id.desc()).limit(limit).offset(offset)
-        return list((await s.execute(query)).scalars())
+    return await audit_views.audit_page(store, _audit_query(f), limit=limit, offset=offset)
 
 
 AUDIT_HEADER = ["id", "at", "actor", "action", "thread_id", "target", "code", "detail"]
@@ -322,11 +218,7 @@ async def audit_csv(store: Store, f: AuditFilter) -> AsyncIterator[str]:
     yield to_csv(AUDIT_HEADER, [])
     before: int | None = None
     while True:
-        query = _audit_query(f)
-        if before is not None:
-            query = query.where(AuditEntry.id < before)
-        async with store.session() as s:
-            batch = list((await s.execute(query.order_by(AuditEntry.id.desc()).limit(CSV_BATCH))).scalars())
+        batch = await audit_views.audit_page(store, _audit_query(f), limit=CSV_BATCH, before_id=before)
         if not batch:
             return
         rows = [[r.id, r.at, r.actor, r.action, r.thread_id, r.target, r.code, r.detail] for r in batch]

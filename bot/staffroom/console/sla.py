@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
-
 from bot.analytics.staff_response import SlaTargets
 from bot.desk.sla import REMINDER_ACTION
-from bot.store import AuditEntry, Escalation, Store
+from bot.store import Store, audit_views
+from bot.store.escalations import escalations_by_id
 
 SHOWN_FOR = timedelta(hours=24)
 SHOWN_AT_MOST = 20
@@ -61,25 +60,11 @@ def _number(target: str) -> int | None:
 async def recent_reminders(store: Store, now: datetime, targets: SlaTargets | None = None) -> Reminders:
     """SLA reminders of the last `SHOWN_FOR`, newest first, with what they are about."""
     targets = targets or SlaTargets()
-    window = (AuditEntry.action == REMINDER_ACTION, AuditEntry.at >= now - SHOWN_FOR)
-    async with store.session() as s:
-        audits = list(
-            (
-                await s.execute(
-                    select(AuditEntry).where(*window).order_by(AuditEntry.id.desc()).limit(SHOWN_AT_MOST)
-                )
-            ).scalars()
-        )
-        total = (await s.execute(select(func.count()).select_from(AuditEntry).where(*window))).scalar_one()
-        numbers = {n for a in audits if (n := _number(a.target or "")) is not None}
-        escalations = (
-            {
-                e.id: e
-                for e in (await s.execute(select(Escalation).where(Escalation.id.in_(numbers)))).scalars()
-            }
-            if numbers
-            else {}
-        )
+    audits, total = await audit_views.recent_of_action(
+        store, REMINDER_ACTION, since=now - SHOWN_FOR, limit=SHOWN_AT_MOST
+    )
+    numbers = {n for a in audits if (n := _number(a.target or "")) is not None}
+    escalations = await escalations_by_id(store, numbers)
     rows = []
     for a in audits:
         number = _number(a.target or "")

@@ -12,14 +12,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from sqlalchemy import select
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
 from bot.players.web.deps import WebError, deps_of
 from bot.players.web.json_body import read_json_object
 from bot.players.web.widget.callers import resolve_caller, set_visitor_cookie
 from bot.players.web.widget.chat import check_thread_name
-from bot.store import Run, ThreadMessage
+from bot.store import conversation_views
 
 VOTES = {"up": 1, "down": -1}
 
@@ -48,23 +47,7 @@ def feedback_router() -> APIRouter:
         store = deps.conversations.store
         run_id = body.get("run")
         if not isinstance(run_id, str) or not run_id:
-            async with store.session() as s:
-                run_id = (
-                    await s.execute(
-                        # The latest answer as stored (message ids order it even when two runs share
-                        # a timestamp), of a run this caller asked for.
-                        select(Run.run_id)
-                        .join(ThreadMessage, ThreadMessage.run_id == Run.run_id)
-                        .where(
-                            Run.thread_id == thread_id,
-                            Run.player == player,
-                            ThreadMessage.thread_id == thread_id,
-                            ThreadMessage.role == "assistant",
-                        )
-                        .order_by(ThreadMessage.id.desc())
-                        .limit(1)
-                    )
-                ).scalar_one_or_none()
+            run_id = await conversation_views.latest_answer_of(store, thread_id, player)
             if run_id is None:
                 raise WebError(404, "answer_not_found", "No answer to rate in this conversation.")
         try:
