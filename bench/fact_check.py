@@ -86,8 +86,8 @@ def _pct(values: list[float], q: float) -> float:
 
 async def run(rounds: int) -> dict[str, Any]:
     from bot.guards import dates, evidence, fact_check, facts
-    from bot.guards.claims import split_sentences
     from bot.guards.output import OutputGuard
+    from bot.vocabulary.sentences import split_sentences
 
     sentences, rest = split_sentences(ANSWER)
     sentences = [*sentences, rest] if rest else sentences
@@ -180,8 +180,8 @@ async def _set_costs(rounds: int) -> dict[str, list[float]]:
     """µs per sentence over every answer of both sets, streamed sentence by sentence, with and without
     the check (each sentence's extraction uncached, as a new answer's is)."""
     from bot.guards import fact_check, facts
-    from bot.guards.claims import split_sentences
     from bot.guards.output import OutputGuard
+    from bot.vocabulary.sentences import split_sentences
     from tests.guards.fact_set import load
 
     out: dict[str, list[float]] = {"enforce": [], "off": []}

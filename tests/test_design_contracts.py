@@ -218,10 +218,10 @@ def test_amount_formatting() -> None:
 
 
 def test_conversation_language_detection() -> None:
-    from bot.conversations import detect_locale
+    from bot.vocabulary import detect_language
 
-    assert detect_locale("배송이 늦어요") == "ko"
-    assert detect_locale("where is my order") == "en"
+    assert detect_language("배송이 늦어요") == "ko"
+    assert detect_language("where is my order") == "en"
 
 
 async def test_lookup_order_message_names_id_item_amount_status(seeded_store: Any) -> None:

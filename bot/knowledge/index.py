@@ -8,7 +8,6 @@ others), those that arrive together as one batch (`bot.knowledge.batching`); ind
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -294,10 +293,25 @@ class PolicyIndex:
                 thread.join()
 
     def warm_up(self) -> None:
-        """Load the Korean analyzer and both models, and read (or fit) the search model now, not on a
+        """Load the Korean analyzer and both models (the main one once per search lane, when it keeps a
+        handle per thread: `E5Embedder.preload`), and read (or fit) the search model now, not on a
         player's first question."""
+        preload = getattr(self.embedder, "preload", None)
+
+        def load_handles() -> None:
+            try:
+                if callable(preload):
+                    preload(SEARCH_WORKERS)
+            except Exception:  # the search loads a handle when it needs one and reports it there
+                log.debug("preloading the search lanes' model handles failed", exc_info=True)
+
+        handles = threading.Thread(target=load_handles, name="policy-index-load-handles", daemon=True)
         with self.loading():
-            self.fit_search_model()
+            handles.start()
+            try:
+                self.fit_search_model()
+            finally:
+                handles.join()
 
     def _candidates(
         self, query: str, vector: np.ndarray, terms: tuple[str, ...], params: FusionParams, head: str | None
@@ -408,14 +422,6 @@ class PolicyIndex:
         """`search_sync` on the index's search workers, so the event loop keeps running; searches that
         arrive together run as one batch (`search_many_sync`)."""
         return await self._batcher.submit((query, top_k))
-
-    async def areindex(self, policies_dir: Path | None = None) -> ReindexCounts:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker("index"), lambda: self.reindex(policies_dir))
-
-    async def aensure_built(self, policies_dir: Path | None = None) -> ReindexCounts | None:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker("index"), lambda: self.ensure_built(policies_dir))
 
     def close(self) -> None:
         """Stop the worker threads; the Chroma data stays on disk."""

@@ -10,7 +10,7 @@ import pytest
 
 from bot.staffroom.console.pages import in_one_language
 from bot.vocabulary.catalogue import ORDER_NOT_FOUND, Text
-from bot.vocabulary.particles import particle
+from bot.vocabulary.particles import fitting_form, particle
 
 ROOT = Path(__file__).resolve().parents[2]
 FALLBACK = re.compile(r"[가-힣]?\((?:을|를|은|는|이|가|과|와|으)\)[가-힣]?")
@@ -73,3 +73,22 @@ def test_no_sentence_in_the_code_falls_back_to_both_particles() -> None:
                 if FALLBACK.search(line) and "never" not in line:
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert found == []
+
+
+@pytest.mark.parametrize(
+    ("word", "written", "said"),
+    [
+        ("주문 조회", "를", "를"),
+        ("쿠폰 발급", "를", "을"),
+        ("운영진", "가", "이"),
+        ("정책 검색", "로", "으로"),
+        ("주문 목록", "으로", "으로"),
+        ("장애 공지", "으로", "로"),
+        ("'지연'", "를", "을"),
+        ("주문 번호", "도", "도"),
+    ],
+)
+def test_a_written_particle_takes_the_form_that_fits_the_word_put_before_it(
+    word: str, written: str, said: str
+) -> None:
+    assert fitting_form(word, written) == said

@@ -31,6 +31,7 @@ from bot.staffroom.console.auth import SESSION_COOKIE, StaffUser
 from bot.staffroom.console.flashes import KEY_PATTERN, FlashBox, owner_of
 from bot.vocabulary import ThreadId
 from bot.vocabulary.dates import day_time_text
+from bot.vocabulary.language import HANGUL_RANGE
 from bot.vocabulary.rule_names import coupon_rule_words
 
 CONSOLE_CHANNEL = "web:staff-console"
@@ -302,7 +303,7 @@ def flash_of(request: Request) -> dict[str, Any]:
 
 
 _HALVES = re.compile(
-    r"^(?P<mark>[^\w\s'\"#/(\[]*\s*)(?P<ko>.*?[\uac00-\ud7a3].*?)\s+/\s+(?P<en>[^\uac00-\ud7a3]+)$"
+    rf"^(?P<mark>[^\w\s'\"#/(\[]*\s*)(?P<ko>.*?[{HANGUL_RANGE}].*?)\s+/\s+(?P<en>[^{HANGUL_RANGE}]+)$"
 )
 """A staff command's one-line reply written "한국어 … / English …" (the Discord form): both halves."""
 

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from bot.attachments.texts import split_model_notes
-from bot.conversations import Incoming, detect_locale
+from bot.conversations import Incoming
 from bot.guards.input import check_input
 from bot.guards.output import OutputGuard
 from bot.players.web.deps import (
@@ -37,6 +37,7 @@ from bot.players.web.widget.callers import client_address, identity_json, resolv
 from bot.players.web.widget.limits import WebLimits, check_all
 from bot.store.outbox import staff_names
 from bot.vocabulary.interrupt import INTERRUPT_PREFIX
+from bot.vocabulary.language import detect_language
 from bot.yaml_files import first_error
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ def chat_router() -> APIRouter:
             conversations.store,
             caller.actor,
             thread_id=thread_id,
-            locale=detect_locale(body.message),
+            locale=detect_language(body.message),
             protected_texts=[conversations.system_prompt],
         )
         # No await from here on: two POSTs to one thread cannot both open a stream.
@@ -255,7 +256,7 @@ def _drive(deps: WebDeps, streams: StreamRegistry, stream: RunStream, incoming: 
     async def handle() -> None:
         outcome = await deps.conversations.handle(incoming, stream.surface)
         if outcome.kind == "paused":  # staff have the conversation: say so, and the stream ends with `done`
-            stream.surface.acknowledge_handoff(detect_locale(incoming.text))
+            stream.surface.acknowledge_handoff(detect_language(incoming.text))
 
     task = asyncio.get_running_loop().create_task(handle())
 

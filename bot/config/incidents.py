@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode
+
+from bot.config.values import env, split_list
 
 
 class IncidentSettings(BaseSettings):
@@ -13,7 +15,7 @@ class IncidentSettings(BaseSettings):
 
     incident_notice_channels: Annotated[list[int], NoDecode] = Field(
         default_factory=list,
-        validation_alias=AliasChoices("ARCA_INCIDENT_NOTICE_CHANNELS", "arca_incident_notice_channels"),
+        validation_alias=env("ARCA_INCIDENT_NOTICE_CHANNELS"),
     )
     """Support channels that opted in: each open incident's notice is posted there once and edited when
     staff update or close it (comma-separated channel ids; empty: none)."""
@@ -21,8 +23,4 @@ class IncidentSettings(BaseSettings):
     @field_validator("incident_notice_channels", mode="before")
     @classmethod
     def _split_channel_ids(cls, value: Any) -> Any:
-        if isinstance(value, int):
-            return [value]
-        if isinstance(value, str):
-            return [p.strip() for p in value.replace(";", ",").split(",") if p.strip()]
-        return value
+        return split_list(value)
