@@ -253,7 +253,8 @@ def test_skipping_a_pattern_for_want_of_its_words_finds_the_same_facts(
     assert sum(bool(found) for _t, found, _s in skipping) > 200  # the sentences do state facts
     always = ("",)  # "" is in every text: no pattern is skipped
     for name in ("_AMOUNT_NEEDS", "_PERCENT_NEEDS", "_DURATION_KO_NEEDS", "_DURATION_KO_WORDS_NEEDS",
-                 "_DURATION_EN_NEEDS", "_COUNT_KO_NEEDS", "_COUNT_EN_NEEDS", "_MONTH_STARTS"):  # fmt: skip
+                 "_DURATION_EN_NEEDS", "_COUNT_KO_NEEDS", "_COUNT_EN_NEEDS", "_MONTH_STARTS",
+                 "_NUMBER_WORD_NEEDS"):  # fmt: skip
         monkeypatch.setattr(facts, name, always)
     monkeypatch.setattr(facts, "_DATE_NEEDS", (always,) * len(facts._DATE_PATTERNS))
     monkeypatch.setattr(facts, "_TIME_NEEDS", (always,) * len(facts._TIME_PATTERNS))
