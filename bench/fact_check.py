@@ -105,8 +105,8 @@ DELTA_CHARS = 4
 
 async def run(rounds: int) -> dict[str, Any]:
     from bot.guards import dates, evidence, facts
-    from bot.guards.claims import split_sentences
     from bot.guards.output import OutputGuard
+    from bot.vocabulary.sentences import split_sentences
 
     sentences, rest = split_sentences(ANSWER)
     sentences = [*sentences, rest] if rest else sentences
@@ -205,8 +205,8 @@ async def accuracy() -> dict[str, Any]:
 async def _set_costs(rounds: int) -> dict[str, list[float]]:
     """µs per sentence over every answer of both sets, streamed sentence by sentence, with and without
     the check (each sentence's caches emptied, as a new answer's are), the mode that goes first alternating."""
-    from bot.guards.claims import split_sentences
     from bot.guards.output import OutputGuard
+    from bot.vocabulary.sentences import split_sentences
     from tests.guards.fact_set import load
 
     out: dict[str, list[float]] = {"enforce": [], "off": []}

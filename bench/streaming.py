@@ -32,12 +32,12 @@ import discord.http
 import yarl
 
 from bot.app import build_app
-from bot.channels.discord_bot import ArcaDiscordBot
 from bot.config import load_settings
 from bot.conversations.renderer import split_message
 from bot.engine.synthesis import LanguageGate
 from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
+from bot.players.discord_app.client import ArcaDiscordBot
 from tests.support.fake_discord import FakeDiscord
 
 CHANNEL = FakeDiscord.SUPPORT_CHANNEL

@@ -11,8 +11,8 @@ from pathlib import Path
 from rich.console import Console
 
 from bot.app import PROJECT_ROOT
-from bot.channels.console import ConsoleSurface
 from bot.config import Settings
+from bot.players.terminal import ConsoleSurface
 from bot.replay.command import load_cases
 from bot.replay.format import Turn
 from bot.replay.runner import Replayer

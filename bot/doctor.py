@@ -12,7 +12,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from bot.config import ConfigError, Settings, load_settings
 from bot.redaction import redact_url, redact_urls
@@ -50,13 +50,10 @@ def storage_problem(settings: Settings) -> str | None:
     problem = _folder_problem("ARCA_DATA_DIR", Path(settings.data_dir))
     if problem or not settings.db_url or not settings.db_url.startswith("sqlite"):
         return problem
-    from sqlalchemy.engine import make_url
+    from bot.store.urls import sqlite_file_of
 
-    try:
-        database = make_url(settings.db_url).database or ""
-    except Exception:  # the store reports an unparsable URL itself
-        return None
-    if database in ("", ":memory:") or database.startswith("file:"):
+    database = sqlite_file_of(settings.db_url)
+    if database is None:
         return None
     return _folder_problem("ARCA_DB_URL", Path(database).parent)
 
@@ -120,9 +117,8 @@ async def check_policies(settings: Settings) -> Check:
 
 
 async def check_database(settings: Settings) -> Check:
-    from sqlalchemy import func, select
-
-    from bot.store import Order, Player, Store, StoreError
+    from bot.store import Store, StoreError
+    from bot.store.health import database_facts
     from bot.store.schema import sqlite_integrity_problem
 
     missing = _missing_sqlite_file(settings.database_url)
@@ -158,10 +154,11 @@ async def check_database(settings: Settings) -> Check:
             )
         return Check("database", "fail", str(exc), "fix ARCA_DB_URL / ARCA_DATA_DIR")
     try:
-        async with store.session() as s:
-            players = (await s.execute(select(func.count()).select_from(Player))).scalar_one()
-            orders = (await s.execute(select(func.count()).select_from(Order))).scalar_one()
-            facts = await _database_facts(s, store.dialect)
+        found = await database_facts(store)
+        players, orders = found.players, found.orders
+        facts = " " + ", ".join(
+            [*([found.server_version] if found.server_version else []), f"schema v{found.schema_version}"]
+        )
         where = (settings.db_url and "ARCA_DB_URL") or str(settings.data_dir / "arca.db")
         return Check(
             "database", "ok", f"{store.dialect}{facts} at {where}: {players} players, {orders} orders"
@@ -172,33 +169,13 @@ async def check_database(settings: Settings) -> Check:
 
 def _missing_sqlite_file(database_url: str) -> Path | None:
     """The SQLite file `database_url` names when it does not exist yet (None: it exists, or not SQLite)."""
-    from sqlalchemy.engine import make_url
+    from bot.store.urls import sqlite_file_of
 
-    try:
-        url = make_url(database_url)
-    except Exception:  # the store reports an unparsable URL itself
-        return None
-    database = url.database or ""
-    if url.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+    database = sqlite_file_of(database_url)
+    if database is None:
         return None
     path = Path(database)
     return None if path.exists() else path
-
-
-async def _database_facts(session: Any, dialect: str) -> str:
-    """` 15.18, schema v1`: the server version (PostgreSQL) and the schema version the store accepted."""
-    from sqlalchemy import select, text
-
-    from bot.store.models import SchemaMeta
-
-    parts = []
-    if dialect == "postgresql":
-        parts.append(str((await session.execute(text("SHOW server_version"))).scalar_one()).split()[0])
-    version = (
-        await session.execute(select(SchemaMeta.value).where(SchemaMeta.key == "schema_version"))
-    ).scalar_one_or_none()
-    parts.append(f"schema v{version}")
-    return " " + ", ".join(parts)
 
 
 async def check_chroma_server(url: str, *, wait: float = 5.0) -> Check:
@@ -321,7 +298,7 @@ async def check_discord(settings: Settings) -> Check:
 
 
 async def check_web_secret(settings: Settings) -> Check:
-    from bot.channels.web.player.identity import secret_problem
+    from bot.players.web.widget.identity import secret_problem
 
     secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
     if not secret.strip():

@@ -11,10 +11,8 @@ import asyncio
 import logging
 from typing import Any
 
-from sqlalchemy import Table
-
-from bot.store import Store, ThreadMessage
-from bot.store.threads import message_row
+from bot.store import Store, TableRows, ThreadMessage
+from bot.store.threads import answer_rows, message_row
 
 log = logging.getLogger(__name__)
 
@@ -111,15 +109,10 @@ class ThreadMemory:
             thread_id, {"role": "assistant", "content": text}, run_id=run_id, kind="answer"
         )
 
-    def answer_rows(
-        self, thread_id: str, text: str, run_id: str | None = None
-    ) -> tuple[Table, list[dict[str, Any]]]:
+    def answer_rows(self, thread_id: str, text: str, run_id: str | None = None) -> TableRows:
         """The row `append_assistant` would store, for a caller that writes it in its own transaction
         (`Store.insert_rows`: the run's answer with its analytics rows)."""
-        message = {"role": "assistant", "content": text}
-        return ThreadMessage.__table__, [
-            message_row(thread_id, message, run_id=run_id, pinned=False, kind="answer")
-        ]
+        return answer_rows(thread_id, text, run_id)
 
     async def save_summary(self, thread_id: str, upto_message_id: int, summary: str) -> None:
         """From now on `load` starts with `summary` (the text the model reads, as the engine wrote it)

@@ -20,6 +20,7 @@ from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.support.clock import FakeClock
 from tests.support.context import LUNA, NOW, make_ctx
 from tests.support.services import BACKENDS, NEEDS, create_pg_database, drop_pg_database
+from tests.support.settings_env import is_setting
 from tests.support.store import sqlite_url
 from tools.base import Actor, ToolContext
 from tools.coupon_rules import CouponRules
@@ -28,32 +29,12 @@ if TYPE_CHECKING:  # the Discord stack is imported only by the tests that start 
     from tests.support.discord import BotHarness
     from tests.support.fake_discord import FakeDiscord
 
-_ARCA_ENV = (
-    "DISCORD_TOKEN",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ARCA_MODEL",
-    "ARCA_FAST_MODEL",
-    "ARCA_DATA_DIR",
-    "ARCA_DB_URL",
-    "ARCA_CHROMA_URL",
-    "ARCA_EMBEDDING_MODEL",
-    "ARCA_STAFF_ROLE",
-    "ARCA_STAFF_CHANNEL",
-    "ARCA_SUPPORT_CHANNELS",
-    "ARCA_ALLOW_DMS",
-    "ARCA_TIMEZONE",
-    "ARCA_CONFIG",
-)
-"""Settings read by the bot that do not start with ARCA_; every ARCA_* variable is cleared too."""
-_KEPT = frozenset({"ARCA_TEST_PG_URL", "ARCA_TEST_CHROMA_URL", "ARCA_DESIGN_DOC"})
-"""The suite's own variables (the test services' addresses, where DESIGN.md is), not the bot's settings."""
-
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the developer's configuration or writes into the checkout's ./var."""
-    for name in [*_ARCA_ENV, *(n for n in os.environ if n.startswith("ARCA_") and n not in _KEPT)]:
+    """No test sees the developer's configuration or writes into the checkout's ./var: every variable
+    the settings model would read is cleared (and any other ARCA_* but the suite's own)."""
+    for name in [n for n in os.environ if is_setting(n)]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ARCA_CONFIG", "")  # empty: no configuration file
     monkeypatch.setenv("ANONYMIZED_TELEMETRY", "False")

@@ -218,10 +218,10 @@ def test_amount_formatting() -> None:
 
 
 def test_conversation_language_detection() -> None:
-    from bot.conversations import detect_locale
+    from bot.vocabulary import detect_language
 
-    assert detect_locale("배송이 늦어요") == "ko"
-    assert detect_locale("where is my order") == "en"
+    assert detect_language("배송이 늦어요") == "ko"
+    assert detect_language("where is my order") == "en"
 
 
 async def test_lookup_order_message_names_id_item_amount_status(seeded_store: Any) -> None:
@@ -630,7 +630,16 @@ def test_the_design_doc_check_fails_under_ci_when_the_doc_is_missing(
 
 def test_messages_point_only_at_documents_that_exist() -> None:
     pattern = re.compile(r"docs/[\w./-]+\.md")
-    areas = ["bot/channels", "bot/conversations", "bot/staff", "bot/ops", "bot/replay", "bot/app.py", "bench"]
+    areas = [
+        "bot/players",
+        "bot/staffroom",
+        "bot/conversations",
+        "bot/staff",
+        "bot/ops",
+        "bot/replay",
+        "bot/app.py",
+        "bench",
+    ]
     missing = []
     for area in areas:
         root = ROOT / area
@@ -924,8 +933,8 @@ def test_thread_ids_have_the_five_forms_of_design_7() -> None:
 
 
 def test_discord_thread_ids() -> None:
-    from bot.channels.discord_bot import thread_id_of_message
-    from bot.channels.discord_staff import thread_id_of_interaction
+    from bot.players.discord_app.client import thread_id_of_message
+    from bot.staffroom.discord_staff.cog import thread_id_of_interaction
 
     in_guild = SimpleNamespace(
         guild=object(), channel=SimpleNamespace(id=111), author=SimpleNamespace(id=9001)
@@ -952,7 +961,8 @@ def test_layout_and_no_module_named_discord() -> None:
         "llm",
         "store",
         "guards",
-        "channels",
+        "players",
+        "staffroom",
         "replay",
     ):
         # A module may grow into a package of the same name (`staff.py` → `staff/`).
@@ -967,7 +977,7 @@ def test_layout_and_no_module_named_discord() -> None:
         if p.name in ("discord", "discord.py")
     ]
     assert not shadowing, f"a module named discord shadows discord.py: {shadowing}"
-    assert (ROOT / "bot" / "channels" / "discord_bot.py").is_file()
+    assert (ROOT / "bot" / "players" / "discord_app" / "client.py").is_file()
     from bot.memory import ThreadMemory  # noqa: F401  (named in §1/§2)
 
 

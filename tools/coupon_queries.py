@@ -1,34 +1,12 @@
-"""The coupon ledger's reads in a session (`Store.coupons.locked_session`): live coupons, a key's
-coupon, and the plain view of a coupon that results and the claim check carry."""
+"""The plain view of a coupon that results and the claim check carry. The ledger's reads in a session
+(live coupons, a key's coupon) are store functions: `bot.store.coupon_lookups`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.store import Coupon
-from bot.store.coupons import LIVE_STATUSES
 from tools.local_time import local_date
-
-
-async def live_coupon(session: AsyncSession, order_id: str) -> Coupon | None:
-    """The order's coupon that holds its slot (active or pending), if any."""
-    row = await session.execute(
-        select(Coupon)
-        .where(Coupon.order_id == order_id, Coupon.status.in_(LIVE_STATUSES))
-        .order_by(Coupon.id.desc())
-        .limit(1)
-    )
-    return row.scalar_one_or_none()
-
-
-async def coupon_by_key(session: AsyncSession, key: str | None) -> Coupon | None:
-    """The coupon an earlier call with this idempotency key created."""
-    if not key:
-        return None
-    return (await session.execute(select(Coupon).where(Coupon.idempotency_key == key))).scalar_one_or_none()
 
 
 def coupon_view(coupon: Coupon, timezone: str | None = None) -> dict[str, Any]:

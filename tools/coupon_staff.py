@@ -10,14 +10,20 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
-
-from bot.store import AuditEntry, Coupon, DeliveryView, Order, Store, utcnow
+from bot.store import AuditEntry, Coupon, DeliveryView, Store, utcnow
+from bot.store.coupon_lookups import (
+    deciding_audit,
+    latest_coupon_of_order,
+    live_coupon,
+    live_coupon_of_order,
+    newest_coupons,
+    order_in,
+)
 from bot.store.coupons import LIVE_STATUSES
 from bot.vocabulary.catalogue import STAFF_ONLY_COMMAND, Text
 from tools import coupon_messages as say
 from tools.base import Actor
-from tools.coupon_queries import coupon_view, live_coupon
+from tools.coupon_queries import coupon_view
 from tools.money import format_krw
 from tools.order_views import normalize_order_id, order_not_found_message
 from tools.results import ResultCode, ToolResult
@@ -62,7 +68,7 @@ async def _change_live(
         await store.audit(actor=actor.label, action=action, thread_id=thread_id, target=oid, code=result.code)
         return result
     async with store.coupons.locked_session(order_id=oid) as session:
-        order = await session.get(Order, oid)
+        order = await order_in(session, oid)
         coupon = await live_coupon(session, oid) if order is not None else None
         if order is None:
             result = ToolResult(False, ResultCode.ORDER_NOT_FOUND, order_not_found_message(oid, locale), {})
@@ -124,33 +130,12 @@ async def _decided_before(
     None when nobody did (there was no request to decide)."""
     if action not in ("coupon.approve", "coupon.revoke") or (live is not None and live.status != "active"):
         return None
-    latest = (
-        live
-        or (
-            await session.execute(
-                select(Coupon)
-                .where(Coupon.order_id == oid)
-                .order_by(Coupon.created_at.desc(), Coupon.id.desc())
-                .limit(1)
-            )
-        ).scalar_one_or_none()
-    )
+    latest = live or await latest_coupon_of_order(session, oid)
     if latest is None or latest.status not in ("active", "rejected"):
         return None
     decided_by = "coupon.approve" if latest.status == "active" else "coupon.revoke"
-    row = (
-        await session.execute(
-            select(AuditEntry)
-            .where(
-                AuditEntry.target == oid,
-                AuditEntry.action == decided_by,
-                AuditEntry.code == ResultCode.OK,
-                AuditEntry.detail.contains(latest.code),  # a decision on this request, not an older one
-            )
-            .order_by(AuditEntry.id.desc())
-            .limit(1)
-        )
-    ).scalar_one_or_none()
+    # the detail names the coupon: a decision on this request, not an older one
+    row = await deciding_audit(session, oid, decided_by, code=ResultCode.OK, naming=latest.code)
     if row is None:
         return None  # active from the start (issued without approval): nothing was pending
     name = _decider_name(row)
@@ -268,11 +253,7 @@ async def list_coupons(
     limit: int = 50,
 ) -> ToolResult:
     """`/coupon list [player_id]`: newest first, every status. A read: not audited here."""
-    async with store.session() as session:
-        query = select(Coupon).order_by(Coupon.created_at.desc(), Coupon.id.desc()).limit(limit)
-        if player_id:
-            query = query.where(Coupon.player_id == player_id.strip())
-        coupons = list((await session.execute(query)).scalars())
+    coupons = await newest_coupons(store, player_id=player_id.strip() if player_id else None, limit=limit)
     if not coupons:
         return ToolResult(True, ResultCode.OK, say.no_coupons(locale, player_id), {"coupons": []})
     deliveries = await _deliveries_of(store, coupons)
@@ -326,8 +307,7 @@ async def active_coupon_for(
 ) -> ToolResult:
     """The order's live coupon (active or pending) as `data["coupon"]` (None when there is none). Not audited."""
     oid = normalize_order_id(order_id)
-    async with store.session() as session:
-        coupon = await live_coupon(session, oid)
+    coupon = await live_coupon_of_order(store, oid)
     if coupon is None:
         return ToolResult(True, ResultCode.OK, say.NO_ACTIVE_COUPON(locale, order=oid), {"coupon": None})
     described = say.describe_coupon(coupon, locale, timezone)

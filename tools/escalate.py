@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 
 from pydantic import BaseModel, Field
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from bot.store import Escalation
+from bot.store.escalations import NewEscalation, open_escalation
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 
@@ -75,41 +74,21 @@ async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
             reason="summary_too_long",
         )
     key = ctx.idempotency_key
-    async with ctx.store.session() as session:
-        existing = (
-            await session.execute(select(Escalation).where(Escalation.idempotency_key == key))
-        ).scalar_one_or_none()
-        if existing is not None:
-            return _ok(ctx, existing, notified=False, replayed=True)
-        row = Escalation(
+    row, made = await open_escalation(
+        ctx.store,
+        NewEscalation(
             thread_id=ctx.thread_id,
             player_id=ctx.actor.player_id,
             discord_id=ctx.actor.discord_id,
             summary=summary,
-            status="open",
             idempotency_key=key,
             created_at=ctx.clock(),
-        )
-        session.add(row)
-        try:
-            await session.flush()
-            await ctx.store.audit(
-                actor=ctx.actor.label,
-                action="escalate",
-                thread_id=ctx.thread_id,
-                target=f"escalation:{row.id}",
-                code=str(ResultCode.OK),
-                detail={"summary": summary},
-                session=session,
-            )
-            await session.commit()
-        except IntegrityError:
-            # The same call ran concurrently and won: answer with its record.
-            await session.rollback()
-            winner = (
-                await session.execute(select(Escalation).where(Escalation.idempotency_key == key))
-            ).scalar_one()
-            return _ok(ctx, winner, notified=False, replayed=True)
+            actor=ctx.actor.label,
+        ),
+        audit_code=str(ResultCode.OK),
+    )
+    if not made:
+        return _ok(ctx, row, notified=False, replayed=True)
     notified = False
     notify = ctx.services.notify_staff
     if notify is not None:

@@ -5,10 +5,10 @@ conversation answers a flood of the same question with the same facts."""
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 
 from bot.incidents.notice import open_incidents
 from bot.store import Coupon
+from bot.store.coupon_lookups import incident_coupons
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.money import format_krw
@@ -23,11 +23,7 @@ class IncidentStatusArgs(BaseModel):
 async def _own_coupons(ctx: ToolContext, incident_id: int) -> list[Coupon]:
     if not ctx.actor.player_id:
         return []
-    async with ctx.store.session() as s:
-        query = select(Coupon).where(
-            Coupon.player_id == ctx.actor.player_id, Coupon.idempotency_key.like(f"incident:{incident_id}:%")
-        )
-        return list((await s.execute(query)).scalars())
+    return await incident_coupons(ctx.store, ctx.actor.player_id, incident_id)
 
 
 @tool(

@@ -14,15 +14,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.game.orders import BuiltinOrderSource, OrderSource, SourceUnavailable
-from bot.store import AuditEntry, CouponRow, IssueFacts, IssueWrite, RaceLost, Store, utcnow
+from bot.store import CouponRow, IssueFacts, IssueWrite, RaceLost, Store, StoreSession, utcnow
+from bot.store.audit_views import audit_in_session
 from bot.store.coupon_codes import new_coupon_code
+from bot.store.coupon_lookups import coupon_by_key, live_coupon
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED
 from tools import coupon_messages as say
 from tools.base import Actor, StaffNotifier
-from tools.coupon_queries import coupon_by_key, live_coupon
 from tools.coupon_requests import (
     IssueRequest,
     already_result,
@@ -78,11 +77,11 @@ def _audit_row(
 
 
 async def _audit(
-    store: Store, req: IssueRequest, result: ToolResult, session: AsyncSession | None, **extra: Any
+    store: Store, req: IssueRequest, result: ToolResult, session: StoreSession | None, **extra: Any
 ) -> None:
     row = _audit_row(req, result, extra)
     if session is not None:
-        await session.execute(AuditEntry.__table__.insert(), row)
+        await audit_in_session(session, row)
         return
     await store.audit(**{k: v for k, v in row.items() if k != "at"})
 

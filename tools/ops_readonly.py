@@ -9,10 +9,10 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
-from sqlalchemy import func, select
 
 from bot.game.orders import SourceUnavailable
-from bot.store import ORDER_STATUSES, Coupon, Order
+from bot.store import ORDER_STATUSES
+from bot.store.ops_totals import coupon_totals_by_status, order_totals
 from tools.base import ResultCode, Tool, ToolContext, ToolRegistry, ToolResult, tool
 from tools.local_time import local_midnight
 from tools.money import format_krw
@@ -109,23 +109,8 @@ async def order_stats(args: OrderStatsArgs, ctx: ToolContext) -> ToolResult:
         except SourceUnavailable:
             return unavailable_result(ctx.locale)
         return _stats_result(ctx, by_status, status, label)
-    query = select(
-        Order.status,
-        func.count(Order.id),
-        func.count(func.distinct(Order.player_id)),
-        func.coalesce(func.sum(Order.amount), 0),
-    ).group_by(Order.status)
-    if start is not None:
-        query = query.where(Order.ordered_at >= start)
-    if end is not None:
-        query = query.where(Order.ordered_at < end)
-    if status is not None:
-        query = query.where(Order.status == status)
-    async with ctx.store.session() as session:
-        rows = (await session.execute(query)).all()
-    by_status = {
-        row[0]: {"orders": int(row[1]), "players": int(row[2]), "amount": int(row[3])} for row in rows
-    }
+    totals = await order_totals(ctx.store, start=start, end=end, status=status)
+    by_status = {k: {"orders": t.orders, "players": t.players, "amount": t.amount} for k, t in totals.items()}
     return _stats_result(ctx, by_status, status, label)
 
 
@@ -203,16 +188,8 @@ async def coupon_totals(args: CouponTotalsArgs, ctx: ToolContext) -> ToolResult:
         start, end, label = _period(args, ctx.services.timezone)
     except _PeriodError as exc:
         return _period_error(ctx, exc)
-    query = select(Coupon.status, func.count(Coupon.id), func.coalesce(func.sum(Coupon.amount), 0)).group_by(
-        Coupon.status
-    )
-    if start is not None:
-        query = query.where(Coupon.created_at >= start)
-    if end is not None:
-        query = query.where(Coupon.created_at < end)
-    async with ctx.store.session() as session:
-        rows = (await session.execute(query)).all()
-    by_status = {row[0]: {"count": int(row[1]), "amount": int(row[2])} for row in rows}
+    totals = await coupon_totals_by_status(ctx.store, start=start, end=end)
+    by_status = {k: {"count": count, "amount": amount} for k, (count, amount) in totals.items()}
     issued = sum(v["count"] for v in by_status.values())
     issued_amount = sum(v["amount"] for v in by_status.values())
     loc = ctx.locale

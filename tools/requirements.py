@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from bot.vocabulary.sentences import player_sentences
+
 RequiredArgs = list[dict[str, Any]]
 RequirementRule = Callable[[str], RequiredArgs]
 """`rule(what the player wrote) -> the argument sets the tool must be called with before an answer`."""
@@ -52,17 +54,9 @@ _RULE_EN = re.compile(
 )
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?？。])\s+|\n+")
-
-
-def sentences(text: str) -> list[str]:
-    """The text's sentences as the player's words are judged here (after . ! ? or a line break)."""
-    return [s for s in _SENTENCE_END.split(text) if s.strip()]
-
-
 def is_policy_question(text: str) -> bool:
     """True when the text asks about a rule, limit, count or window (Korean or English)."""
-    for sentence in sentences(text):
+    for sentence in player_sentences(text):
         korean = _QUESTION_KO.search(sentence) and _RULE_KO.search(sentence)
         english = _QUESTION_EN.search(sentence) and _RULE_EN.search(sentence)
         if korean or english:

@@ -12,11 +12,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table
-
-from bot.store import PolicyGap, Run, RunCitation, RunToolCall, Store
-from bot.store.incident_tables import IncidentNoticeAnswer
+from bot.store import Store, TableRows
 from bot.store.policy_gaps import GapRecord
+from bot.store.run_records import add_run
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +72,7 @@ async def record_run(
     locale: str,
     outcomes: Iterable[Any],
     relayed_incidents: Iterable[int] = (),
-    alongside: Iterable[tuple[Table, list[dict[str, Any]]]] = (),
+    alongside: Iterable[TableRows] = (),
 ) -> bool:
     """Store one delivered run and its tool calls; False (logged) when the write failed.
     `relayed_incidents`: the open incidents whose notice the delivered answer relayed (`bot.incidents.tell`).
@@ -109,18 +107,15 @@ async def record_run(
         "locale": locale,
     }
     try:
-        await store.insert_rows(
-            [
-                (Run.__table__, [run]),
-                (RunToolCall.__table__, calls),
-                (RunCitation.__table__, citations),
-                (PolicyGap.__table__, [g.row() for g in gaps]),
-                (
-                    IncidentNoticeAnswer.__table__,
-                    [{"incident_id": i, "run_id": run_id, "at": answered_at} for i in relayed_incidents],
-                ),
-                *alongside,
-            ]
+        await add_run(
+            store,
+            run,
+            calls=calls,
+            citations=citations,
+            gaps=gaps,
+            relayed_incidents=relayed_incidents,
+            answered_at=answered_at,
+            alongside=alongside,
         )
     except Exception:
         log.exception("could not record run %s for analytics", run_id)

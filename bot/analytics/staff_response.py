@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
-
 from bot.analytics.percentiles import percentile
 from bot.config import Settings
-from bot.store import AuditEntry, Escalation, Store
+from bot.store import Store
+from bot.store.audit_views import actions_in_threads
+from bot.store.escalations import escalations_between
 
 FIRST_RESPONSE_ACTIONS = ("handoff", "console.reply")
 """Audit actions that are a person answering: a takeover (`/handoff`, Take over) or a console reply."""
@@ -57,30 +57,11 @@ class EscalationTiming:
 
 async def escalation_timings(store: Store, *, since: datetime, until: datetime) -> list[EscalationTiming]:
     """Escalations created in [since, until), each with the first staff action on its thread after it."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(Escalation.id, Escalation.thread_id, Escalation.created_at)
-                .where(Escalation.created_at >= since, Escalation.created_at < until)
-                .order_by(Escalation.created_at)
-            )
-        ).all()
-        threads = sorted({r.thread_id for r in rows if r.thread_id})
-        actions = (
-            (
-                await s.execute(
-                    select(AuditEntry.thread_id, AuditEntry.action, AuditEntry.at)
-                    .where(
-                        AuditEntry.thread_id.in_(threads),
-                        AuditEntry.action.in_(FIRST_RESPONSE_ACTIONS + RESOLUTION_ACTIONS),
-                        AuditEntry.at >= since,
-                    )
-                    .order_by(AuditEntry.at)
-                )
-            ).all()
-            if threads
-            else []
-        )
+    rows = await escalations_between(store, since=since, until=until)
+    threads = sorted({r.thread_id for r in rows if r.thread_id})
+    actions = await actions_in_threads(
+        store, threads, FIRST_RESPONSE_ACTIONS + RESOLUTION_ACTIONS, since=since
+    )
     out = []
     for r in rows:
         after = [a for a in actions if a.thread_id == r.thread_id and a.at >= r.created_at]

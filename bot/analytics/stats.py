@@ -24,23 +24,10 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import String, and_, case, func, literal, or_, select
-
 from bot.analytics.percentiles import percentile
 from bot.analytics.staff_response import SlaTargets, escalation_timings, sla_figures
-from bot.store import (
-    AuditEntry,
-    Coupon,
-    Escalation,
-    Feedback,
-    Order,
-    PolicyGap,
-    Run,
-    RunCitation,
-    RunToolCall,
-    Store,
-    utcnow,
-)
+from bot.store import Store, utcnow
+from bot.store.support_facts import answered_runs, resolution_events, window_counts
 
 STATS_KEYS = (
     "conversations",
@@ -72,8 +59,6 @@ TOP_SECTIONS = 5
 
 STAFF_ACTIONS = ("coupon.staff_issue", "coupon.approve", "coupon.revoke", "resume", "link")
 """Audit actions that count as a staff action on a thread (made by a `staff:` actor)."""
-_NOBODY = literal(None, String)
-"""The player column of an event that names nobody."""
 COUPON_ACTIONS = ("coupon.staff_issue", "coupon.approve", "coupon.revoke")
 """Staff actions whose target is an order: they concern the conversation of the order's player."""
 ISSUED_STATUSES = ("active", "revoked")
@@ -110,74 +95,36 @@ async def conversations(
     """The conversations that started at or after `since`, each with its resolution."""
     idle = timedelta(minutes=idle_minutes)
     window = timedelta(minutes=resolution_window_minutes)
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(Run.thread_id, Run.player, Run.started_at, Run.answered_at)
-                .where(Run.started_at <= now)
-                .order_by(Run.thread_id, Run.player, Run.started_at)
-            )
-        ).all()
-        found: list[Conversation] = []
-        current: Conversation | None = None
-        for thread_id, player, started, answered in rows:
-            same = current is not None and (current.thread_id, current.player) == (thread_id, player)
-            if same and started - current.last_answer_at <= idle:
-                current.last_answer_at = max(current.last_answer_at, answered)
-                current.runs += 1
-                current.run_starts.append(started)
-                continue
-            current = Conversation(thread_id, player, started, answered, answered, run_starts=[started])
-            found.append(current)
-        by_thread: dict[str, list[Conversation]] = defaultdict(list)
-        for c in found:
-            by_thread[c.thread_id].append(c)
-        found = [c for c in found if c.started_at >= since]
-        threads = sorted({c.thread_id for c in found})
-        if not threads:
-            return []
-        horizon = max(c.last_answer_at for c in found) + window
-        earliest = min(c.started_at for c in found)
-        handoffs = await _events(
-            s,
-            select(AuditEntry.thread_id, AuditEntry.at, _NOBODY).where(
-                AuditEntry.action == "handoff", AuditEntry.thread_id.in_(threads)
-            ),
-            earliest,
-            horizon,
-            AuditEntry.at,
-        )
-        order_player = case(
-            (AuditEntry.action.in_(COUPON_ACTIONS), "player:" + Order.player_id), else_=_NOBODY
-        )
-        staff = await _events(
-            s,
-            select(AuditEntry.thread_id, AuditEntry.at, order_player)
-            .outerjoin(Order, Order.id == AuditEntry.target)
-            .where(
-                AuditEntry.action.in_(STAFF_ACTIONS),
-                AuditEntry.actor.like("staff:%"),
-                AuditEntry.code.in_(("OK", "ISSUED")),
-                AuditEntry.thread_id.in_(threads),
-            ),
-            earliest,
-            horizon,
-            AuditEntry.at,
-        )
-        asker = case(
-            (Escalation.player_id.is_not(None), "player:" + Escalation.player_id),
-            (Escalation.discord_id.is_not(None), "discord:" + Escalation.discord_id),
-            else_=_NOBODY,
-        )
-        escalations = await _events(
-            s,
-            select(Escalation.thread_id, Escalation.created_at, asker).where(
-                Escalation.thread_id.in_(threads)
-            ),
-            earliest,
-            horizon,
-            Escalation.created_at,
-        )
+    found: list[Conversation] = []
+    current: Conversation | None = None
+    for run in await answered_runs(store, until=now):
+        thread_id, player, started, answered = run.thread_id, run.player, run.started_at, run.answered_at
+        same = current is not None and (current.thread_id, current.player) == (thread_id, player)
+        if same and started - current.last_answer_at <= idle:
+            current.last_answer_at = max(current.last_answer_at, answered)
+            current.runs += 1
+            current.run_starts.append(started)
+            continue
+        current = Conversation(thread_id, player, started, answered, answered, run_starts=[started])
+        found.append(current)
+    by_thread: dict[str, list[Conversation]] = defaultdict(list)
+    for c in found:
+        by_thread[c.thread_id].append(c)
+    found = [c for c in found if c.started_at >= since]
+    threads = sorted({c.thread_id for c in found})
+    if not threads:
+        return []
+    horizon = max(c.last_answer_at for c in found) + window
+    earliest = min(c.started_at for c in found)
+    events = await resolution_events(
+        store,
+        threads,
+        start=earliest,
+        end=horizon,
+        staff_actions=STAFF_ACTIONS,
+        coupon_actions=COUPON_ACTIONS,
+    )
+    handoffs, staff, escalations = events.handoffs, events.staff, events.escalations
     for c in found:
         end = c.last_answer_at + window
 
@@ -216,17 +163,6 @@ def _concerns(c: Conversation, at: datetime, player: str | None, thread: list[Co
     return bool(spoke) and spoke.get(id(c)) == max(spoke.values())
 
 
-async def _events(
-    s: Any, query: Any, start: datetime, end: datetime, column: Any
-) -> dict[str, list[tuple[datetime, str | None]]]:
-    """(time, player label or None) of each event by thread, from `(thread_id, at, player)` rows."""
-    rows = (await s.execute(query.where(column >= start, column <= end))).all()
-    events: dict[str, list[tuple[datetime, str | None]]] = {}
-    for thread_id, at, player in rows:
-        events.setdefault(thread_id, []).append((at, player))
-    return events
-
-
 async def compute_stats(
     store: Store,
     *,
@@ -254,58 +190,24 @@ async def compute_stats(
     )
     total = len(convs)
     first_answers = [c.first_answer_seconds for c in convs]
-    async with store.session() as s:
-        issued_where = and_(
-            Coupon.status.in_(ISSUED_STATUSES), Coupon.created_at >= since, Coupon.created_at <= now
-        )
-        coupons_issued = (await s.execute(select(func.count(Coupon.id)).where(issued_where))).scalar_one()
-        by_day: dict[str, int] = defaultdict(int)
-        for created, amount in await s.execute(select(Coupon.created_at, Coupon.amount).where(issued_where)):
-            by_day[created.astimezone(zone).date().isoformat()] += int(amount)
-        rejected = (
-            await s.execute(
-                select(AuditEntry.code, func.count(AuditEntry.id))
-                .where(
-                    AuditEntry.action.in_(("coupon.issue", "coupon.staff_issue")),
-                    or_(AuditEntry.code.is_(None), AuditEntry.code.not_in(ISSUE_SUCCESS_CODES)),
-                    AuditEntry.at >= since,
-                    AuditEntry.at <= now,
-                )
-                .group_by(AuditEntry.code)
-            )
-        ).all()
-        count = func.count(RunCitation.id)
-        sections = (
-            await s.execute(
-                select(RunCitation.section, count)
-                .where(RunCitation.at >= since, RunCitation.at <= now)
-                .group_by(RunCitation.section)
-                .order_by(count.desc(), RunCitation.section)
-                .limit(TOP_SECTIONS)
-            )
-        ).all()
-        errors = (
-            await s.execute(
-                select(RunToolCall.code, func.count(RunToolCall.id))
-                .where(RunToolCall.ok.is_(False), RunToolCall.at >= since, RunToolCall.at <= now)
-                .group_by(RunToolCall.code)
-            )
-        ).all()
-        gaps = (
-            await s.execute(
-                select(func.count(PolicyGap.id)).where(
-                    PolicyGap.created_at >= since, PolicyGap.created_at <= now
-                )
-            )
-        ).scalar_one()
-        votes, positive = (
-            await s.execute(
-                select(
-                    func.count(Feedback.id),
-                    func.coalesce(func.sum(case((Feedback.vote == 1, 1), else_=0)), 0),
-                ).where(Feedback.updated_at >= since, Feedback.updated_at <= now)
-            )
-        ).one()
+    counts = await window_counts(
+        store,
+        since=since,
+        until=now,
+        issued_statuses=ISSUED_STATUSES,
+        issue_success_codes=ISSUE_SUCCESS_CODES,
+        top_sections=TOP_SECTIONS,
+    )
+    by_day: dict[str, int] = defaultdict(int)
+    for created, amount in counts.issued:
+        by_day[created.astimezone(zone).date().isoformat()] += amount
+    rejected, sections, errors = counts.refused, counts.sections, counts.tool_errors
+    gaps, votes, positive, coupons_issued = (
+        counts.policy_gaps,
+        counts.votes,
+        counts.positive_votes,
+        counts.coupons_issued,
+    )
     staff = sla_figures(await escalation_timings(store, since=since, until=now), sla or SlaTargets(), now)
     return {
         "conversations": total,

@@ -32,7 +32,7 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 def cmd_web_token(args: argparse.Namespace) -> int:
-    from bot.channels.web.startup import web_token_command
+    from bot.players.web.startup import web_token_command
 
     return web_token_command(load_settings(), args.player_id, args.ttl, link=args.link)
 

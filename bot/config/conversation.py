@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.config.sources import env
+from bot.config.values import env
 
 MAX_MESSAGE_CHARS_LIMIT = 100_000
 """The most `ARCA_MAX_MESSAGE_CHARS` may allow (the console's own cap on one message)."""

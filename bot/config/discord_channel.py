@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode
 
-from bot.config.sources import blank_is_none, env, split_list
+from bot.config.values import blank_is_none, env, split_list
 
 
 class DiscordSettings(BaseSettings):
@@ -42,9 +42,9 @@ class DiscordSettings(BaseSettings):
     def _split_ids(cls, value: Any) -> Any:
         return split_list(value)
 
-    @field_validator("shard_count", mode="before")
+    @field_validator("shard_count", "staff_channel", mode="before")
     @classmethod
-    def _blank_shard_count_is_none(cls, value: Any) -> Any:
+    def _blank_discord_value_is_none(cls, value: Any) -> Any:
         return blank_is_none(value)
 
     @field_validator("shard_ids")
@@ -66,8 +66,3 @@ class DiscordSettings(BaseSettings):
     @classmethod
     def _strip_role(cls, value: Any) -> Any:
         return value.strip() if isinstance(value, str) else value
-
-    @field_validator("staff_channel", mode="before")
-    @classmethod
-    def _empty_is_none(cls, value: Any) -> Any:
-        return None if value == "" else value

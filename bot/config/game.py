@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings
 
-from bot.config.sources import blank_is_none, env
+from bot.config.values import blank_is_none, env, lowercase_choice
 
 
 class GameSettings(BaseSettings):
@@ -65,7 +65,7 @@ class GameSettings(BaseSettings):
     @field_validator("order_source", "coupon_delivery", mode="before")
     @classmethod
     def _lowercase_choice(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
+        return lowercase_choice(value)
 
     @field_validator("game_api_url")
     @classmethod

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.config.sources import blank_is_none, env
+from bot.config.values import blank_is_none, env, lowercase_choice
 
 
 class OperationsSettings(BaseSettings):
@@ -37,4 +37,4 @@ class OperationsSettings(BaseSettings):
     @field_validator("log_format", mode="before")
     @classmethod
     def _lower_format(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
+        return lowercase_choice(value)

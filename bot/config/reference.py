@@ -51,8 +51,10 @@ _HEAD = f"""# Configuration reference
 Every setting is an environment variable, or the same name in lowercase in an optional `arca.toml`
 (`discord_token = "…"`, `staff_role = "Support Staff"`). The file is `./arca.toml` when it exists, or the
 one `{CONFIG_FILE_ENV}` names (a file named there must exist; an empty `{CONFIG_FILE_ENV}` means no file).
-An environment variable wins over the file. An invalid value stops start-up with one line naming the
-variable (or the file and key), never echoing the value; `arca-bot doctor` reports the same problem.
+An environment variable wins over the file; only the names in the tables below are read from the
+environment (in any case), so a generic `LOG_LEVEL` or `TIMEZONE` there is not the bot's. An invalid value
+stops start-up with one line naming the variable (or the file and key), never echoing the value;
+`arca-bot doctor` reports the same problem.
 Lists are comma-separated (`123, 456`). Secrets are never printed or logged.
 
 Extra named models go in `arca.toml` as `[models.NAME]` tables:

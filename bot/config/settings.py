@@ -8,28 +8,45 @@ import tomllib
 from typing import Any
 
 from pydantic import AliasChoices, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
     TomlConfigSettingsSource,
 )
 
-from bot.attachment_config import AttachmentSettings
+from bot.config.attachments import AttachmentSettings
 from bot.config.conversation import ConversationSettings
+from bot.config.desk import DeskSettings
 from bot.config.discord_channel import DiscordSettings
 from bot.config.game import GameSettings
+from bot.config.incidents import IncidentSettings
 from bot.config.models import ModelSettings
 from bot.config.operations import OperationsSettings
 from bot.config.simulation import SimulationSettings
 from bot.config.sources import ConfigError, config_file
 from bot.config.storage import StorageSettings
 from bot.config.web import WebSettings
-from bot.desk_config import DeskSettings
-from bot.incident_config import IncidentSettings
 from bot.redaction import redact_urls
 from bot.yaml_files import first_error
+
+
+class _EnvByDocumentedNames(EnvSettingsSource):
+    """The environment, read under each setting's documented names only (`ARCA_STAFF_ROLE`, any case):
+    `populate_by_name` would also read the field name, so a container's generic `LOG_LEVEL`, `TIMEZONE`
+    or `MODEL` would configure the bot unasked. Keyword arguments and arca.toml still take field names."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        value, key, is_complex = super().get_field_value(field, field_name)
+        alias = field.validation_alias
+        if value is not None and isinstance(alias, AliasChoices):
+            documented = {c.lower() for c in alias.choices if isinstance(c, str)}
+            if key.lower() not in documented:
+                return None, key, is_complex
+        return value, key, is_complex
 
 
 class Settings(
@@ -65,7 +82,7 @@ class Settings(
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml_path = config_file()
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, _EnvByDocumentedNames(settings_cls)]
         if toml_path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
         return tuple(sources)

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.config.sources import blank_is_none, env
+from bot.config.values import blank_is_none, env
 
 
 class SimulationSettings(BaseSettings):

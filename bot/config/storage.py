@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings
 
-from bot.config.sources import blank_is_none, env
+from bot.config.values import blank_is_none, env
 
 
 class StorageSettings(BaseSettings):

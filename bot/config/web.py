@@ -1,4 +1,4 @@
-"""The web channel's part of `Settings` (see bot/channels/web): where it binds, who may call it, the
+"""The web channel's part of `Settings` (see bot/players/web): where it binds, who may call it, the
 player-token key, public links, rate limits, trusted proxies and the operator's debug view."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode
 
-from bot.config.sources import blank_is_none, env, split_list
+from bot.config.values import blank_is_none, env, list_items, split_list
 
 
 class WebSettings(BaseSettings):
@@ -55,7 +55,7 @@ class WebSettings(BaseSettings):
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
         if isinstance(value, str):
-            return [p.strip().rstrip("/") for p in value.replace(";", ",").split(",") if p.strip()]
+            return [origin.rstrip("/") for origin in list_items(value)]
         return value
 
     @field_validator("web_port", "web_public_url", mode="before")

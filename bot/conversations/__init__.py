@@ -6,7 +6,7 @@ the files, `handoff` a thread held by or asked of a person, `staff_lines` staff 
 answer is streamed onto a channel.
 """
 
-from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome, detect_locale
+from bot.conversations.messages import ACK_EMOJI, Incoming, TurnOutcome
 from bot.conversations.routing import Conversations, LLMFactory
 from bot.conversations.surface import Surface, SurfaceError
 
@@ -18,5 +18,4 @@ __all__ = [
     "Surface",
     "SurfaceError",
     "TurnOutcome",
-    "detect_locale",
 ]

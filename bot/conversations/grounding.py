@@ -9,12 +9,12 @@ from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from bot.conversations.messages import detect_locale
 from bot.engine.results import StopReason
 from bot.guards.dates import local_today
 from bot.guards.evidence import catalogue_texts, rule_passages, rules_text
 from bot.guards.output import FactContext
 from bot.store import Store
+from bot.vocabulary.language import detect_language
 
 if TYPE_CHECKING:
     from bot.conversations.run_deps import RunDeps
@@ -100,7 +100,7 @@ async def fact_context(
         fixed_texts=tuple(fixed),
         mode=deps.fact_check,
         run_id=run_id,
-        rules=tuple(rule_passages(deps.services.coupon_rules, detect_locale(query))),
+        rules=tuple(rule_passages(deps.services.coupon_rules, detect_language(query))),
         on_withheld=getattr(metrics, "record_fact_withheld", None),
         notices=tuple(notices),
         today=today,

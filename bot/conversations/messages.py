@@ -1,5 +1,5 @@
-"""What flows between a channel and `Conversations`: an incoming message, what was done with it, and the
-conversation's language (thread ids are `bot.vocabulary.ThreadId`)."""
+"""What flows between a channel and `Conversations`: an incoming message and what was done with it (thread
+ids are `bot.vocabulary.ThreadId`, the conversation's language `bot.vocabulary.detect_language`)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,11 @@ from typing import Any, Literal
 from bot.attachments import StoredAttachment, Upload
 from bot.engine.results import AgentResult
 from bot.guards.input import InputVerdict
-from bot.vocabulary.language import detect_language
 from tools.base import Actor
 
 ACK_EMOJI = "👀"
 STOPPED_TEXT = "⏹ 진행 중이던 답변을 중단했습니다. (stopped)"
 """What the channel shows when staff (or the player's Ctrl-C) stop a run."""
-
-
-def detect_locale(text: str) -> str:
-    """The conversation's language is the language of the player's latest message (DESIGN.md §5):
-    Hangul → Korean, anything else → English."""
-    return detect_language(text)
 
 
 @dataclass

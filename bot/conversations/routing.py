@@ -27,7 +27,6 @@ from bot.conversations.messages import (
     STOPPED_TEXT,
     Incoming,
     TurnOutcome,
-    detect_locale,
     failure_text,
 )
 from bot.conversations.notifications import StaffNotifications
@@ -43,6 +42,7 @@ from bot.loop_share import give_way
 from bot.memory import ThreadMemory
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.store import Store
+from bot.vocabulary.language import detect_language
 from tools.base import Actor, StaffNotifier, ToolRegistry, ToolServices
 
 __all__ = ["Conversations", "LLMFactory", "StaffCommands"]
@@ -194,10 +194,6 @@ class Conversations:
     def is_running(self, thread_id: str) -> bool:
         return thread_id in self._runs
 
-    def any_running(self) -> bool:
-        """Whether some conversation has a run going (the process's quiet moments: `bot.heap`)."""
-        return bool(self._runs)
-
     def asker_of(self, thread_id: str) -> str | None:
         """The audit label of the latest person whose message this process took in the thread (answered,
         queued or stored during a handoff): who the conversation is with before any run of it is recorded."""
@@ -308,7 +304,7 @@ class Conversations:
                     if exc is not None:
                         outcome.kind = "failed"
                         log.error("run failed on %s", thread_id, exc_info=exc)
-                        await self._send_safely(surface, failure_text(detect_locale(query)))
+                        await self._send_safely(surface, failure_text(detect_language(query)))
                         leftovers = state.leftovers()
                     else:
                         result: AgentResult = task.result()

@@ -12,7 +12,7 @@ from bot.analytics.record import record_run
 from bot.attachments.vision import with_vision
 from bot.conversations.grounding import fact_context
 from bot.conversations.hooks import EventHook, FanOut, RunHooks, RunInfo
-from bot.conversations.messages import STOPPED_TEXT, Incoming, detect_locale, failure_text
+from bot.conversations.messages import STOPPED_TEXT, Incoming, failure_text
 from bot.conversations.renderer import Renderer
 from bot.conversations.run_deps import RunDeps
 from bot.conversations.run_events import LiveFeed
@@ -26,6 +26,7 @@ from bot.guards.output import OutputGuard
 from bot.incidents.notice import open_incidents, pinned_notice
 from bot.loop_share import give_way
 from bot.observability import log_context
+from bot.vocabulary.language import detect_language
 from tools.base import Actor, RequestTrust, ToolContext
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ async def answer(
         except BaseException as exc:
             if state.ended != state.run_id:
                 state.ended = state.run_id
-                locale = detect_locale(query)
+                locale = detect_language(query)
                 text = STOPPED_TEXT if isinstance(exc, asyncio.CancelledError) else failure_text(locale)
                 info = RunInfo(state.run_id, thread_id, state.actor, locale)
                 await FanOut([LiveFeed(deps.run_events), *watching]).on_run_end(info, text)
@@ -96,7 +97,7 @@ async def _answer(
     # A channel may declare its own edit pace (the web streams every delta).
     declared = surface.traits.edit_interval
     edit_interval = deps.edit_interval if declared is None else declared
-    locale = detect_locale(query)
+    locale = detect_language(query)
     renderer = Renderer(surface, edit_interval=edit_interval, locale=locale, tools=deps.tools)
 
     run_id = state.run_id

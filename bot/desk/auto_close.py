@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
-
 from bot.analytics.staff_response import escalation_timings
-from bot.store import AuditEntry, Run, Store, ThreadMessage
+from bot.store import Store, audit_views, conversation_views
 from bot.store.desk_claims import claim
 from bot.vocabulary.catalogue import say
 from bot.vocabulary.language import detect_language
@@ -35,19 +33,12 @@ def closing_notice(locale: str) -> str:
 
 async def latest_run(store: Store, thread_id: str) -> str | None:
     """The conversation's latest answer: what the closing notice's 👍 / 👎 rate."""
-    async with store.session() as s:
-        return (
-            await s.execute(
-                select(Run.run_id).where(Run.thread_id == thread_id).order_by(Run.answered_at.desc()).limit(1)
-            )
-        ).scalar_one_or_none()
+    return await conversation_views.latest_run(store, thread_id)
 
 
 async def closed_escalations(store: Store) -> set[str]:
     """The `escalation:N` targets already closed."""
-    async with store.session() as s:
-        rows = await s.execute(select(AuditEntry.target).where(AuditEntry.action == CLOSE_ACTION))
-        return {str(t) for t in rows.scalars()}
+    return await audit_views.targets_of(store, CLOSE_ACTION)
 
 
 async def idle_escalations(store: Store, now: datetime, idle: timedelta) -> list[tuple[int, str, str]]:
@@ -59,23 +50,10 @@ async def idle_escalations(store: Store, now: datetime, idle: timedelta) -> list
     ):
         if t.thread_id is None or t.resolved_at is not None or f"escalation:{t.escalation_id}" in closed:
             continue
-        async with store.session() as s:
-            last = (
-                await s.execute(
-                    select(ThreadMessage.created_at, ThreadMessage.content)
-                    .where(ThreadMessage.thread_id == t.thread_id, ThreadMessage.role == "user")
-                    .where(
-                        ThreadMessage.created_at
-                        == select(func.max(ThreadMessage.created_at))
-                        .where(ThreadMessage.thread_id == t.thread_id, ThreadMessage.role == "user")
-                        .scalar_subquery()
-                    )
-                    .limit(1)
-                )
-            ).first()
-        spoke = max(last.created_at, t.created_at) if last is not None else t.created_at
+        last = await conversation_views.last_player_message(store, t.thread_id)
+        spoke = max(last.at, t.created_at) if last is not None else t.created_at
         if now - spoke >= idle:
-            due.append((t.escalation_id, t.thread_id, detect_language(last.content or "") if last else "ko"))
+            due.append((t.escalation_id, t.thread_id, detect_language(last.content) if last else "ko"))
     return due
 
 

@@ -9,9 +9,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
-from bot.store import Escalation, Player, Run, Store, ThreadMessage
+from bot.store import Store, conversation_views
 from bot.store.saved_replies import MAX_NAME_CHARS, MAX_TEXT_CHARS, ReplyRecord
 from bot.vocabulary.language import detect_language
 
@@ -132,33 +130,6 @@ def fill(reply: ReplyRecord, locale: str, values: dict[str, str]) -> str:
 
 async def conversation_facts(store: Store, thread_id: str) -> tuple[str, dict[str, str]]:
     """The player's language (their latest message) and the values the conversation knows (`player`)."""
-    async with store.session() as s:
-        last = (
-            await s.execute(
-                select(ThreadMessage.content)
-                .where(ThreadMessage.thread_id == thread_id, ThreadMessage.role == "user")
-                .order_by(ThreadMessage.id.desc())
-                .limit(1)
-            )
-        ).scalar_one_or_none()
-        player_id = (
-            await s.execute(
-                select(Escalation.player_id)
-                .where(Escalation.thread_id == thread_id, Escalation.player_id.is_not(None))
-                .order_by(Escalation.id.desc())
-                .limit(1)
-            )
-        ).scalar_one_or_none()
-        if player_id is None:
-            label = (
-                await s.execute(
-                    select(Run.player)
-                    .where(Run.thread_id == thread_id, Run.player.startswith("player:"))
-                    .order_by(Run.started_at.desc())
-                    .limit(1)
-                )
-            ).scalar_one_or_none()
-            player_id = label.removeprefix("player:") if label else None
-        player = await s.get(Player, player_id) if player_id else None
-    known = {"player": player.name} if player is not None and player.name else {}
-    return detect_language(last) if last else "ko", known
+    found = await conversation_views.thread_player(store, thread_id)
+    known = {"player": found.name} if found.name else {}
+    return detect_language(found.last_words) if found.last_words else "ko", known

@@ -13,13 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import select
-
 from bot.analytics.staff_response import SlaTargets, escalation_timings
 from bot.desk.auto_close import Tell, close_idle, closed_escalations
 from bot.desk.hours import SupportHours
 from bot.periodic import Periodic
-from bot.store import AuditEntry, Store
+from bot.store import Store, audit_views
 from bot.store.desk_claims import claim
 
 log = logging.getLogger(__name__)
@@ -71,17 +69,7 @@ def hours_problems(hours: SupportHours, targets: SlaTargets) -> list[str]:
 async def due_reminders(store: Store, targets: SlaTargets, now: datetime) -> list[SlaReminder]:
     """Targets within `warn_before` of their deadline (or past it), not met and not reminded yet."""
     timings = await escalation_timings(store, since=now - LOOKBACK, until=now + timedelta(seconds=1))
-    async with store.session() as s:
-        sent = {
-            (row.target, row.code)
-            for row in (
-                await s.execute(
-                    select(AuditEntry.target, AuditEntry.code).where(
-                        AuditEntry.action == REMINDER_ACTION, AuditEntry.at >= now - 2 * LOOKBACK
-                    )
-                )
-            ).all()
-        }
+    sent = await audit_views.targets_and_codes(store, REMINDER_ACTION, since=now - 2 * LOOKBACK)
     closed = await closed_escalations(store)
     out: list[SlaReminder] = []
     for t in timings:

@@ -135,9 +135,6 @@ class ContextGuard:
         self.ratio = observed if not self.calibrated else 0.5 * self.ratio + 0.5 * observed
         self.calibrated = True
 
-    def over_budget(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> bool:
-        return self.estimate(messages, tools) > self.budget
-
     async def compact(
         self, messages: list[dict[str, Any]], llm: LLM, tools: list[dict[str, Any]] | None = None
     ) -> Compaction | None:

@@ -38,9 +38,6 @@ class InterruptQueue:
     def stop_requested(self) -> bool:
         return self._stop
 
-    def clear_stop(self) -> None:
-        self._stop = False
-
 
 def interrupt_message(texts: list[str]) -> str:
     """Several messages of one drain become one user message, so the model answers them together."""

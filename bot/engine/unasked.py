@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.vocabulary.sentences import player_sentences
 from tools.base import ToolResult
-from tools.requirements import is_policy_question, sentences
+from tools.requirements import is_policy_question
 
 NOT_ASKED = "not_asked"
 """The `reason` of a compensating call refused because the player asked about a rule, not for it."""
@@ -28,7 +29,7 @@ _COMPENSATION = re.compile(r"쿠폰|보상|compensat|coupon", re.IGNORECASE)
 
 def asks_for_compensation(text: str) -> bool:
     """A sentence of `text` that speaks of compensation and is not a question about a rule."""
-    return any(_COMPENSATION.search(s) and not is_policy_question(s) for s in sentences(text))
+    return any(_COMPENSATION.search(s) and not is_policy_question(s) for s in player_sentences(text))
 
 
 def unasked_refusal(player_texts: Sequence[str]) -> ToolResult | None:

@@ -37,8 +37,6 @@ log = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Arca-Signature"
 TOLERANCE_S = 300
 """A signature's `t` may be this many seconds from the bot's clock, either way."""
-MAX_BODY_BYTES = 1024 * 1024
-"""Above this the request is answered 413 before it is read (`bot.channels.web.body_limits`)."""
 EVENT_TYPES = ("order.upserted", "player.upserted", "account.link")
 
 

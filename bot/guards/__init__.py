@@ -1,6 +1,6 @@
 """Input and output guards: message hygiene and injection flags in, claim check, redaction and mentions out."""
 
-from bot.guards.input import InputVerdict, check_input, is_korean, neutralize_mentions, scan_untrusted
+from bot.guards.input import InputVerdict, check_input, neutralize_mentions, scan_untrusted
 from bot.guards.output import (
     ClaimVerdict,
     OutputGuard,
@@ -19,7 +19,6 @@ __all__ = [
     "StreamingOutputGuard",
     "check_claims",
     "check_input",
-    "is_korean",
     "neutralize_mentions",
     "redact_pii",
     "scan_untrusted",

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.guards import truthful as truth
-from bot.guards.claims import Claim, in_place_of, parse_claim, split_sentences
+from bot.guards.claims import Claim, in_place_of, parse_claim
 from bot.guards.mailbox import unconfirmed_arrival
 from bot.store import Store
+from bot.vocabulary.sentences import split_sentences
 from tools.base import Actor, ResultCode, Tool
 from tools.coupons import issue_coupon
 

@@ -1,5 +1,5 @@
-"""What a sentence of the bot's answer claims about coupons: sentence splitting (identical for a stream and
-a whole text) and detection of "issued" / "already issued" claims, coupon codes, order ids and amounts."""
+"""What a sentence of the bot's answer claims about coupons: "issued" / "already issued" claims, coupon
+codes, order ids and amounts (its sentences are split by `bot.vocabulary.sentences`)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tools.money import find_krw_amounts
-
-# A sentence ends after terminal punctuation (plus closing quotes/brackets) and one whitespace
-# character, or at a newline. Deciding needs only the text up to that point, so a stream and the
-# whole text split identically.
-_BOUNDARY = re.compile(r"[.!?。！？…]+[\"'”’)\]」』]*[ \t\n]|\n")
-
-
-def split_sentences(text: str) -> tuple[list[str], str]:
-    """(complete sentences, each with its terminator, the unfinished rest). `"".join(...) + rest == text`."""
-    parts: list[str] = []
-    pos = 0
-    for m in _BOUNDARY.finditer(text):
-        parts.append(text[pos : m.end()])
-        pos = m.end()
-    return parts, text[pos:]
-
 
 _LIST_ITEM = re.compile(r"^(\s*(?:[-*+•]|\d{1,2}[.)])\s+)(?:\*\*|__)?")
 """A Markdown list item's marker at the start of a sentence ("- ", "2. ", "  * ")."""

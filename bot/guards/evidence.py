@@ -13,17 +13,16 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from bot.guards.claims import split_sentences
 from bot.guards.dates import Calendar
 from bot.guards.facts import AMOUNT, COUNT, DATE, DURATION, ORDER, STATUS, Fact, counted, extract_facts
 from bot.vocabulary import catalogue
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.model_notes import without_examples
+from bot.vocabulary.sentences import player_sentences, sentences
 from tools.money import format_krw
 from tools.order_views import status_label
 from tools.policy_search import EXCERPTS_OPEN
 from tools.requirements import is_policy_question
-from tools.requirements import sentences as player_sentences
 
 ONE_UNIT = frozenset({(COUNT, 1), (DURATION, 60), (DURATION, 1440)})
 """"1회", "한 번", "하루", "1 hour": a rate's unit ("하루 최대 3장"), never a figure the model can get wrong
@@ -215,7 +214,7 @@ def _trusted_facts(
     counts: set[tuple[Any, str | None]] = set()
     # A note to the model still carries facts ("이 플레이어는 오늘 이미 쿠폰 2장을 받아 …"); only its example
     # values ("(예: ORD001)") back nothing. Blanked before the split: "(e.g. ORD001)" splits after "e.g.".
-    for sentence in _sentences(without_examples(text)):
+    for sentence in sentences(without_examples(text)):
         facts = extract_facts(sentence)
         found.update(keys(facts))
         counts.update((f.value, counted(f)) for f in facts if f.kind == COUNT)
@@ -240,11 +239,6 @@ def grams(text: str) -> frozenset[str]:
     """Character bigrams of the words (digits left out): Korean particles do not hide a shared word."""
     words = _WORD.findall(text.lower())
     return frozenset(w[i : i + 2] for w in words for i in range(max(len(w) - 1, 1)))
-
-
-def _sentences(text: str) -> list[str]:
-    done, rest = split_sentences(text)
-    return [s for s in [*done, rest] if s.strip()]
 
 
 def _outcome_parts(item: Any) -> tuple[str | None, str, Mapping[str, Any]]:
@@ -293,7 +287,7 @@ def _hit_passages(citation: str, text: str) -> tuple[Passage, ...]:
     """A search hit's sentences that state a fact. Cached: the same sections come back search after
     search, and splitting them again sat before the answer's first byte."""
     out = []
-    for sentence in _sentences(text):
+    for sentence in sentences(text):
         sentence = _LINE_MARK.sub("", " ".join(sentence.split()))
         facts = tuple(extract_facts(sentence))
         if facts and not sentence.startswith("#"):
@@ -305,7 +299,7 @@ def text_passages(texts: Iterable[str], citation: str = "") -> list[Passage]:
     """Each sentence of `texts` that states a fact, as a passage (an incident notice's sentences)."""
     out = []
     for text in texts:
-        for sentence in _sentences(text):
+        for sentence in sentences(text):
             sentence = " ".join(sentence.split())
             facts = tuple(extract_facts(sentence))
             if facts:

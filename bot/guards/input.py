@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from bot.vocabulary.catalogue import Text
-from bot.vocabulary.language import detect_language, has_hangul
+from bot.vocabulary.language import detect_language
 
 DEFAULT_MAX_CHARS = 4_000
 MENTION_SPAM_THRESHOLD = 5
@@ -101,11 +101,6 @@ class InputVerdict:
     """True when the text tries to instruct the bot or claims authority; log it, never act on the claim."""
     matches: tuple[str, ...] = field(default_factory=tuple)
     """The phrases that raised `prompt_injection` / `fake_authority`, for the log."""
-
-
-def is_korean(text: str) -> bool:
-    """The conversation's language rule: any Hangul → Korean."""
-    return has_hangul(text)
 
 
 def _strip_invisible(text: str) -> tuple[str, set[str]]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.guards.claims import split_sentences
 from bot.guards.evidence import grams, keys
 from bot.guards.facts import extract_facts
+from bot.vocabulary.sentences import sentences
 
 FACT_MATCH = 0.25
 """As `bot.guards.fact_check.PASSAGE_MATCH`: share of the answer sentence's bigrams the notice sentence holds."""
@@ -30,8 +30,7 @@ COURTESY = grams(
 
 
 def _sentences(text: str) -> list[str]:
-    done, rest = split_sentences(text)
-    return [" ".join(s.split()) for s in [*done, rest] if s.strip()]
+    return [" ".join(s.split()) for s in sentences(text)]
 
 
 def relays_notice(answer: str, notice_texts: Iterable[str]) -> bool:

@@ -26,7 +26,7 @@ from bot.guards.claim_check import (
     coupon_tools_of,
     truthful_sentence,
 )
-from bot.guards.claims import parse_claim, split_sentences
+from bot.guards.claims import parse_claim
 from bot.guards.evidence import Evidence, build_evidence
 from bot.guards.fact_check import (
     ENFORCE,
@@ -44,6 +44,7 @@ from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
 from bot.vocabulary.model_notes import DATA_WRAPPER_TAG
+from bot.vocabulary.sentences import split_sentences
 from tools.base import Actor, Tool
 
 log = logging.getLogger(__name__)
@@ -387,6 +388,5 @@ __all__ = [
     "check_claims",
     "parse_claim",
     "redact_pii",
-    "split_sentences",
     "truthful_sentence",
 ]

@@ -32,6 +32,7 @@ from bot.guards.paraphrase import is_english
 from bot.knowledge.analysis import honorific_modifier
 from bot.vocabulary.catalogue import Text
 from bot.vocabulary.language import has_hangul
+from bot.vocabulary.particles import fitting_form
 
 _NOT_THEM = (
     r"(?!\s+(?:service|support|center|centre|agreement|ids?|names?|guide|community|base|account|data)\b)"
@@ -170,34 +171,6 @@ def to_the_player(sentence: str) -> str | None:
     return sentence[:lead] + body
 
 
-_HANGUL_SYLLABLE = re.compile(r"[\uac00-\ud7a3]")
-_PARTICLES = {
-    # particle written → (after a final consonant, after a vowel)
-    **dict.fromkeys(("을", "를"), ("을", "를")),
-    **dict.fromkeys(("이", "가"), ("이", "가")),
-    **dict.fromkeys(("은", "는"), ("은", "는")),
-    **dict.fromkeys(("과", "와"), ("과", "와")),
-    **dict.fromkeys(("으로", "로"), ("으로", "로")),
-}
-"""Korean particles whose form follows the word before them (no maintained Python package for this is in
-reach, and five pairs of a fixed table are the whole rule)."""
-
-
-def _final_consonant(word: str) -> int:
-    """The last syllable's final consonant index (0: none, 8: ㄹ), by the Unicode Hangul layout."""
-    return (ord(word[-1]) - 0xAC00) % 28 if word and _HANGUL_SYLLABLE.fullmatch(word[-1]) else 0
-
-
-def _particle_after(word: str, written: str) -> str:
-    forms = _PARTICLES.get(written)
-    if forms is None:
-        return written
-    final = _final_consonant(word)
-    if written in ("으로", "로"):  # ㄹ takes 로, like a vowel
-        return forms[0] if final not in (0, 8) else forms[1]
-    return forms[0] if final else forms[1]
-
-
 @lru_cache(maxsize=32)
 def _tool_name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
@@ -223,7 +196,7 @@ def tool_names_said(sentence: str, names: Mapping[str, Text]) -> str | None:
         if the and words.split()[0].lower() in ("our", "your"):
             the = ""
         particle = m.group("particle")
-        return the + words + (_particle_after(words, particle) if particle else "")
+        return the + words + (fitting_form(words, particle) if particle else "")
 
     pattern = _tool_name_pattern(tuple(names))
     lead = len(sentence) - len(sentence.lstrip())

@@ -3,14 +3,11 @@ the same `store.incidents.open` as `/incident open` and the CLI, then the planne
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from bot.store import Store
-from bot.store.incident_records import IncidentRecord
-from bot.store.incident_tables import Incident
+from bot.store.incident_records import IncidentRecord, set_planned_end
 from bot.store.incidents import IncidentScope
-from bot.store.models import AuditEntry
 
 
 async def declare(
@@ -30,17 +27,5 @@ async def declare(
     )
     if end is None:
         return incident
-    async with store.session() as s, s.begin():
-        row = await s.get(Incident, incident.id, with_for_update=True)
-        assert row is not None
-        row.ended_at = end
-        s.add(
-            AuditEntry(
-                actor=actor,
-                action="incident.planned_end",
-                target=f"incident:{incident.id}",
-                code="OK",
-                detail=json.dumps({"ended_at": end.isoformat()}),
-            )
-        )
+    await set_planned_end(store, incident.id, end, actor=actor)
     return await store.incidents.get(incident.id) or incident

@@ -10,10 +10,9 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, select
-
 from bot.analytics.stats import conversations
-from bot.store import Feedback, Store
+from bot.store import Store
+from bot.store.feedback_votes import vote_tally
 from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS
 
@@ -28,15 +27,7 @@ async def build_report(store: Store, incident: IncidentRecord, *, now: datetime)
         for c in await conversations(store, since=incident.started_at, now=end)
         if incident.started_at <= c.started_at <= end
     ]
-    async with store.session() as s:
-        votes = (
-            await s.execute(
-                select(
-                    func.coalesce(func.sum(case((Feedback.vote == 1, 1), else_=0)), 0),
-                    func.coalesce(func.sum(case((Feedback.vote == -1, 1), else_=0)), 0),
-                ).where(Feedback.updated_at >= incident.started_at, Feedback.updated_at <= end)
-            )
-        ).one()
+    votes = await vote_tally(store, since=incident.started_at, until=end)
     return {
         "id": incident.id,
         "title": incident.title,

@@ -49,12 +49,6 @@ def _key(name: str) -> str:
     return hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
 
 
-def forget_process_parts() -> None:
-    """Drop what this process made or read (a test's stand-in for a new process)."""
-    with _PROCESS_LOCK:
-        _PROCESS.clear()
-
-
 class FittedParts:
     """Named groups of arrays, each under a fingerprint, in this process and in `<folder>/fitted-parts.npz`
     (memory only when `folder` is None)."""

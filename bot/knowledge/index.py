@@ -8,7 +8,6 @@ others), those that arrive together as one batch (`bot.knowledge.batching`); ind
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -408,14 +407,6 @@ class PolicyIndex:
         """`search_sync` on the index's search workers, so the event loop keeps running; searches that
         arrive together run as one batch (`search_many_sync`)."""
         return await self._batcher.submit((query, top_k))
-
-    async def areindex(self, policies_dir: Path | None = None) -> ReindexCounts:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker("index"), lambda: self.reindex(policies_dir))
-
-    async def aensure_built(self, policies_dir: Path | None = None) -> ReindexCounts | None:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker("index"), lambda: self.ensure_built(policies_dir))
 
     def close(self) -> None:
         """Stop the worker threads; the Chroma data stays on disk."""

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
-
-Purpose = Literal["loop", "synthesis", "select_tools", "compact", "structured"]
-"""Why a call is made; scripted models answer by purpose, real ones only log it."""
+from typing import Any, Protocol, runtime_checkable
 
 PURPOSES: tuple[str, ...] = ("loop", "synthesis", "select_tools", "compact", "structured")
+"""Why a call is made; scripted models answer by purpose, real ones only log it."""
 
 API_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
 """The message keys the Chat Completions API accepts from us; anything else is engine bookkeeping."""

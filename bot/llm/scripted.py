@@ -173,10 +173,6 @@ class ScriptedLLM:
         self.observer = observer
         """Told about every finished call (`bot.llm.hooks`)."""
 
-    @classmethod
-    def from_steps(cls, steps: list[dict[str, Any]], **kwargs: Any) -> ScriptedLLM:
-        return cls(steps, **kwargs)
-
     def __repr__(self) -> str:
         return f"ScriptedLLM(mode={self.mode}, steps={len(self.steps)}, served={self.steps_served})"
 

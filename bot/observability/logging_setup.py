@@ -74,12 +74,9 @@ def secret_values(settings: Settings) -> list[str]:
             found.append(model.api_key.get_secret_value())
     for url in (settings.db_url, settings.chroma_url):
         if url:
-            from sqlalchemy.engine import make_url  # here: SQLAlchemy costs every command ~0.7 s to import
+            from bot.store.urls import password_of  # here: SQLAlchemy costs every command ~0.7 s to import
 
-            try:
-                password = make_url(url).password
-            except Exception:  # not an SQLAlchemy URL (a Chroma http URL): the URL pattern covers it
-                password = None
+            password = password_of(url)  # None for a Chroma http URL: the URL pattern covers it
             if password:
                 found.append(str(password))
     return [s.strip() for s in found if s and s.strip()]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from bot.ops.state import OpsState
-from bot.store import Store
+from bot.store import Store, ops_drafts
 from bot.store.models import OpsDraft
 
 
@@ -26,16 +24,9 @@ async def save_draft(
         thread_id=thread_id,
         created_by=created_by,
     )
-    async with store.session() as s:
-        s.add(row)
-        await s.commit()
-    return row
+    return await ops_drafts.add_draft(store, row)
 
 
 async def load_draft(store: Store, draft_id: int | None = None) -> OpsDraft | None:
     """The draft with `draft_id`, or the latest one when it is None."""
-    async with store.session() as s:
-        if draft_id is not None:
-            return await s.get(OpsDraft, draft_id)
-        query = select(OpsDraft).order_by(OpsDraft.id.desc()).limit(1)
-        return (await s.execute(query)).scalar_one_or_none()
+    return await ops_drafts.draft_by_id(store, draft_id)

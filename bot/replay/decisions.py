@@ -9,10 +9,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select
-
 from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
-from bot.store import AuditEntry, Store
+from bot.store import Store, audit_views
 
 CLAIM_REPLACED = "guard.claim_replaced"
 """The claim check's audit action (`bot.guards.claim_check`)."""
@@ -28,17 +26,7 @@ CALL_RULES = {
 
 async def guard_decisions(store: Store, *, after_id: int) -> list[dict[str, Any]]:
     """The output guards' decisions since audit row `after_id`, oldest first."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(AuditEntry.action, AuditEntry.detail)
-                .where(
-                    AuditEntry.id > after_id,
-                    AuditEntry.action.in_((FACT_WITHHELD, FACT_UNBACKED, CLAIM_REPLACED)),
-                )
-                .order_by(AuditEntry.id)
-            )
-        ).all()
+    rows = await audit_views.actions_after(store, after_id, (FACT_WITHHELD, FACT_UNBACKED, CLAIM_REPLACED))
     out = []
     for action, raw in rows:
         d = json.loads(raw) if raw else {}

@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
-
 from bot.replay.format import ModelSaw, Turn
-from bot.store import Coupon, Store
+from bot.store import Store
+from bot.store.coupon_views import active_coupon_amounts
 
 
 def _is_subsequence(wanted: list[str], got: list[str]) -> bool:
@@ -117,8 +116,4 @@ def check_expectations(turn: Turn, rec: TurnRecord, coupons: list[tuple[str, int
 
 
 async def active_coupons(store: Store) -> list[tuple[str, int]]:
-    async with store.session() as s:
-        rows = (
-            await s.execute(select(Coupon.order_id, Coupon.amount).where(Coupon.status == "active"))
-        ).all()
-    return [(o, a) for o, a in rows]
+    return await active_coupon_amounts(store)

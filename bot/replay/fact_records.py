@@ -7,29 +7,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import func, select
-
 from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
-from bot.store import AuditEntry, Store
+from bot.store import Store, audit_views
 
 
 async def last_audit_id(store: Store) -> int:
-    async with store.session() as s:
-        return (await s.execute(select(func.max(AuditEntry.id)))).scalar() or 0
+    return await audit_views.last_audit_id(store)
 
 
 async def unbacked_details(store: Store, *, after_id: int) -> list[dict[str, Any]]:
     """What the observing fact check found since audit row `after_id`: each sentence let through and
     what enforcing would have put in its place."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(AuditEntry.detail)
-                .where(AuditEntry.id > after_id, AuditEntry.action == FACT_UNBACKED)
-                .order_by(AuditEntry.id)
-            )
-        ).scalars()
-        return [json.loads(d) for d in rows if d]
+    return [json.loads(d) for _, d in await audit_views.actions_after(store, after_id, (FACT_UNBACKED,)) if d]
 
 
 def would_deliver(answer: str | None, details: list[dict[str, Any]]) -> str | None:
@@ -47,13 +36,5 @@ def would_deliver(answer: str | None, details: list[dict[str, Any]]) -> str | No
 
 async def fact_counts(store: Store) -> tuple[int, int]:
     """(sentences delivered with an unbacked fact, sentences withheld) in this case's audit log."""
-    async with store.session() as s:
-        rows = (
-            await s.execute(
-                select(AuditEntry.action, func.count())
-                .where(AuditEntry.action.in_((FACT_UNBACKED, FACT_WITHHELD)))
-                .group_by(AuditEntry.action)
-            )
-        ).all()
-    counts = dict(rows)
+    counts = await audit_views.action_counts(store, (FACT_UNBACKED, FACT_WITHHELD))
     return counts.get(FACT_UNBACKED, 0), counts.get(FACT_WITHHELD, 0)

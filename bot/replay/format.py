@@ -154,12 +154,6 @@ def _check_call(i: int, call: dict[str, Any]) -> None:
         raise ValueError(f"step {i}: args must be a mapping")
 
 
-class Fixtures(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    clock: str | None = None
-
-
 class Transcript(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

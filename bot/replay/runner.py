@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
+from bot.conversations.recording import RecordingSurface
 from bot.conversations.surface import Surface
 from bot.guards.fact_check import OBSERVE
 from bot.llm.scripted import ScriptedLLM

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.attachments.uploads import Upload
-from bot.channels.recording import RecordingSurface
 from bot.config import Settings
 from bot.conversations import Incoming
 from bot.conversations.hooks import RunHooks, RunInfo
+from bot.conversations.recording import RecordingSurface
 from bot.llm.base import Usage
 from bot.simulate.grading import Verdict, grade
 from bot.simulate.players import Exchange, ModelPlayer, ScriptedPlayer, SimulatedPlayer

@@ -9,7 +9,8 @@ from bot.game.orders import SourceUnavailable
 from bot.loop_share import to_background_thread
 from bot.staff.linking import link_commands
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
-from bot.store import ORDER_STATUSES, Player
+from bot.store import ORDER_STATUSES
+from bot.store.players import player_by_id
 from bot.vocabulary.particles import particle
 from tools import coupon_staff, ledger
 from tools.base import ToolContext
@@ -44,8 +45,7 @@ async def cmd_order(inv: Invocation, args: dict[str, Any]) -> StaffReply:
 
 async def cmd_orders(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     pid = args["player_id"].strip()
-    async with inv.conversations.store.session() as s:
-        player = await s.get(Player, pid)
+    player = await player_by_id(inv.conversations.store, pid)
     try:
         page = await _ctx(inv).orders.player_orders(pid, limit=ORDERS_SHOWN)
     except SourceUnavailable as exc:

@@ -12,8 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.staff.registry import Invocation, StaffCommand, StaffReply
-from bot.store import Store, utcnow
-from bot.store.models import StaffLink
+from bot.store import Store, staff_sessions, utcnow
 
 LINK_TTL = timedelta(minutes=5)
 LOGIN_PATH = "/staff/login"
@@ -40,23 +39,9 @@ async def mint_link(
     """A one-time login URL for a staff member; the token is stored hashed, valid for `LINK_TTL`."""
     now = now or utcnow()
     token = secrets.token_urlsafe(32)
-    async with store.session() as s, s.begin():
-        s.add(
-            StaffLink(
-                token_hash=token_hash(token),
-                staff_id=staff_id[:100],
-                staff_name=staff_name[:100],
-                created_at=now,
-                expires_at=now + LINK_TTL,
-            )
-        )
-        await store.audit(
-            actor=f"staff:{staff_id}"[:100],
-            action="console.link",
-            target=staff_name[:100],
-            code="OK",
-            session=s,
-        )
+    await staff_sessions.add_link(
+        store, token_hash(token), staff_id=staff_id, staff_name=staff_name, now=now, expires_at=now + LINK_TTL
+    )
     return f"{base.rstrip('/')}{LOGIN_PATH}?token={token}"
 
 

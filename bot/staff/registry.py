@@ -338,9 +338,6 @@ class StaffRegistry:
         await _audit_denied(conversations, actor=actor, channel=channel, name=name)
         return True
 
-    def help_text(self) -> str:
-        return "\n".join(f"{c.usage} — {c.help}" for c in self.commands.values())
-
 
 async def _run(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     """Run the handler on checked arguments and audit the outcome."""

@@ -2,7 +2,7 @@
 
 from bot.store.attachments import AttachmentRow  # registers the table with the schema
 from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, IssueWrite
-from bot.store.database import Store, StoreError
+from bot.store.database import Store, StoreError, StoreSession, TableRows
 from bot.store.deliveries import Backlog, DeliveryView
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
 from bot.store.game_events import GameEvent  # registers the table with the schema
@@ -69,7 +69,9 @@ __all__ = [
     "SavedReply",
     "Store",
     "StoreError",
+    "StoreSession",
     "StoredThread",
+    "TableRows",
     "ThreadMessage",
     "ThreadState",
     "ThreadSummary",

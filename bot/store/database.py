@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, Table, event, select
+from sqlalchemy import Select, event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -37,9 +37,13 @@ from bot.store.orders import Orders
 from bot.store.players import Players
 from bot.store.schema import StoreError, check_schema, describe_error, inspect_sqlite_file
 from bot.store.threads import Threads
-from bot.store.units import Fetch, Insert, UnitFactory
+from bot.store.units import Fetch, Insert, TableRows, UnitFactory
 
 T = TypeVar("T")
+
+StoreSession = AsyncSession
+"""A session `Store.session()` or a ledger's locked session hands out, for store functions that run in
+the caller's transaction."""
 
 AUDIT_COLUMNS = ("at", "actor", "thread_id", "action", "target", "code", "detail")
 
@@ -179,7 +183,9 @@ class Store:
             if self.is_sqlite:
                 database = make_url(self.url).database or ""
                 if database not in ("", ":memory:") and not _is_sqlite_uri(database):
-                    inspect_sqlite_file(Path(database), self.url)  # read-only, before any pragma writes
+                    inspect_sqlite_file(
+                        Path(database), self.url, create=create
+                    )  # read-only, before pragmas write
             self._engine = self._make_engine()
         except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
             raise StoreError(f"cannot open database {redact_url(self.url)}: {describe_error(exc)}") from None
@@ -307,7 +313,7 @@ class Store:
 
         return await self.run(unit, write=False, snapshot=False)
 
-    async def insert_rows(self, rows: Sequence[tuple[Table, list[dict[str, Any]]]]) -> None:
+    async def insert_rows(self, rows: Sequence[TableRows]) -> None:
         """Insert each table's rows (all with the same columns), all in one transaction."""
         batches = [(table, [with_column_defaults(table, r) for r in batch]) for table, batch in rows if batch]
         if not batches:

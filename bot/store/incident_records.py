@@ -3,9 +3,10 @@ the targets their scope covers, who they concern, and the facts of their report.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, distinct, func, select
 
@@ -16,6 +17,9 @@ from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Plan, Target
 from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
 from bot.store.units import Fetch, Unit, UnitRunner
+
+if TYPE_CHECKING:  # the store module imports this one
+    from bot.store.database import Store
 
 _OPEN = (
     select(*Incident.__table__.c).where(Incident.status == bindparam("status")).order_by(Incident.id.desc())
@@ -246,7 +250,7 @@ class Incidents:
     async def revision(self) -> tuple[int, int, str]:
         """A fingerprint of every incident's state (how many, their notice versions, the latest change): it
         changes when one is declared, its notice updated or it is closed. One cheap read: what a process
-        watching for notice changes compares (`bot.channels.web.player.notice_watch`)."""
+        watching for notice changes compares (`bot.players.web.widget.notice_watch`)."""
         query = select(
             func.count(Incident.id),
             func.coalesce(func.sum(Incident.notice_version), 0),
@@ -324,3 +328,21 @@ def _detail(values: dict[str, Any]) -> str:
     import json
 
     return json.dumps(values, ensure_ascii=False, default=str)
+
+
+async def set_planned_end(store: Store, incident_id: int, end: datetime, *, actor: str) -> None:
+    """Keep `end` as the open incident's end until it is closed, audited (`incident.planned_end`) in the
+    same transaction (the row locked on PostgreSQL while it changes)."""
+    async with store.session() as s, s.begin():
+        row = await s.get(Incident, incident_id, with_for_update=True)
+        assert row is not None
+        row.ended_at = end
+        s.add(
+            AuditEntry(
+                actor=actor,
+                action="incident.planned_end",
+                target=f"incident:{incident_id}",
+                code="OK",
+                detail=json.dumps({"ended_at": end.isoformat()}),
+            )
+        )

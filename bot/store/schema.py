@@ -61,11 +61,20 @@ def _schema_problem(url: str, tables: set[str], version_text: str | None) -> str
     return None
 
 
-def inspect_sqlite_file(path: Path, url: str) -> None:
+def _not_upgraded(version: int) -> StoreError:
+    """An older, known schema met by an open that may not write (`create=False`: doctor, read-only tools)."""
+    return StoreError(
+        f"database schema version {version} is older than {SCHEMA_VERSION}; the bot adds the "
+        f"missing tables ({', '.join(UPGRADABLE_FROM[version])}) at its next start; it was not modified"
+    )
+
+
+def inspect_sqlite_file(path: Path, url: str, *, create: bool = True) -> None:
     """Refuse a SQLite file that is not ours, reading it only: no pragma that writes (WAL) runs before.
 
-    Opened read-only through the URI form, so a foreign, newer or garbled file stays byte-identical.
-    A missing or empty file is fine (it becomes a new Arca database).
+    Opened read-only through the URI form, so a foreign, newer or garbled file stays byte-identical; so
+    does an older one that an open without `create` may not upgrade (the WAL pragma would rewrite its
+    header). A missing or empty file is fine (it becomes a new Arca database).
     """
     if not path.is_file() or path.stat().st_size == 0:
         return
@@ -91,6 +100,8 @@ def inspect_sqlite_file(path: Path, url: str) -> None:
     problem = _schema_problem(url, tables, None if version is None else str(version))
     if problem:
         raise StoreError(problem)
+    if not create and version is not None and int(version) < SCHEMA_VERSION:
+        raise _not_upgraded(int(version))
 
 
 def _schema_for(dialect: str) -> MetaData:
@@ -140,10 +151,7 @@ async def check_schema(engine: AsyncEngine, url: str, *, create: bool) -> None:
 async def _upgrade(conn: Any, version: int, *, create: bool) -> None:
     """Bring an older, known schema up to date: the upgrades only add tables (`UPGRADABLE_FROM`)."""
     if not create:
-        raise StoreError(
-            f"database schema version {version} is older than {SCHEMA_VERSION}; the bot adds the "
-            f"missing tables ({', '.join(UPGRADABLE_FROM[version])}) at its next start; it was not modified"
-        )
+        raise _not_upgraded(version)
     schema = _schema_for(conn.dialect.name)
     new_tables = [schema.tables[name] for name in UPGRADABLE_FROM[version]]
     await conn.run_sync(lambda c: schema.create_all(c, tables=new_tables, checkfirst=True))

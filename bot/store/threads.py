@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import bindparam, false, func, literal_column, null, select, union_all
 
 from bot.store.models import ThreadMessage, ThreadState, ThreadSummary, utcnow
-from bot.store.units import Fetch, Insert, Unit, UnitRunner
+from bot.store.units import Fetch, Insert, TableRows, Unit, UnitRunner
 
 VISIBLE_KINDS = frozenset({"query", "interrupt", "answer"})
 """Message kinds `/thread show` lists; engine bookkeeping (JSON-mode steps, observations) is hidden."""
@@ -111,6 +111,15 @@ def message_row(
         "meta": {"kind": kind} if kind else None,
         "created_at": utcnow(),
     }
+
+
+def answer_rows(thread_id: str, text: str, run_id: str | None) -> TableRows:
+    """The thread message of a delivered answer, for a caller that writes it in its own transaction
+    (`Store.insert_rows`: the run's answer with its analytics rows)."""
+    message = {"role": "assistant", "content": text}
+    return ThreadMessage.__table__, [
+        message_row(thread_id, message, run_id=run_id, pinned=False, kind="answer")
+    ]
 
 
 def _to_message(row: Any) -> dict[str, Any]:

@@ -23,6 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql import Executable
 from sqlalchemy.types import TypeEngine
 
+TableRows = tuple[Table, list[dict[str, Any]]]
+"""Rows for one table, as `Store.insert_rows` writes them in one transaction."""
+
 T = TypeVar("T")
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from bot.vocabulary.sentences import sentences
+
 MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
     # Korean: the bot speaks *about* the player, or gives an order only the model can follow.
     re.compile(r"이\s*플레이어(?:는|가|의|에게)|플레이어에게\s*(?:\S+\s*){0,6}?(?:안내|전달|알려)"),
@@ -115,7 +117,7 @@ def is_model_note(sentence: str) -> bool:
 
 def talks_of_its_language(text: str) -> bool:
     """Whether `text` speaks about the language the reply should be in (`LANGUAGE_TALK`)."""
-    return any(p.search(line) for line in re.split(r"(?<=[.!?。])\s+|\n", text) for p in LANGUAGE_TALK)
+    return any(p.search(line) for line in sentences(text) for p in LANGUAGE_TALK)
 
 
 def without_examples(text: str) -> str:

@@ -55,3 +55,15 @@ def particle(word: str, pair: str) -> str:
         return word + ("으로" if has_final and not is_l else "로")
     after_consonant, after_vowel = PAIRS[pair]
     return word + (after_consonant if has_final else after_vowel)
+
+
+_PAIR_OF = {form: pair for pair, forms in {**PAIRS, "으로/로": ("으로", "로")}.items() for form in forms}
+"""Each written form ("를", "로") → its pair ("을/를", "으로/로")."""
+
+
+def fitting_form(word: str, written: str) -> str:
+    """The form of the particle a text wrote (either form: 을 or 를, 로 or 으로) that fits `word`, when
+    the word before it was swapped at run time: fitting_form("주문 조회", "를") → "를"; not a particle
+    of `PAIRS`: `written` unchanged."""
+    pair = _PAIR_OF.get(written)
+    return written if pair is None else particle(word, pair)[len(word) :]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from bot.attachments import Upload
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
+from bot.conversations.recording import RecordingSurface
 from bot.store import AuditEntry, ThreadMessage
 from tests.attachments.files import EXE, TWENTY_MB, png
 from tests.support.attachments import AttachApp

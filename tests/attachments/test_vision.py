@@ -12,9 +12,9 @@ import pytest
 
 from bot.app import build_app
 from bot.attachments import Upload
-from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.conversations import Incoming
+from bot.conversations.recording import RecordingSurface
 from bot.store import Store
 from tests.attachments.files import png
 from tests.fakes.knowledge import EmptyPolicyIndex

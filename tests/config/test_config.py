@@ -46,6 +46,23 @@ def test_arca_toml_is_read_and_env_wins(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert s.models["local"].abilities()["tool_call"] is False
 
 
+def test_only_the_documented_names_are_read_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A container's generic variables are not the bot's settings (field names are no env var names).
+    for name, value in {"LOG_LEVEL": "DEBUG", "TIMEZONE": "UTC", "MODEL": "x", "STAFF_ROLE": "GM"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("arca_log_format", "json")  # a documented name, in any case
+    s = load_settings()
+    assert (s.log_level, s.timezone, s.model, s.staff_role) == ("INFO", "Asia/Seoul", None, "Support Staff")
+    assert s.log_format == "json"
+    cfg = tmp_path / "arca.toml"  # arca.toml and keyword arguments still take the field names
+    cfg.write_text('staff_role = "GM"\n', encoding="utf-8")
+    monkeypatch.setenv("ARCA_CONFIG", str(cfg))
+    assert load_settings().staff_role == "GM"
+    assert load_settings(timezone="UTC").timezone == "UTC"
+
+
 @pytest.mark.parametrize(
     ("var", "value", "expected"),
     [

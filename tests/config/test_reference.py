@@ -9,7 +9,7 @@ from pydantic_settings import BaseSettings
 
 from bot.config import reference
 from bot.config.settings import Settings
-from bot.config.sources import env
+from bot.config.values import env
 
 
 def test_the_checked_in_configuration_page_is_what_the_settings_model_renders() -> None:

@@ -5,8 +5,9 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bot.conversations import Incoming, detect_locale
+from bot.conversations import Incoming
 from bot.store import AuditEntry, Coupon, Run, ThreadMessage
+from bot.vocabulary import detect_language
 from tests.eventually import WITHIN
 from tests.support.conversations import Harness
 from tests.support.surface import RecordingSurface
@@ -28,9 +29,9 @@ async def _history(h: Harness, thread: str = THREAD) -> list[tuple[str, str | No
 
 
 def test_locale_follows_the_latest_message() -> None:
-    assert detect_locale("ORD001 상태 알려줘") == "ko"
-    assert detect_locale("where is my order") == "en"
-    assert detect_locale("ORD001") == "en"  # DESIGN.md §5: no Hangul → English
+    assert detect_language("ORD001 상태 알려줘") == "ko"
+    assert detect_language("where is my order") == "en"
+    assert detect_language("ORD001") == "en"  # DESIGN.md §5: no Hangul → English
 
 
 async def test_a_question_is_answered_and_remembered(harness: Harness) -> None:

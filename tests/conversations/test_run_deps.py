@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations.hooks import EventHook
+from bot.conversations.recording import RecordingSurface
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_deps import RunDeps
 from bot.engine.interrupts import InterruptQueue

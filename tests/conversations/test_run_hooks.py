@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations.hooks import EventHook, FanOut, LLMCall, RunHooks, RunInfo, SurfaceCall
 from bot.conversations.messages import failure_text
+from bot.conversations.recording import RecordingSurface
 from bot.conversations.run import RunState, answer
 from bot.conversations.run_deps import RunDeps
 from bot.engine.interrupts import InterruptQueue

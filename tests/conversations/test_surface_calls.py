@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.channels.recording import RecordingSurface
 from bot.conversations import Incoming
+from bot.conversations.recording import RecordingSurface
 from bot.store import Run
 from tests.support.conversations import Harness
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.app import build_app
-from bot.channels.web.app import WebDeps, create_app
-from bot.channels.web.player.identity import IdentityService
-from bot.channels.web.startup import WebServer
 from bot.config import load_settings
+from bot.players.web.app import WebDeps, create_app
+from bot.players.web.startup import WebServer
+from bot.players.web.widget.identity import IdentityService
 from bot.store import Store
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.game.orders_world import load_world, wire_order

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.guards.claims import split_sentences
 from bot.guards.facts import counted, extract_facts
 from bot.vocabulary.model_notes import is_model_note, without_examples
+from bot.vocabulary.sentences import split_sentences
 from tools.policy_search import EXCERPTS_NOTE
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.guards.output import OutputGuard, split_sentences
+from bot.guards.output import OutputGuard
 from tools.base import Actor
 
 LUNA = Actor(discord_id="9001", player_id="P100")
@@ -22,13 +22,6 @@ async def test_for_actor_lets_the_players_own_contact_details_through(store) -> 
     v = await guard.check("연락처 010-1111-2222, 다른 분 010-3333-4444.", outcomes=[])
     assert v.text == "연락처 010-1111-2222, 다른 분 [전화번호 비공개]."
     assert v.redactions == ["phone"]
-
-
-def test_split_sentences_is_lossless_and_keeps_the_unfinished_tail() -> None:
-    text = "첫 문장입니다. 두 번째!\n세 번째 1.5배? 끝"
-    parts, rest = split_sentences(text)
-    assert "".join(parts) + rest == text
-    assert parts == ["첫 문장입니다. ", "두 번째!\n", "세 번째 1.5배? "] and rest == "끝"
 
 
 async def test_stream_never_releases_an_unchecked_false_claim(store) -> None:

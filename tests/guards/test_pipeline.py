@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli.guards import pipeline, rows
+from bot.config import ModelConfig
 from bot.guard_rules import QUIRKS, Quirks
 from bot.guards.output import FactContext, OutputGuard
-from bot.model_config import ModelConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from bot.app import App, build_app
-from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.conversations import Incoming
+from bot.conversations.recording import RecordingSurface
 from bot.guards.output import FactContext, OutputGuard
 from bot.incidents import parse_scope
 from bot.llm.scripted import ScriptedLLM

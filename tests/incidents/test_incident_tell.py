@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App, build_app
-from bot.channels.recording import RecordingSurface
 from bot.config import load_settings
 from bot.conversations import Incoming, TurnOutcome
+from bot.conversations.recording import RecordingSurface
 from bot.incidents.tell import tell_compensated
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Coupon, Store

@@ -168,7 +168,7 @@ async def test_async_search_embeds_on_the_index_worker_not_the_event_loop(
     tmp_path: Path, small_corpus: Path, counting: CountingEmbedder
 ) -> None:
     index = PolicyIndex(counting, chroma_dir=tmp_path / "chroma")
-    await index.areindex(small_corpus)
+    index.reindex(small_corpus)
     loop_thread = threading.current_thread().name
     results = await asyncio.gather(index.search("쿠폰 한도"), index.search("이름 변경 제한"))
     assert results[0][0].source == "coupons.md" and results[1][0].source == "name.md"

@@ -379,7 +379,7 @@ def test_observability_and_the_tools_import_nothing_from_the_layers_above_them()
 
     probe = (
         "import sys, bot.observability, tools.base, tools.ledger;"
-        "print(sorted(m for m in sys.modules if m.startswith(('bot.engine', 'bot.conversations', 'bot.channels'))))"
+        "print(sorted(m for m in sys.modules if m.startswith(('bot.engine', 'bot.conversations', 'bot.players', 'bot.staffroom'))))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 
 from bot.app import App, build_app
-from bot.channels.web.app import WebDeps, create_app
-from bot.channels.web.player.identity import IdentityService
-from bot.channels.web.startup import WebServer
 from bot.config import load_settings
 from bot.game.events import SIGNATURE_HEADER, signature_header
 from bot.llm.scripted import ScriptedLLM
+from bot.players.web.app import WebDeps, create_app
+from bot.players.web.startup import WebServer
+from bot.players.web.widget.identity import IdentityService
 from bot.store import Store
 from examples.game_backend.events import EventSender
 from tests.fakes.knowledge import EmptyPolicyIndex

@@ -1,5 +1,5 @@
 """The one recording surface of the tests: the channel surface replay and demo checks use
-(`bot.channels.recording.RecordingSurface`), plus what a channel test needs to see and break — when each
+(`bot.conversations.recording.RecordingSurface`), plus what a channel test needs to see and break — when each
 send and edit happened on a clock, a limit on message length, and edits that fail."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.channels.recording import RecordingSurface as _Recording
+from bot.conversations.recording import RecordingSurface as _Recording
 from bot.conversations.surface import SurfaceError
 
 

@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 
 from bot.app import App
-from bot.channels.web.app import WebDeps
-from bot.channels.web.player.identity import IdentityService
-from bot.channels.web.sse.stream import RunStream
-from bot.channels.web.sse.wire import answer_payload, done_payload
-from bot.channels.web.startup import WebServer
 from bot.llm.scripted import ScriptedLLM
+from bot.players.web.app import WebDeps
+from bot.players.web.sse.stream import RunStream
+from bot.players.web.sse.wire import answer_payload, done_payload
+from bot.players.web.startup import WebServer
+from bot.players.web.widget.identity import IdentityService
 from tests.fakes.held import Held
 
 SECRET = "test-secret-for-the-web-channel-0123456789"

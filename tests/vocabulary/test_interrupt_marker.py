@@ -9,7 +9,7 @@ from pathlib import Path
 from bot.engine.interrupts import interrupt_message
 from bot.vocabulary import INTERRUPT_PREFIX
 
-WEB = Path(__file__).resolve().parents[2] / "bot" / "channels" / "web"
+WEB = Path(__file__).resolve().parents[2] / "bot" / "players" / "web"
 
 
 def test_the_injected_message_opens_with_the_marker():

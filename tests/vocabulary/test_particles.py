@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.channels.web.staff.pages import in_one_language
-from bot.vocabulary.particles import particle
+from bot.staffroom.console.pages import in_one_language
+from bot.vocabulary.particles import fitting_form, particle
 
 
 @pytest.mark.parametrize(
@@ -37,3 +37,22 @@ def test_a_two_language_reply_is_shown_in_one_language() -> None:
     assert in_one_language(text, "en") == "⚠ No player P9."
     assert in_one_language("[ISSUED] 쿠폰을 발급했습니다", "en") == "[ISSUED] 쿠폰을 발급했습니다"
     assert in_one_language("첫 줄 / first\n둘째 줄", "en") == "첫 줄 / first\n둘째 줄"  # lists stay whole
+
+
+@pytest.mark.parametrize(
+    ("word", "written", "said"),
+    [
+        ("주문 조회", "를", "를"),
+        ("쿠폰 발급", "를", "을"),
+        ("운영진", "가", "이"),
+        ("정책 검색", "로", "으로"),
+        ("주문 목록", "으로", "으로"),
+        ("장애 공지", "으로", "로"),
+        ("'지연'", "를", "을"),
+        ("주문 번호", "도", "도"),
+    ],
+)
+def test_a_written_particle_takes_the_form_that_fits_the_word_put_before_it(
+    word: str, written: str, said: str
+) -> None:
+    assert fitting_form(word, written) == said

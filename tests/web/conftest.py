@@ -14,10 +14,10 @@ import pytest
 from playwright.async_api import Browser, async_playwright, expect
 
 from bot.app import build_app
-from bot.channels.web.app import WebDeps, create_app
-from bot.channels.web.player.identity import IdentityService
-from bot.channels.web.startup import WebServer
 from bot.config import load_settings
+from bot.players.web.app import WebDeps, create_app
+from bot.players.web.startup import WebServer
+from bot.players.web.widget.identity import IdentityService
 from bot.store import Store
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, EXPECT_WITHIN_MS

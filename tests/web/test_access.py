@@ -10,7 +10,7 @@ import httpx
 import jwt
 import pytest
 
-from bot.channels.web.player.identity import ANON_COOKIE, IdentityService
+from bot.players.web.widget.identity import ANON_COOKIE, IdentityService
 from tests.eventually import WITHIN
 from tests.support.web import SECRET, read_sse
 
@@ -239,7 +239,7 @@ def test_web_token_command_needs_the_secret_and_a_sane_ttl(monkeypatch, capsys):
 
 
 def test_the_limiter_forgets_idle_keys_and_counts_a_refusal_nowhere():
-    from bot.channels.web.player.limits import SlidingWindowLimiter, check_all
+    from bot.players.web.widget.limits import SlidingWindowLimiter, check_all
 
     now = [0.0]
     per_id = SlidingWindowLimiter(2, 10.0, clock=lambda: now[0])

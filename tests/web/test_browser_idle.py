@@ -9,8 +9,8 @@ import asyncio
 
 from playwright.async_api import Route, expect
 
-from bot.channels.web.sse.stream import RunStream
-from bot.channels.web.sse.wire import answer_payload, done_payload
+from bot.players.web.sse.stream import RunStream
+from bot.players.web.sse.wire import answer_payload, done_payload
 from tests.eventually import eventually
 from tests.support.browser import CHROMIUM, DESKTOP, open_widget, send, shot
 from tests.support.web import THREAD, reply_stream

@@ -17,11 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.channels.web.sse.stream import RunStream, WebSurface
-from bot.channels.web.startup import BackgroundPolicyIndex
 from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
+from bot.players.web.sse.stream import RunStream, WebSurface
+from bot.players.web.startup import BackgroundPolicyIndex
 from bot.serve import serve
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from bot.channels.web.player.identity import ANON_COOKIE, IdentityService
+from bot.players.web.widget.identity import ANON_COOKIE, IdentityService
 from bot.store import ThreadMessage
 from tests.support.web import SECRET
 

@@ -3,11 +3,11 @@ an answer event, and an answer is streamed whatever its first letter."""
 
 from __future__ import annotations
 
-from bot.channels.web.sse.stream import RunStream, WebSurface
 from bot.conversations.renderer import Renderer, status_text
 from bot.engine.events import AnswerEvent, DoneEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
+from bot.players.web.sse.stream import RunStream, WebSurface
 from bot.vocabulary.log_context import current_log_context
 from tools.base import Actor
 

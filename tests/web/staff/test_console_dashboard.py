@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from playwright.async_api import expect
 
 from bot.analytics.record import record_run
-from bot.channels.web.staff.charts import OVER_COLOR
+from bot.staffroom.console.charts import OVER_COLOR
 from bot.store import Coupon
 from tests.support.browser import DESKTOP
 from tests.support.staff_console import TABLET, open_console, shot, sign_in
@@ -150,7 +150,7 @@ def test_chart_labels_get_the_room_they_need_and_keep_their_whole_text() -> None
     """Issue 51: labels were cut at 28 characters and at the chart's left edge (a 170 px column)."""
     import re
 
-    from bot.channels.web.staff import charts
+    from bot.staffroom.console import charts
 
     long_ko = "환불 정책 § 3. 청약 철회가 제한되는 경우"
     svg = str(charts.bars({"DAILY_LIMIT_REACHED": 3, long_ko: 2}, title="t"))

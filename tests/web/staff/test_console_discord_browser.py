@@ -11,10 +11,10 @@ from types import SimpleNamespace
 from playwright.async_api import expect
 from sqlalchemy import select
 
-from bot.channels.web.app import WebDeps, create_app
-from bot.channels.web.player.identity import IdentityService
-from bot.channels.web.startup import WebServer
 from bot.llm.scripted import ScriptedLLM
+from bot.players.web.app import WebDeps, create_app
+from bot.players.web.startup import WebServer
+from bot.players.web.widget.identity import IdentityService
 from bot.store import AuditEntry
 from tests.support.fake_discord import FakeDiscord
 from tests.support.staff_console import open_console, shot

@@ -112,7 +112,7 @@ async def test_the_conversation_list_pages_and_searches(web) -> None:
 
 
 async def test_every_staff_route_checks_the_session_before_its_path(web) -> None:
-    from bot.channels.web.staff import staff_router
+    from bot.staffroom.console import staff_router
 
     stranger = web.client()
     checked = 0

@@ -15,8 +15,8 @@ from pathlib import Path
 from playwright.async_api import expect
 from sqlalchemy import select
 
-from bot.channels.web.player import notices
 from bot.incidents import run_compensation
+from bot.players.web.widget import notices
 from bot.store import Coupon
 from bot.store.incidents import IncidentScope, Plan
 from tests.support.browser import open_widget

@@ -10,7 +10,7 @@ import json
 import pytest
 from sqlalchemy import select
 
-from bot.channels.web.staff import live
+from bot.staffroom.console import live
 from bot.store.models import StaffSession
 from tests.eventually import WITHIN, eventually
 from tests.support.staff_console import Event, events_of, next_event, sign_in

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.channels.web.staff.queries import PAGE_LIMIT
+from bot.staffroom.console.queries import PAGE_LIMIT
 from bot.store import Coupon
 from tests.support.staff_console import sign_in
 

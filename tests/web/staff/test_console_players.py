@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.channels.web.staff.queries import conversation_rows
 from bot.conversations import Incoming
 from bot.llm import ScriptedLLM
+from bot.staffroom.console.queries import conversation_rows
 from tests.eventually import eventually
 from tests.fakes.held import Held
 from tests.support.surface import RecordingSurface

@@ -9,8 +9,8 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from bot.analytics.staff_response import SlaTargets
-from bot.channels.web.staff.sla import SHOWN_AT_MOST
 from bot.desk.sla import send_reminders
+from bot.staffroom.console.sla import SHOWN_AT_MOST
 from bot.store import Escalation, utcnow
 from tests.support.staff_console import sign_in
 

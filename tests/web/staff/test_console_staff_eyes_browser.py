@@ -115,7 +115,7 @@ async def test_the_conversation_shows_what_the_player_and_staff_saw(browser, web
 
 
 async def test_a_long_history_says_how_many_earlier_messages_are_not_shown(web) -> None:
-    from bot.channels.web.staff import queries
+    from bot.staffroom.console import queries
     from tests.support.staff_console import sign_in
 
     memory = web.conversations.memory

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from playwright.async_api import expect
 
-from bot.channels.web.player import notices
+from bot.players.web.widget import notices
 from bot.store.incidents import IncidentScope
 from tests.support.browser import open_widget
 from tests.support.browser import shot as player_shot

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.channels.web.sse.stream import RunStream, WebSurface
-from bot.channels.web.staff.run_feed import HubRunFeed
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
+from bot.players.web.sse.stream import RunStream, WebSurface
+from bot.staffroom.console.run_feed import HubRunFeed
 from tools.base import Actor
 
 CARD = "4111 1111 1111 1111"

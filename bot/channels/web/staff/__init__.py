@@ -1,5 +1,0 @@
-"""The staff console in the browser under `/staff`: sign-in links, sessions, pages."""
-
-from bot.channels.web.staff.routes import install, staff_router
-
-__all__ = ["install", "staff_router"]

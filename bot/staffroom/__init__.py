@@ -1,0 +1,1 @@
+"""Staff surfaces: where staff work (the Discord staff cog and incident cards, the staff web console)."""
