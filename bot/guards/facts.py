@@ -192,7 +192,7 @@ _SPACES = re.compile(r"\s+")
 # ---- what each pattern cannot match without ----------------------------------------------------------
 # A pattern scans the whole sentence at every position (5–30 µs each); a substring test is a fraction of a
 # µs. Each tuple holds words one of which every match of its pattern contains, so skipping the pattern when
-# none is in the text finds the same facts. Letters are tested in the sentence lower-cased (`_lower`) for
+# none is in the text finds the same facts. Letters are tested in the sentence lower-cased (`fold_case`) for
 # the patterns that ignore case. Keep them beside their patterns when either changes (tests/guards/
 # test_facts.py checks each against its pattern).
 _DATE_NEEDS = (("-", ".", "/"), ("년",), ("월",))
