@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +161,46 @@ class LoopWatchdog:
         return max(self.lags_ms, default=0.0)
 
 
+def thread_cpu_s() -> Counter[str]:
+    """CPU seconds each kind of thread of this process has used so far: `MainThread` (the loop), the
+    search workers (`policy-index-search`), the SQLite writer, … (a pool's threads summed under its
+    prefix). A thread that ended is no longer counted, so take the difference around a phase whose
+    threads live on."""
+    used: Counter[str] = Counter()
+    for thread in threading.enumerate():
+        if thread.ident is None:
+            continue
+        try:
+            clock = time.pthread_getcpuclockid(thread.ident)
+            seconds = time.clock_gettime(clock)
+        except (OSError, AttributeError):  # the thread ended meanwhile, or no per-thread clocks here
+            continue
+        name, _, suffix = thread.name.rpartition("_")
+        used[name if name and suffix.isdigit() else thread.name] += seconds
+    return used
+
+
+@contextlib.contextmanager
+def full_collections() -> Any:
+    """The pauses (ms) of the cyclic collector's full collections while the block runs: each stops the
+    loop for its whole walk of the heap (start-up's heap is frozen out of it: `bot.heap`)."""
+    pauses: list[float] = []
+    started = 0.0
+
+    def timed(phase: str, info: dict[str, Any]) -> None:
+        nonlocal started
+        if phase == "start":
+            started = time.perf_counter()
+        elif info["generation"] == 2:
+            pauses.append((time.perf_counter() - started) * 1000)
+
+    gc.callbacks.append(timed)
+    try:
+        yield pauses
+    finally:
+        gc.callbacks.remove(timed)
+
+
 def _script(i: int) -> list[dict[str, Any]]:
     order = f"ORD{i:05d}"
     return [
@@ -266,10 +310,11 @@ async def run(
         solo_counts = store.counts() - before
         before = store.counts()
         async with sampled(f"burst_{n}", profile):
-            with LoopWatchdog() as dog:
-                cpu = time.process_time()
+            with LoopWatchdog() as dog, full_collections() as collections:
+                cpu, threads = time.process_time(), thread_cpu_s()
                 wall, latencies = await _round(app, range(n))
                 burst_cpu = time.process_time() - cpu
+                threads = thread_cpu_s() - threads
         burst_counts = store.counts() - before
         if watch is not None:
             watch.append(dog)
@@ -292,11 +337,16 @@ async def run(
         "conversations_per_s": round(n / wall, 1),
         "single_cpu_ms": round(solo_cpu * 1000, 1),
         "burst_cpu_ms_per_conversation": round(burst_cpu * 1000 / n, 1),
+        "burst_loop_cpu_ms_per_conversation": round(threads["MainThread"] * 1000 / n, 2),
+        "burst_search_cpu_ms_per_conversation": round(threads["policy-index-search"] * 1000 / n, 2),
+        "burst_writer_cpu_ms_per_conversation": round(threads["arca-sqlite-writer"] * 1000 / n, 2),
         "loop_stalls_over_50ms": dog.stalls,
         "loop_max_lag_ms": round(dog.max_lag_ms, 1),
         "loop_stalls_single": solo_dog.stalls,
         "idle_loop_max_lag_ms": round(idle_dog.max_lag_ms, 1),
         "loop_max_lag_above_idle_ms": round(dog.max_lag_ms - idle_dog.max_lag_ms, 1),
+        "burst_full_collections": len(collections),
+        "burst_full_collection_max_ms": round(max(collections, default=0.0), 1),
         "single_statements": solo["statements"],
         "single_commits": solo["commits"],
         "single_write_units": solo["writes"],
@@ -335,9 +385,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "conversations_per_s",
         "idle_loop_max_lag_ms",
         "loop_max_lag_above_idle_ms",
+        "burst_full_collections",
+        "burst_full_collection_max_ms",
         "first_conversation_s",
         "single_cpu_ms",
         "burst_cpu_ms_per_conversation",
+        "burst_loop_cpu_ms_per_conversation",
+        "burst_search_cpu_ms_per_conversation",
+        "burst_writer_cpu_ms_per_conversation",
         "single_above_model_ms",
         "single_statements",
         "single_commits",

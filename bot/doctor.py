@@ -160,9 +160,13 @@ async def check_database(settings: Settings) -> Check:
             [*([found.server_version] if found.server_version else []), f"schema v{found.schema_version}"]
         )
         where = (settings.db_url and "ARCA_DB_URL") or str(settings.data_dir / "arca.db")
-        return Check(
-            "database", "ok", f"{store.dialect}{facts} at {where}: {players} players, {orders} orders"
-        )
+        held = f"{players} players, {orders} orders"
+        if settings.order_source == "http":
+            # The studio's backend holds the orders; the table keeps only those the bot has read.
+            held = (
+                f"{players} players, {orders} orders mirrored from the game backend (ARCA_ORDER_SOURCE=http)"
+            )
+        return Check("database", "ok", f"{store.dialect}{facts} at {where}: {held}")
     finally:
         await store.close()
 

@@ -54,16 +54,21 @@ def estimate_tokens(
     `tools_tokens` computed before)."""
     total = tools_tokens(tools) if tools_estimate is None else tools_estimate
     for m in messages:
-        total += _PER_MESSAGE_OVERHEAD
-        content = m.get("content")
-        if isinstance(content, str):
-            total += estimate_text_tokens(content)
-        for tc in m.get("tool_calls") or []:
-            fn = tc.get("function") or {}
-            total += (
-                3 + estimate_text_tokens(fn.get("name", "")) + estimate_text_tokens(fn.get("arguments", ""))
-            )
+        total += message_tokens(m)
     return int(total) + 1
+
+
+def message_tokens(message: dict[str, Any]) -> float:
+    """One message's share of `estimate_tokens` (a multiple of 1/4: sums of them are exact in floats, so
+    adding cached shares gives the same estimate as adding them afresh)."""
+    total: float = _PER_MESSAGE_OVERHEAD
+    content = message.get("content")
+    if isinstance(content, str):
+        total += estimate_text_tokens(content)
+    for tc in message.get("tool_calls") or []:
+        fn = tc.get("function") or {}
+        total += 3 + estimate_text_tokens(fn.get("name", "")) + estimate_text_tokens(fn.get("arguments", ""))
+    return total
 
 
 @dataclass

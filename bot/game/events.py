@@ -27,8 +27,9 @@ from bot.store.game_events import (
     EventRefused,
     OrderFacts,
     apply_event,
-    upsert_order_if_newer,
-    upsert_player,
+    order_event_unit,
+    player_event_unit,
+    run_event_unit,
 )
 from bot.store.link_codes import redeem_code
 
@@ -186,7 +187,7 @@ class EventReceiver:
         self.store = store
         self._secrets = tuple(secrets)
         self.forget_order = forget_order
-        self.link_guard = link_guard or LinkGuard()
+        self.link_guard = link_guard or LinkGuard(store, clock=clock)
         self._now = now
         self._clock = clock
 
@@ -218,10 +219,8 @@ class EventReceiver:
     async def _order(self, envelope: Envelope, data: OrderData) -> EventAnswer:
         facts = OrderFacts(**data.model_dump())
 
-        async def apply(session: Any) -> str:
-            return "applied" if await upsert_order_if_newer(session, facts) else "stale"
-
-        outcome = await apply_event(self.store, envelope.id, envelope.type, apply, now=self._clock())
+        now = self._clock()
+        outcome = await run_event_unit(self.store, lambda: order_event_unit(envelope.id, facts, now))
         if outcome == "applied" and self.forget_order is not None:
             try:
                 await self.forget_order(data.id)
@@ -230,16 +229,15 @@ class EventReceiver:
         return EventAnswer(200, {"status": outcome})
 
     async def _player(self, envelope: Envelope, data: PlayerData) -> EventAnswer:
-        async def apply(session: Any) -> str:
-            await upsert_player(session, data.id, data.name, data.locale)
-            return "applied"
-
-        outcome = await apply_event(self.store, envelope.id, envelope.type, apply, now=self._clock())
+        now = self._clock()
+        outcome = await run_event_unit(
+            self.store, lambda: player_event_unit(envelope.id, data.id, data.name, data.locale, now)
+        )
         return EventAnswer(200, {"status": outcome})
 
     async def _link(self, envelope: Envelope, data: LinkData, source: str) -> EventAnswer:
         guard = self.link_guard
-        wait = guard.retry_after(source, data.player_id)
+        wait = await guard.retry_after(source, data.player_id)
         if wait > 0:
             log.warning("account.link refused: too many bad link codes (source %s)", source)
             seconds = str(max(1, math.ceil(wait)))
@@ -271,7 +269,7 @@ class EventReceiver:
         try:
             outcome = await apply_event(self.store, envelope.id, envelope.type, apply, now=now)
         except EventRefused as refused:
-            guard.failed(source, data.player_id)
+            await guard.failed(source, data.player_id)
             await self.store.audit(
                 actor=f"player:{data.player_id}",
                 action="link.refused",

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.store import Store
-from bot.store.link_codes import CodeRequest, store_code, unlink_account
+from bot.store.link_codes import CodeRequest, failure_wait, record_failure, store_code, unlink_account
 
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 """Digits and capitals without 0, 1, I and O (they read alike)."""
@@ -58,46 +56,33 @@ def code_hash(code: str) -> str:
 
 
 class LinkGuard:
-    """Counts refused link codes per sending address and per player in a sliding window (this process's
-    memory: each web process guards what it receives). Written by hand: twenty lines, where the web
-    channel's limiter lives in a layer above this one."""
+    """Counts refused link codes per sending address and per player in a sliding window, in the database
+    (`bot.store.link_codes`), so every web process behind a load balancer counts the same guesses."""
 
     def __init__(
         self,
+        store: Store,
         *,
         per_source: int = BAD_CODES_PER_SOURCE,
         per_player: int = BAD_CODES_PER_PLAYER,
         window: float = BAD_CODE_WINDOW_S,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
+        self._store = store
         self._limits = {"source": per_source, "player": per_player}
-        self.window = window
+        self.window = timedelta(seconds=window)
         self._clock = clock
-        self._hits: dict[tuple[str, str], deque[float]] = {}
 
-    def _wait(self, kind: str, key: str, now: float) -> float:
-        hits = self._hits.get((kind, key))
-        if not hits:
-            return 0.0
-        while hits and hits[0] <= now - self.window:
-            hits.popleft()
-        if len(hits) < self._limits[kind]:
-            return 0.0
-        return hits[-self._limits[kind]] + self.window - now
-
-    def retry_after(self, source: str, player_id: str) -> float:
+    async def retry_after(self, source: str, player_id: str) -> float:
         """Seconds until link events from `source` for `player_id` are taken again (0: now)."""
-        now = self._clock()
-        return max(self._wait("source", source, now), self._wait("player", player_id, now))
+        limits = {("source", source): self._limits["source"], ("player", player_id): self._limits["player"]}
+        return await failure_wait(self._store, limits, self.window, self._clock())
 
-    def failed(self, source: str, player_id: str) -> None:
+    async def failed(self, source: str, player_id: str) -> None:
         """Count one refused code against the source and the player."""
-        now = self._clock()
-        if len(self._hits) > 10_000:  # bounded memory: forget keys whose hits all expired
-            for key in [k for k, h in self._hits.items() if not h or h[-1] <= now - self.window]:
-                del self._hits[key]
-        for key in (("source", source), ("player", player_id)):
-            self._hits.setdefault(key, deque()).append(now)
+        await record_failure(
+            self._store, [("source", source), ("player", player_id)], self.window, self._clock()
+        )
 
 
 @dataclass(frozen=True)

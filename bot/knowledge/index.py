@@ -293,10 +293,25 @@ class PolicyIndex:
                 thread.join()
 
     def warm_up(self) -> None:
-        """Load the Korean analyzer and both models, and read (or fit) the search model now, not on a
+        """Load the Korean analyzer and both models (the main one once per search lane, when it keeps a
+        handle per thread: `E5Embedder.preload`), and read (or fit) the search model now, not on a
         player's first question."""
+        preload = getattr(self.embedder, "preload", None)
+
+        def load_handles() -> None:
+            try:
+                if callable(preload):
+                    preload(SEARCH_WORKERS)
+            except Exception:  # the search loads a handle when it needs one and reports it there
+                log.debug("preloading the search lanes' model handles failed", exc_info=True)
+
+        handles = threading.Thread(target=load_handles, name="policy-index-load-handles", daemon=True)
         with self.loading():
-            self.fit_search_model()
+            handles.start()
+            try:
+                self.fit_search_model()
+            finally:
+                handles.join()
 
     def _candidates(
         self, query: str, vector: np.ndarray, terms: tuple[str, ...], params: FusionParams, head: str | None

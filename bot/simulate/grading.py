@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.game.orders import SourceUnavailable
 from bot.llm.base import Usage
 from bot.simulate.players import Exchange, judge
 from bot.simulate.scenario import Grade
@@ -20,6 +21,26 @@ class Verdict:
     """Each failed criterion, one line naming it and what was found."""
     rubric: list[dict[str, Any]] = field(default_factory=list)
     """{"line", "verdict": true | false | null (not judged)}."""
+
+
+UNREADABLE = "(unreadable: the game backend did not answer)"
+
+
+async def source_statuses(source: Any, order_ids: list[str]) -> dict[str, str]:
+    """The statuses of `order_ids` as the order source holds them now, read fresh: with
+    `ARCA_ORDER_SOURCE=http` the embedded table is only a mirror of what the bot read, so the end state
+    of the studio's orders is the backend's. An order the backend does not answer for is graded as
+    changed (`UNREADABLE`), one it does not know is absent."""
+    found: dict[str, str] = {}
+    for order_id in order_ids:
+        try:
+            order = await source.order(order_id, fresh=True)
+        except SourceUnavailable:
+            found[order_id] = UNREADABLE
+            continue
+        if order is not None:
+            found[order_id] = order.status
+    return found
 
 
 def _coupons(grade: Grade, end: EndState) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from bot.conversations import Incoming
 from bot.conversations.hooks import RunHooks, RunInfo
 from bot.conversations.recording import RecordingSurface
 from bot.llm.base import Usage
-from bot.simulate.grading import Verdict, grade
+from bot.simulate.grading import Verdict, grade, source_statuses
 from bot.simulate.players import Exchange, ModelPlayer, ScriptedPlayer, SimulatedPlayer
 from bot.simulate.recording import RecordedModel
 from bot.simulate.scenario import Scenario
@@ -178,6 +178,13 @@ class Simulator:
                     logs.append(TurnLog(move.text, text, watch.calls, recorded.take_steps()))
                 end = await read_end_state(store)
                 fixture_statuses = {o.id: o.status for o in (scenario.seed.orders if scenario.seed else [])}
+                orders = conv.services.orders
+                if orders is not None and orders.name != "builtin":  # the table is a mirror: ask the backend
+                    try:
+                        statuses = await source_statuses(orders, list(fixture_statuses))
+                    finally:
+                        await orders.close()
+                    end = replace(end, order_statuses=statuses)
             finally:
                 await store.close()
         judge_usage = Usage()

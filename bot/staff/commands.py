@@ -17,7 +17,8 @@ from tools.base import ToolContext
 from tools.money import format_krw
 
 ORDERS_SHOWN = 50
-"""`/orders` lists at most this many of a player's orders, newest first."""
+"""`/orders` lists at most this many of a player's orders, newest first, and says how many more there
+are (or, when the game's API gives no total, that there are more)."""
 
 
 def _result_reply(result: Any) -> StaffReply:
@@ -47,7 +48,8 @@ async def cmd_orders(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     pid = args["player_id"].strip()
     player = await player_by_id(inv.conversations.store, pid)
     try:
-        page = await _ctx(inv).orders.player_orders(pid, limit=ORDERS_SHOWN)
+        # One more than shown: whether there are more, even when the game's API gives no total.
+        page = await _ctx(inv).orders.player_orders(pid, limit=ORDERS_SHOWN + 1)
     except SourceUnavailable as exc:
         return StaffReply(
             f"[SOURCE_UNAVAILABLE] 게임 서버에서 주문을 읽을 수 없습니다 / the game backend cannot be read: {exc.reason}",
@@ -56,11 +58,27 @@ async def cmd_orders(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     if player is None and not page.orders:
         return StaffReply(f"플레이어 {particle(pid, '을/를')} 찾을 수 없습니다. / No player {pid}.", ok=False)
     name = f"{player.name} (discord {player.discord_id or '-'})" if player is not None else "(-)"
-    count = page.total if page.total is not None else f"{len(page.orders)}+"
+    shown = page.orders[:ORDERS_SHOWN]
+    more = len(page.orders) > ORDERS_SHOWN
+    if page.total is not None:
+        count: str = f"{page.total:,}"
+    else:
+        count = f"{len(shown)}+" if more else str(len(shown))
     lines = [f"{pid} {name}: 주문 {count}건"]
-    for o in page.orders:
+    for o in shown:
         lines.append(
             f"- {o.id} · {o.item} · {format_krw(o.amount, 'ko')} · {ORDER_STATUSES[o.status]} ({o.status})"
+        )
+    if page.total is not None and page.total > len(shown):
+        left = page.total - len(shown)
+        lines.append(
+            f"… 외 {left:,}건 더 (최근 {len(shown)}건만 표시, `/order <주문번호>`로 조회) / "
+            f"… {left:,} more (newest {len(shown)} shown; `/order <order_id>` for one)"
+        )
+    elif page.total is None and more:
+        lines.append(
+            f"… 더 있음 (최근 {len(shown)}건만 표시, `/order <주문번호>`로 조회) / "
+            f"… more (newest {len(shown)} shown; `/order <order_id>` for one)"
         )
     return StaffReply("\n".join(lines))
 

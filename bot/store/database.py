@@ -90,7 +90,7 @@ class Store:
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
         self.direct: DirectSQLite | None = None
-        """File SQLite only: reads on the loop thread, writes on one writer thread (see
+        """File SQLite only: reads and writes on the loop thread, group-committed (see
         `bot.store.backends.sqlite_direct`)."""
         self.direct_pg: DirectPostgres | None = None
         """PostgreSQL only: plain asyncpg connections (see `bot.store.backends.postgres_direct`)."""
@@ -247,7 +247,7 @@ class Store:
     ) -> T:
         """Run a store unit (`bot.store.units`) whole, in one transaction, on the fastest path there is:
         file SQLite read on the loop thread (without a BEGIN when `snapshot` is False: one statement
-        is consistent by itself) and written on its writer thread, group-committed; PostgreSQL on a plain
+        is consistent by itself) and written there too, group-committed (`sqlite_writer`); PostgreSQL on a plain
         asyncpg connection (without a BEGIN for a read when `snapshot` is False: one round trip), unless
         `plain` is False; else the SQLAlchemy engine. (Every unit runs plain since the asyncpg pool
         decodes JSON as the engine does and returns inserted ids: `postgres_direct`.) A long write (`off_loop`, an incident's

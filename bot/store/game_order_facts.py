@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Integer, String
+from sqlalchemy import ForeignKey, Integer, String, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.store.models import Base, UTCDateTime
@@ -58,3 +58,12 @@ def fact_row(coupon_code: str, facts: dict[str, Any]) -> dict[str, Any]:
         "source": facts.get("source") or "builtin",
         "read_at": when(facts["read_at"]),
     }
+
+
+async def facts_of_coupons(store: Any, codes: list[str]) -> dict[str, GameOrderFacts]:
+    """The ledger's copy of the order facts of each coupon in `codes` (coupons without one are absent)."""
+    if not codes:
+        return {}
+    async with store.session() as s:
+        rows = await s.execute(select(GameOrderFacts).where(GameOrderFacts.coupon_code.in_(codes)))
+        return {row.coupon_code: row for row in rows.scalars()}

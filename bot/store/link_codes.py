@@ -1,6 +1,8 @@
 """Self-service account links as stored: one-time link codes (only their SHA-256), the account link
 itself (a Discord user ↔ a player, moved or replaced as staff's `/link` does), and the notices owed to
-players whose code the game redeemed. The table arrives with schema version 9 (`models.UPGRADABLE_FROM`).
+players whose code the game redeemed, and the refused codes counted per sending address and per player
+(`link_code_failures`, shared by every web process). `link_codes` arrives with schema version 9,
+`link_code_failures` with 12 (`models.UPGRADABLE_FROM`).
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Integer, String, delete, func, select, update
+from sqlalchemy import Index, Integer, String, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -42,6 +44,21 @@ class LinkCode(Base):
     """The player the game linked with this code."""
     told_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     """When the Discord user was told of the link (claimed by one process)."""
+
+
+class LinkCodeFailure(Base):
+    """One refused link code, counted against the address that sent it (`source`) and the player it was
+    sent for (`player`): one row each."""
+
+    __tablename__ = "link_code_failures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    """`source` or `player`."""
+    key: Mapped[str] = mapped_column(String(200))
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+    __table_args__ = (Index("ix_link_code_failures_key", "kind", "key", "at"),)
 
 
 @dataclass(frozen=True)
@@ -207,3 +224,38 @@ async def live_codes(store: Store, discord_id: str, now: datetime) -> int:
             .where(LinkCode.discord_id == discord_id, LinkCode.state == "live", LinkCode.expires_at > now)
         )
         return int(count.scalar_one())
+
+
+async def failure_wait(
+    store: Store, limits: dict[tuple[str, str], int], window: timedelta, now: datetime
+) -> float:
+    """Seconds until link codes are taken again: for each (kind, key) whose refused codes within `window`
+    reached its limit, until the oldest of the last `limit` of them leaves the window; 0 when none."""
+    wait = 0.0
+    async with store.session() as s:
+        for (kind, key), limit in limits.items():
+            hit = (
+                await s.execute(
+                    select(LinkCodeFailure.at)
+                    .where(
+                        LinkCodeFailure.kind == kind,
+                        LinkCodeFailure.key == key,
+                        LinkCodeFailure.at > now - window,
+                    )
+                    .order_by(LinkCodeFailure.at.desc())
+                    .limit(1)
+                    .offset(limit - 1)
+                )
+            ).scalar()
+            if hit is not None:
+                wait = max(wait, (hit + window - now).total_seconds())
+    return wait
+
+
+async def record_failure(store: Store, keys: list[tuple[str, str]], window: timedelta, now: datetime) -> None:
+    """Count one refused code against each (kind, key); rows older than `window` are cleared on the way."""
+    async with store.session() as s, s.begin():
+        await s.execute(delete(LinkCodeFailure).where(LinkCodeFailure.at <= now - window))
+        await s.execute(
+            insert(LinkCodeFailure), [{"kind": kind, "key": key[:200], "at": now} for kind, key in keys]
+        )

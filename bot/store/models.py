@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """Bumped whenever a table changes; a database with a newer or unknown version is refused at start-up.
 
 Version 2 only adds tables (`runs`, `run_tool_calls`, `run_citations`, `feedback`): a
@@ -36,7 +36,9 @@ attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py); versi
 `incident_notice_answers` (answers that relayed an incident's notice); version 9 only adds the game
 connection's `game_events` and `link_codes` (bot/store/game_events.py, bot/store/link_codes.py); version
 10 only adds `game_deliveries` (the outbox of grants into the game: bot/store/deliveries.py); version 11
-only adds `game_order_facts` (the order facts each coupon was decided on, bot/store/game_order_facts.py)."""
+only adds `game_order_facts` (the order facts each coupon was decided on, bot/store/game_order_facts.py);
+version 12 only adds `link_code_failures` (refused link codes, counted across processes:
+bot/store/link_codes.py)."""
 
 _STAFF_CONSOLE_TABLES = ("staff_links", "staff_sessions", "staff_outbox")
 _INCIDENT_TABLES = ("incidents", "incident_exclusions")
@@ -53,6 +55,7 @@ _V8_TABLES = ("incident_notice_answers",)
 _V9_TABLES = ("game_events", "link_codes")
 _V10_TABLES = ("game_deliveries",)
 _V11_TABLES = ("game_order_facts",)
+_V12_TABLES = ("link_code_failures",)
 UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
     1: (
         "runs",
@@ -67,6 +70,7 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_V9_TABLES,
         *_V10_TABLES,
         *_V11_TABLES,
+        *_V12_TABLES,
     ),
     2: (
         *_STAFF_CONSOLE_TABLES,
@@ -77,6 +81,7 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_V9_TABLES,
         *_V10_TABLES,
         *_V11_TABLES,
+        *_V12_TABLES,
     ),
     3: (
         "staff_outbox",
@@ -87,14 +92,25 @@ UPGRADABLE_FROM: dict[int, tuple[str, ...]] = {
         *_V9_TABLES,
         *_V10_TABLES,
         *_V11_TABLES,
+        *_V12_TABLES,
     ),
-    4: (*_INCIDENT_TABLES, *_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
-    5: (*_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
-    6: (*_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
-    7: (*_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
-    8: (*_V9_TABLES, *_V10_TABLES, *_V11_TABLES),
-    9: (*_V10_TABLES, *_V11_TABLES),
-    10: _V11_TABLES,
+    4: (
+        *_INCIDENT_TABLES,
+        *_POLICY_GAPS,
+        *_V7_TABLES,
+        *_V8_TABLES,
+        *_V9_TABLES,
+        *_V10_TABLES,
+        *_V11_TABLES,
+        *_V12_TABLES,
+    ),
+    5: (*_POLICY_GAPS, *_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES, *_V12_TABLES),
+    6: (*_V7_TABLES, *_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES, *_V12_TABLES),
+    7: (*_V8_TABLES, *_V9_TABLES, *_V10_TABLES, *_V11_TABLES, *_V12_TABLES),
+    8: (*_V9_TABLES, *_V10_TABLES, *_V11_TABLES, *_V12_TABLES),
+    9: (*_V10_TABLES, *_V11_TABLES, *_V12_TABLES),
+    10: (*_V11_TABLES, *_V12_TABLES),
+    11: _V12_TABLES,
 }
 """Older schema versions this bot upgrades, and the tables the upgrade creates (nothing else changes)."""
 

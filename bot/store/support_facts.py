@@ -69,6 +69,8 @@ async def resolution_events(
     `coupon_actions` name the player of the order they target) and escalations of `threads` from
     `start` to `end` (both included)."""
     threads = list(threads)
+    # A coupon's order row always exists, with ARCA_ORDER_SOURCE=http too (the source mirrors each order
+    # it reads before a coupon can name it), so this join needs no call to the game's backend.
     order_player = case(
         (AuditEntry.action.in_(list(coupon_actions)), "player:" + Order.player_id), else_=_NOBODY
     )

@@ -134,7 +134,10 @@ class Prepared:
         # Each distinct parameter converted once (`?` repeats a name used twice), then laid out in order.
         self._convert = [(n, self._bind.get(n)) for n in dict.fromkeys(self._order)]
         self._layout = itemgetter(*self._order) if len(self._order) > 1 else None
-        columns = list(getattr(statement, "selected_columns", ()))
+        # A SELECT's columns, or an `UPDATE … RETURNING`'s (read through `Fetch` like a SELECT).
+        columns = list(
+            getattr(statement, "selected_columns", None) or getattr(statement, "exported_columns", ())
+        )
         self._read = [_result_processor(c.type, dialect) for c in columns]
         self._row = namedtuple("Row", [c.key for c in columns], rename=True)  # type: ignore[misc]
 

@@ -85,7 +85,8 @@ def create_app(*, token: str, db_path: str = ":memory:") -> FastAPI:
     app.state.store = store
     app.state.faults = faults
 
-    def authorized(authorization: Annotated[str | None, Header()] = None) -> None:
+    # async: a plain `def` dependency would run on the thread pool, one hand-off per request.
+    async def authorized(authorization: Annotated[str | None, Header()] = None) -> None:
         given = (authorization or "").removeprefix("Bearer ").encode()
         if (
             not authorization

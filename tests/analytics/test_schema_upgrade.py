@@ -41,11 +41,11 @@ async def tables_and_version(url: str) -> tuple[set[str], str]:
 
 def test_version_2_adds_only_tables() -> None:
     assert (
-        SCHEMA_VERSION == 11
+        SCHEMA_VERSION == 12
     )  # v3: the staff console's tables, v4: its outbox, v5: incidents, v6: policy gaps, v7: incident
     # posts and deliveries, saved replies, desk claims, attachments, tickets; v8: incident notice answers;
     # v9: the game's events and link codes; v10: the outbox of grants into the game; v11: the order
-    # facts each coupon was decided on
+    # facts each coupon was decided on; v12: refused link codes, counted across processes
     assert NEW_TABLES == {"runs", "run_tool_calls", "run_citations", "feedback", *UPGRADABLE_FROM[2]}
 
 

@@ -167,3 +167,27 @@ def test_a_run_estimates_its_tool_schemas_once_and_gets_the_same_figure():
     once = tools_tokens(tools)
     assert estimate_tokens(msgs, tools_estimate=once) == estimate_tokens(msgs, tools)
     assert estimate_tokens(msgs, tools_estimate=0.0) == estimate_tokens(msgs)
+
+
+async def test_a_request_built_from_cached_messages_is_estimated_as_a_fresh_one(tools, monkeypatch):
+    """The run reuses the API copies and token shares of messages an earlier request sent: every loop
+    request's estimate must still equal `estimate_tokens` of that request, across a compaction too."""
+    from bot.engine.context import tools_tokens
+
+    raw: list[int] = []
+    calibrate = ContextGuard.calibrate
+
+    def noted(self: ContextGuard, estimate: int, prompt_tokens: int) -> None:
+        raw.append(estimate)
+        calibrate(self, estimate, prompt_tokens)
+
+    monkeypatch.setattr(ContextGuard, "calibrate", noted)
+    llm = ScriptedLLM([LOOKUP, LOOKUP, {"final": "ok"}])
+    recorded = around(llm, lambda request: None)
+    await ReActAgent(recorded, tools, context_window=1_500).run(
+        "ORD001 상태?", make_ctx(), history=old_history()
+    )
+    loops = [r for r in recorded.requests if r.purpose == "loop"]
+    assert len(loops) == len(raw) >= 3 and any(r.purpose == "compact" for r in recorded.requests)
+    for request, estimate in zip(loops, raw, strict=True):
+        assert estimate == estimate_tokens(request.messages, tools_estimate=tools_tokens(request.tools))

@@ -10,6 +10,7 @@ import signal
 
 import httpx
 
+from bot.game.delivery.running import deliveries_for
 from bot.serve import serve
 from bot.store import Store
 from tests.eventually import eventually
@@ -19,6 +20,7 @@ from tests.support.deliveries import effective, jobs
 from tests.support.discord import make_settings
 from tests.support.game_backend import GameBackend
 from tests.support.serving import SECRET, _free_port
+from tests.support.tools import seed
 from tools.coupon_rules import CouponRules
 from tools.ledger import staff_issue
 
@@ -74,3 +76,56 @@ async def test_the_web_process_delivers_what_another_process_issued(
         if not running.done():
             running.cancel()
             await asyncio.wait({running}, timeout=10)
+
+
+async def test_the_worker_process_alerts_through_its_parent_and_ends_with_it(
+    tmp_path, game_backend: GameBackend
+) -> None:
+    """The serving process's worker runs in a child process (its HTTP work never holds the live loop's
+    GIL); a dead letter's alert reaches the parent's staff notifications, and the child ends when its
+    parent's end of the pipe closes (what a kill -9 of the parent does)."""
+    settings = make_settings(
+        tmp_path / "var",
+        discord_token=None,
+        coupon_delivery="game",
+        game_api_url=game_backend.url,
+        game_api_token=game_backend.token,
+    )
+    store = Store(settings.database_url, game_delivery=True)
+    await store.open()
+    await seed(store)
+    told: list[tuple[str, dict]] = []
+    heard = asyncio.Event()
+
+    async def notify(kind: str, payload: dict) -> None:
+        told.append((kind, payload))
+        heard.set()
+
+    deliveries = deliveries_for(settings, store, notify)
+    assert deliveries is not None
+    try:
+        game_backend.faults(only="grants", refuse_next=1, refuse_reason="player account is suspended")
+        issued = await staff_issue(
+            store,
+            CouponRules(),
+            actor=STAFF,
+            order_id="ORD001",
+            amount=3000,
+            reason="사과",
+            idempotency_key="x1",
+            now=NOW,
+        )
+        deliveries.start()
+        assert await deliveries.ready(), "the worker process said it runs"
+        await asyncio.wait_for(heard.wait(), 30)
+        kind, payload = told[0]
+        assert kind == "delivery_dead" and payload["grant_ids"] == [issued.data["coupon"]["code"]]
+        assert payload["last_error"] == "422 player account is suspended"
+        child = deliveries._process
+        deliveries._pipe.close()  # as if the parent were gone
+        await asyncio.to_thread(child.join, 20)
+        assert child.exitcode == 0
+    finally:
+        deliveries._pipe = None
+        await deliveries.stop()
+        await store.close()

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.game.events import EventReceiver, signature_header
 from bot.game.linking import request_code
-from bot.store import Order, Store
+from bot.store import Order, Player, Store
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.support.game_events import SECRET, event, order
 
@@ -68,3 +68,58 @@ async def test_two_links_racing_for_one_code_link_once(receiver):
     refused = next(b for status, b in answers if status == 400)
     assert refused == {"error": "used_link_code"}
     assert await receiver.store.players.id_for_discord("9009") in ("P900", "P300")
+
+
+async def test_a_new_order_sent_at_once_in_several_versions_keeps_the_newest(receiver):
+    """Distinct events of one order the bot never saw, of a player it never saw, race: each insert but one
+    loses, runs again and compares times; the newest wins, the player exists once, as a stub."""
+    times = [f"2026-12-06T12:00:0{i}Z" for i in range(1, 6)]
+    bodies = [
+        event("order.upserted", order("ORD900", updated_at=t, status="paid", player="P9NEW")) for t in times
+    ]
+    bodies[-1]["data"]["status"] = "delivered"
+
+    answers = await asyncio.gather(*(_send(receiver, b) for b in bodies))
+
+    assert all(status == 200 for status, _ in answers), answers
+    assert {b["status"] for _, b in answers} <= {"applied", "stale"}
+    async with receiver.store.session() as s:
+        stored = await s.get(Order, "ORD900")
+        assert (stored.status, stored.player_id) == ("delivered", "P9NEW")
+        assert (await s.get(Player, "P9NEW")).name == "P9NEW"
+
+
+async def test_a_player_event_creates_then_renames_and_keeps_the_link(receiver):
+    created = await _send(receiver, event("player.upserted", {"id": "P9A", "name": "별빛", "locale": "ko"}))
+    async with receiver.store.session() as s, s.begin():
+        (await s.get(Player, "P9A")).discord_id = "7007"
+    renamed = await _send(
+        receiver, event("player.upserted", {"id": "P9A", "name": "Starlight", "locale": "en"})
+    )
+
+    assert created[1] == renamed[1] == {"status": "applied"}
+    async with receiver.store.session() as s:
+        player = await s.get(Player, "P9A")
+        assert (player.name, player.locale, player.discord_id) == ("Starlight", "en", "7007")
+
+
+async def test_refused_link_codes_are_counted_across_processes(receiver, db_url):
+    """Two web processes (two stores, two receivers) count one player's bad codes together: the sixth
+    attempt is refused whichever process the game's request reaches."""
+    other_store = Store(db_url)
+    await other_store.open()
+    try:
+        other = EventReceiver(other_store, [SECRET.encode()], clock=lambda: NOW)
+        bad = [event("account.link", {"code": f"2222{i}-22222", "player_id": "P900"}) for i in range(5)]
+        answers = [await _send(receiver if i % 2 else other, body) for i, body in enumerate(bad)]
+        assert [status for status, _ in answers] == [400] * 5
+
+        issued = await request_code(receiver.store, "9009", "discord:1", NOW)
+        right = event("account.link", {"code": issued.code, "player_id": "P900"})
+        for process in (receiver, other):
+            assert await _send(process, right) == (429, {"error": "rate_limited"})
+        later = EventReceiver(receiver.store, [SECRET.encode()], clock=lambda: NOW + timedelta(minutes=11))
+        # The window passed: the code is looked at again (and has expired by now: codes live as long).
+        assert await _send(later, right) == (400, {"error": "expired_link_code"})
+    finally:
+        await other_store.close()

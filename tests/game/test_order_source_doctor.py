@@ -87,3 +87,24 @@ def test_doctor_prints_the_game_backend_line(
     main(["doctor"])
     out = capsys.readouterr().out
     assert "✘ game backend:" in out and "ARCA_GAME_API_TOKEN" in out and "wrong-token-value" not in out
+
+
+def test_doctor_says_the_orders_it_counts_are_a_mirror_under_http(
+    game_backend: GameBackend,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ARCA_DATA_DIR", str(tmp_path / "var"))
+    main(["seed"])
+    main(["doctor"])
+    builtin = capsys.readouterr().out
+    monkeypatch.setenv("ARCA_ORDER_SOURCE", "http")
+    monkeypatch.setenv("ARCA_GAME_API_URL", game_backend.url)
+    monkeypatch.setenv("ARCA_GAME_API_TOKEN", game_backend.token)
+    main(["doctor"])
+    http = capsys.readouterr().out
+    line = next(li for li in builtin.splitlines() if "database:" in li)
+    assert re.search(r"\d+ orders$", line) and "mirrored" not in line
+    line = next(li for li in http.splitlines() if "database:" in li)
+    assert "orders mirrored from the game backend (ARCA_ORDER_SOURCE=http)" in line

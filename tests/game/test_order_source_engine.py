@@ -17,7 +17,7 @@ from bot.conversations import Incoming, TurnOutcome
 from bot.llm.scripted import ScriptedLLM
 from bot.store import Coupon, GameOrderFacts, Store
 from tests.fakes.knowledge import EmptyPolicyIndex
-from tests.game.orders_world import load_world
+from tests.game.orders_world import load_world, wire_order
 from tests.support.conversations import FIXED_NOW
 from tests.support.game_backend import GameBackend
 from tests.support.surface import RecordingSurface
@@ -149,3 +149,33 @@ async def test_staff_order_commands_read_the_backend(app: App, game_backend: Gam
     assert not outcome.reply.ok and "[SOURCE_UNAVAILABLE]" in outcome.reply.text
     outcome, _ = await _say(app, "/orders P200", who="42", staff=True)  # P100's list is cached
     assert not outcome.reply.ok and "SOURCE_UNAVAILABLE" in outcome.reply.text
+
+
+async def test_staff_orders_says_how_many_more_than_it_shows(
+    app: App, game_backend: GameBackend, seeded_store: Store, tmp_path: Any
+) -> None:
+    many = [
+        wire_order(f"ORD6{i:02d}", player="P300", ordered_at=f"2026-03-{1 + i % 28:02d}T10:00:00+09:00")
+        for i in range(53)
+    ]
+    game_backend.load(players=[{"id": "P300", "name": "별", "locale": "ko"}], orders=many)
+
+    outcome, _ = await _say(app, "/orders P300", who="42", staff=True)  # http: the API gives no total
+    lines = outcome.reply.text.splitlines()
+    assert outcome.reply.ok and "주문 50+건" in lines[0]
+    assert sum(line.startswith("- ORD6") for line in lines) == 50
+    assert "더 있음" in lines[-1] and "more (newest 50 shown" in lines[-1]
+
+    # The builtin table knows its total: the 51 orders read above were mirrored into it.
+    builtin = await build_app(
+        load_settings(data_dir=tmp_path / "var2", edit_interval=0.0),
+        llm_factory=lambda: None,
+        store=seeded_store,
+        policy_index=EmptyPolicyIndex(),
+        clock=lambda: FIXED_NOW,
+    )
+    outcome, _ = await _say(builtin, "/orders P300", who="42", staff=True)
+    lines = outcome.reply.text.splitlines()
+    assert outcome.reply.ok and "주문 51건" in lines[0]
+    assert sum(line.startswith("- ORD6") for line in lines) == 50
+    assert "외 1건 더" in lines[-1] and "1 more (newest 50 shown" in lines[-1]

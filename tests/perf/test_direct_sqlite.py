@@ -293,9 +293,7 @@ async def _store_with_scratch_table(tmp_path, table: str) -> Store:
     return store
 
 
-async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_handed_over(
-    tmp_path,
-) -> None:
+async def test_close_commits_every_write_handed_over_or_waiting_for_the_next_turn(tmp_path) -> None:
     import sqlite3
     import threading
 
@@ -313,9 +311,9 @@ async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_hand
 
     loop_thread = threading.current_thread().name
     busy = background_work()
-    busy.__enter__()  # background threads at work: the loop runs no write's statements
+    busy.__enter__()  # background threads at work: no write is committed inline
     first = await put(0)
-    assert first != loop_thread
+    assert first == loop_thread  # … but in the loop's next turn, with the others of its turn
 
     def count(conn: sqlite3.Connection) -> tuple[str, int]:
         return threading.current_thread().name, conn.execute("SELECT count(*) FROM t_w").fetchone()[0]
@@ -324,22 +322,23 @@ async def test_writes_run_on_the_writer_thread_and_close_commits_every_unit_hand
     reader, seen = await direct.read_off_loop(count)
     assert reader.startswith("arca-sqlite-reader") and seen == 1
     handed = [put(k) for k in range(1, 50)]
-    await asyncio.sleep(0)  # every unit handed over to the writer …
+    await asyncio.sleep(0)  # every unit waits for the loop's next turn …
+    assert not any(h.done() for h in handed)
     busy.__exit__(None, None, None)
-    await store.close()  # … is committed before close returns
+    await store.close()  # … and is committed before close returns (by the writer thread)
     check = sqlite3.connect(str(tmp_path / "t_w.db"))
     try:
-        assert check.execute("SELECT count(*), count(DISTINCT thread) FROM t_w").fetchone() == (50, 1)
+        assert check.execute("SELECT count(*) FROM t_w").fetchone() == (50,)
     finally:
         check.close()
-    assert await asyncio.gather(*handed) == [first] * 49  # and each caller gets its result
+    assert await asyncio.gather(*handed) == ["arca-sqlite-writer"] * 49  # and each caller gets its result
     with pytest.raises(RuntimeError):
         await direct.write(lambda conn: None)
     with pytest.raises(RuntimeError):
         await direct.read_off_loop(count)
 
 
-async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_background_thread_is_at_work(
+async def test_a_lone_write_commits_at_once_and_others_in_the_next_turn_together_unless_the_writer_has_some(
     tmp_path, monkeypatch
 ) -> None:
     import sqlite3
@@ -351,12 +350,9 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
     direct = store.direct
     assert direct is not None
     loop_thread = threading.current_thread().name
-    release = threading.Event()
 
-    def put(k: int, *, wait: bool = False):
+    def put(k: int):
         def unit(conn: sqlite3.Connection) -> str:
-            if wait:
-                assert release.wait(5)
             conn.execute("INSERT INTO t_i VALUES (?, ?)", (k, threading.current_thread().name))
             return threading.current_thread().name
 
@@ -365,39 +361,59 @@ async def test_a_lone_write_commits_on_the_loop_thread_unless_the_writer_or_a_ba
     def rows() -> list[tuple[int, str]]:
         return direct.connection.execute("SELECT k, thread FROM t_i ORDER BY rowid").fetchall()
 
+    def commits() -> int:
+        return direct.counts()[1]
+
+    holder = sqlite3.connect(str(tmp_path / "t_i.db"), isolation_level=None)
     try:
-        # Alone: committed on the loop's thread.
-        assert await put(1) == loop_thread
-        assert rows() == [(1, loop_thread)]
-        # A background thread at work: to the writer.
+        # Alone: committed on the loop's thread before the write returns, without a turn of the loop.
+        lone = put(1)
+        await asyncio.sleep(0)
+        assert lone.done() and lone.result() == loop_thread and rows() == [(1, loop_thread)]
+        # A background thread at work: the writes of a turn wait for the next one and commit together there.
+        before = commits()
         with background_work():
-            assert await put(2) == "arca-sqlite-writer"
-        # A unit still waiting on the writer: the next one queues behind it, so the order holds.
+            together = [put(2), put(3), put(4)]
+            await asyncio.sleep(0)
+            assert rows() == [(1, loop_thread)]
+            assert await asyncio.gather(*together) == [loop_thread] * 3
+        assert commits() == before + 1
+        # Another connection holds the write lock: the group goes to the writer thread, which waits for
+        # it; a write asked for meanwhile queues behind it there, so the order holds.
+        holder.execute("BEGIN IMMEDIATE")
         with background_work():
-            held = put(3, wait=True)
+            held = put(5)
             await asyncio.sleep(0.05)
-        after = put(4)
+        after = put(6)
         await asyncio.sleep(0.05)
-        assert not after.done() and [k for k, _ in rows()] == [1, 2]
-        release.set()
+        assert not held.done() and not after.done() and [k for k, _ in rows()] == [1, 2, 3, 4]
+        holder.execute("COMMIT")
         assert await held == await after == "arca-sqlite-writer"
-        assert [k for k, _ in rows()] == [1, 2, 3, 4]
-        # The writer idle again: inline again, however slow the last inline write was.
-        assert await put(5) == loop_thread
-        assert await put(6) == loop_thread
+        assert [k for k, _ in rows()] == [1, 2, 3, 4, 5, 6]
+        # The writer idle again: inline again.
         assert await put(7) == loop_thread
-        # A failing unit raises to its caller and stores nothing, inline as on the writer.
+        # A failing unit raises to its caller and stores nothing, inline as in a group.
         with pytest.raises(sqlite3.IntegrityError):
             await put(7)
-        assert not direct.connection.in_transaction and [k for k, _ in rows()] == [1, 2, 3, 4, 5, 6, 7]
-        assert await put(8) == loop_thread
+        with background_work():
+            failing = await asyncio.gather(put(8), put(7), put(9), return_exceptions=True)
+        assert failing[0] == failing[2] == loop_thread and isinstance(failing[1], sqlite3.IntegrityError)
+        assert not direct.connection.in_transaction and [k for k, _ in rows()] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
         # Writes that arrive in one loop turn (runs answered together) are inline until the turn has spent
-        # INLINE_TURN_S on them; the turn's next ones go to the writer.
+        # INLINE_TURN_S on them; the turn's next ones are committed together in the next turn.
         monkeypatch.setattr(sqlite_writer, "INLINE_TURN_S", 1e-9)
-        assert await asyncio.gather(put(9), put(10), put(11)) == [loop_thread] + ["arca-sqlite-writer"] * 2
+        before = commits()
+        assert await asyncio.gather(put(10), put(11), put(12)) == [loop_thread] * 3
+        assert commits() == before + 2
+        # At most LOOP_GROUP_MAX of them a turn: the rest in the turn after.
+        monkeypatch.setattr(sqlite_writer, "LOOP_GROUP_MAX", 2)
+        before = commits()
+        assert await asyncio.gather(*(put(k) for k in range(13, 18))) == [loop_thread] * 5
+        assert commits() == before + 3  # one inline, then 2 + 2 in two turns
         monkeypatch.setattr(sqlite_writer, "INLINE_TURN_S", 1.0)
-        assert await asyncio.gather(put(12), put(13), put(14)) == [loop_thread] * 3
-        assert [k for k, _ in rows()] == list(range(1, 15))
+        assert [k for k, _ in rows()] == list(range(1, 18))
     finally:
-        release.set()
+        if holder.in_transaction:
+            holder.execute("ROLLBACK")
+        holder.close()
         await store.close()

@@ -1,16 +1,23 @@
 """A process's deliveries, built from the settings: the poster (one HTTP client), the worker with the
 configured caps and the dead-letter alert. Every long-running process (`run`, `start`, `web`) starts
-one when `ARCA_COUPON_DELIVERY=game` (`deliveries_for`), on a thread of its own with its own event loop
-and its own connection to the database, so a 10,000-grant wave's HTTP work never runs between the live
-conversations' steps on the process's main loop; `replay` never starts one. `arca-bot deliveries drain`
-runs the worker on its own loop (`drain_worker`)."""
+one when `ARCA_COUPON_DELIVERY=game` (`deliveries_for`), in a child process of its own with its own
+connection to the database, so a 10,000-grant wave's HTTP work neither runs between the live
+conversations' steps on the main loop nor holds the GIL they wait for (a thread did: 100 ms and more of
+loop lag during a wave, bench/game_deliveries.py); `replay` never starts one. `arca-bot deliveries
+drain` runs the worker on its own loop (`drain_worker`).
+
+The child lives by a pipe to its parent: a message or the pipe's end (the parent stopped, or was
+killed -9) stops it, with what came back recorded and the other leases given back; dead-letter alerts
+travel up the pipe to the parent, where the staff channel lives."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import threading
+import multiprocessing
+import signal
+from multiprocessing.connection import Connection
 from typing import Any
 
 from bot.game.delivery.alerts import DeadLetterAlert, Notify
@@ -21,6 +28,8 @@ from bot.store import Backlog, Store
 log = logging.getLogger(__name__)
 
 STOP_WITHIN_S = 30.0
+READY = "deliveries_ready"
+"""What the child says up the pipe once its worker runs (every other message is a staff alert)."""
 
 
 class ProcessDeliveries:
@@ -37,70 +46,118 @@ class ProcessDeliveries:
             await self._poster.aclose()
 
 
-class ThreadedDeliveries:
-    """The worker on its own thread and loop: `start()` (on the main loop), then `await stop()`. Dead
-    letters are announced through `notify` on the main loop (where the staff channel lives)."""
+class ChildDeliveries:
+    """The worker in a child process: `start()` (on the main loop), then `await stop()`. Dead letters
+    are announced through `notify` on the main loop."""
 
     def __init__(self, settings: Any, notify: Notify | None = None) -> None:
         self._settings = settings
         self._notify = notify
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self.worker: DeliveryWorker | None = None
+        self._process: Any = None
+        self._pipe: Connection | None = None
+        self._alerts: set[asyncio.Task[None]] = set()
+        self._ready = asyncio.Event()
 
     def start(self) -> None:
-        main = asyncio.get_running_loop()
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self._run(main)), name="arca-deliveries", daemon=True
+        if self._process is not None:
+            return
+        # spawn, not fork: the parent has threads and open connections a forked child must not inherit.
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        self._process = context.Process(
+            target=run_child, args=(self._settings, theirs), name="arca-deliveries", daemon=True
         )
-        self._thread.start()
+        self._process.start()
+        theirs.close()
+        self._pipe = ours
+        asyncio.get_running_loop().add_reader(ours.fileno(), self._heard)
 
-    async def _forward(self, main: asyncio.AbstractEventLoop, kind: str, payload: dict[str, Any]) -> None:
-        if self._notify is not None:
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._notify(kind, payload), main))
-
-    async def _run(self, main: asyncio.AbstractEventLoop) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stopping = asyncio.Event()
-        # Its own engine (no fast paths: the worker's statements go through SQLAlchemy sessions).
-        store = Store(self._settings.database_url, fast_paths=False)
-        poster = GrantPoster.from_settings(self._settings)
+    def _heard(self) -> None:
+        """The child said something: a dead-letter alert, or its end (the pipe closed)."""
+        assert self._pipe is not None
         try:
-            await store.open()
-            alert = DeadLetterAlert(store, lambda kind, payload: self._forward(main, kind, payload))
-            self.worker = DeliveryWorker(
-                store, poster, DeliveryCaps.from_settings(self._settings), on_dead=alert
-            )
-            self.worker.start()
+            kind, payload = self._pipe.recv()
+        except (EOFError, OSError):
+            asyncio.get_running_loop().remove_reader(self._pipe.fileno())
+            if self._process is not None and self._process.exitcode not in (None, 0):
+                log.error("deliveries: the worker process ended (%s); grants wait", self._process.exitcode)
+            return
+        if kind == READY:
             self._ready.set()
-            await self._stopping.wait()
-            await self.worker.stop()
-        except Exception:
-            log.exception("deliveries: the worker stopped; grants wait for the next start or a drain")
-        finally:
-            self._ready.set()
-            await poster.aclose()
-            await store.close()
+            return
+        if self._notify is not None:
+            task = asyncio.get_running_loop().create_task(self._notify(kind, payload))
+            self._alerts.add(task)
+            task.add_done_callback(self._alerts.discard)
+
+    async def ready(self, within_s: float = STOP_WITHIN_S) -> bool:
+        """Wait until the child has started its worker (its imports and its database take a moment);
+        False when it did not within `within_s`."""
+        try:
+            await asyncio.wait_for(self._ready.wait(), within_s)
+        except TimeoutError:
+            return False
+        return True
 
     async def stop(self) -> None:
-        if self._thread is None:
+        process, pipe, self._process, self._pipe = self._process, self._pipe, None, None
+        if process is None or pipe is None:
             return
-        await asyncio.to_thread(self._ready.wait, STOP_WITHIN_S)
-        if self._loop is not None and self._stopping is not None:
-            with contextlib.suppress(RuntimeError):  # its loop already ended
-                self._loop.call_soon_threadsafe(self._stopping.set)
-        await asyncio.to_thread(self._thread.join, STOP_WITHIN_S)
-        self._thread = None
+        with contextlib.suppress(OSError, ValueError):
+            asyncio.get_running_loop().remove_reader(pipe.fileno())
+            pipe.send(None)  # stop
+        await asyncio.to_thread(process.join, STOP_WITHIN_S)
+        if process.is_alive():  # stuck: its leases expire and another process takes them over
+            process.terminate()
+            await asyncio.to_thread(process.join, STOP_WITHIN_S)
+        pipe.close()
+        if self._alerts:
+            await asyncio.gather(*self._alerts, return_exceptions=True)
 
 
-def deliveries_for(settings: Any, store: Store, notify: Notify | None = None) -> ThreadedDeliveries | None:
+def run_child(settings: Any, pipe: Connection) -> None:
+    """The child process's body (`ChildDeliveries`)."""
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops the child through the
+    # pipe, after what came back is recorded, instead of the child dying mid-flush.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    asyncio.run(_child(settings, pipe))
+
+
+async def _child(settings: Any, pipe: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    loop.add_reader(pipe.fileno(), stopping.set)  # a message or the parent's end
+
+    async def notify(kind: str, payload: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # the parent is gone: the dead letters stay listed
+            pipe.send((kind, payload))
+
+    store = Store(settings.database_url, fast_paths=False)
+    poster = GrantPoster.from_settings(settings)
+    try:
+        await store.open()
+        worker = DeliveryWorker(
+            store, poster, DeliveryCaps.from_settings(settings), on_dead=DeadLetterAlert(store, notify)
+        )
+        worker.start()
+        pipe.send((READY, {}))
+        await stopping.wait()
+        await worker.stop()
+    except Exception:
+        log.exception("deliveries: the worker stopped; grants wait for the next start or a drain")
+    finally:
+        loop.remove_reader(pipe.fileno())
+        await poster.aclose()
+        await store.close()
+
+
+def deliveries_for(settings: Any, store: Store, notify: Notify | None = None) -> ChildDeliveries | None:
     """The deliveries of a long-running process with these settings (not started), or None when coupons
     are not delivered into the game. `store` is the process's (the worker opens its own on the same URL)."""
     if settings.coupon_delivery != "game":
         return None
-    return ThreadedDeliveries(settings, notify)
+    return ChildDeliveries(settings, notify)
 
 
 def drain_worker(settings: Any, store: Store, notify: Notify | None = None) -> ProcessDeliveries:

@@ -183,6 +183,44 @@ async def pending_coupons(store: Store) -> list[tuple[Coupon, Order | None, str 
     return out
 
 
+@dataclass(frozen=True)
+class OrderShown:
+    """An order as an approval row shows it: read through the order source now (`live`), or — the
+    game's backend not answering — the ledger's copy of the facts the coupon was decided on (`ledger`,
+    read at `read_at`), or neither (`missing`)."""
+
+    origin: str
+    item: str | None = None
+    status: str | None = None
+    read_at: datetime | None = None
+
+
+async def orders_shown(store: Store, source: Any, coupons: list[Coupon]) -> tuple[list[OrderShown], bool]:
+    """How each coupon's order is shown, and whether the source could not be read for some of them.
+    Through the order source (with `ARCA_ORDER_SOURCE=http` the embedded table is only a mirror), read
+    fresh: staff decide on what the game holds now."""
+    from bot.game.orders import SourceUnavailable
+    from bot.store.game_order_facts import facts_of_coupons
+
+    shown: list[OrderShown] = []
+    unreadable = False
+    copies: dict[str, Any] | None = None
+    for c in coupons:
+        try:
+            order = await source.order(c.order_id, fresh=True) if source is not None else None
+        except SourceUnavailable:
+            unreadable = True
+            if copies is None:
+                copies = await facts_of_coupons(store, [x.code for x in coupons])
+            copy = copies.get(c.code)
+            shown.append(
+                OrderShown("ledger", None, copy.status, copy.read_at) if copy else OrderShown("missing")
+            )
+            continue
+        shown.append(OrderShown("live", order.item, order.status) if order else OrderShown("missing"))
+    return shown, unreadable
+
+
 def _json_object(text: str | None) -> dict[str, Any]:
     try:
         value = json.loads(text or "{}")

@@ -53,7 +53,7 @@ from bot.staffroom.console.pages import (
 )
 from bot.staffroom.console.replies import add_reply_routes
 from bot.staffroom.console.sla import recent_reminders
-from bot.store import COUPON_STATUSES, utcnow
+from bot.store import COUPON_STATUSES, ORDER_STATUSES, utcnow
 from bot.store.outbox import enqueue_reply, reply_statuses
 from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
@@ -246,9 +246,20 @@ def staff_router() -> APIRouter:
     @router.get("/approvals")
     async def approvals_page(request: Request) -> Response:
         user = await require_user(request)
-        rows = await queries.pending_coupons(conversations_of(request).store)
+        conv = conversations_of(request)
+        rows = await queries.pending_coupons(conv.store)
+        orders, unreadable = await queries.orders_shown(
+            conv.store, conv.services.orders, [r[0] for r in rows]
+        )
         return render(
-            request, "approvals.html", user, rows=rows, why_text=approval_reason, **flash_of(request)
+            request,
+            "approvals.html",
+            user,
+            rows=[(c, shown, thread, why) for (c, _o, thread, why), shown in zip(rows, orders, strict=True)],
+            unreadable=unreadable,
+            statuses=ORDER_STATUSES,
+            why_text=approval_reason,
+            **flash_of(request),
         )
 
     @router.post("/approvals/{order_id}/{action}")

@@ -7,9 +7,9 @@ lookups) run their whole unit at once, synchronously, on a plain `sqlite3` conne
 
 - **Reads** run on the loop thread (one connection, one consistent snapshot per unit, no BEGIN around a
   one-statement read). In WAL mode a read never waits for a writer.
-- **Writes** go to `bot.store.backends.sqlite_writer`: group-committed on one writer thread with a
-  connection of its own (the loop never runs a group's statements: it would wait for the GIL at each),
-  or a lone write at once on the loop's thread when nothing competes with it.
+- **Writes** go to `bot.store.backends.sqlite_writer`: a lone write at once on the loop's thread, the
+  writes of a busy turn group-committed at the start of the next one, and on a writer thread with a
+  connection of its own only what waits for another connection's write lock.
 - **Long units** (an incident's grant batch, a thread's history for the fact check) run on worker threads
   with connections of their own (`write_off_loop`, `read_off_loop`).
 
@@ -88,8 +88,8 @@ class DirectSQLite:
         return self._conn
 
     async def write(self, unit: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `unit(conn)` in a write transaction (`SQLiteWriter.write`: group-committed on the writer
-        thread, or a lone write at once on the loop's); resumes once it is committed."""
+        """Run `unit(conn)` in a write transaction (`SQLiteWriter.write`: a lone write at once, the others
+        group-committed in the loop's next turn); resumes once it is committed."""
         if self._closed:
             raise RuntimeError("the store is closed")
         return await self.writer.write(unit)

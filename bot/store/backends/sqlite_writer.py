@@ -1,22 +1,26 @@
-"""The writes of the store's SQLite file (`DirectSQLite.write`): group-committed on one writer thread, or,
-for a lone write, at once on the loop's thread.
+"""The writes of the store's SQLite file (`DirectSQLite.write`): a lone write committed at once on the
+loop's thread, the writes asked for together group-committed at the start of the loop's next turn, and a
+writer thread for what must wait for another connection's lock.
 
-Every `sqlite3` call gives the GIL away; a loop thread that ran a group of writes had to win it back once
-per statement, and while the search workers were busy that was one switch interval (5 ms) each: 60–80 ms
-of a deaf loop for one group commit in the 200-conversation burst (`python -m bench.loop_stalls`). On the
-writer thread that wait is the writer's alone; the loop hands a unit over, goes on, and its caller resumes
-once the unit's rows are committed.
+Writes are group-committed: a group runs in ONE `BEGIN IMMEDIATE … COMMIT`, in the order its units were
+asked for, each seeing the ones before it (the ledger's read-check-insert stays serial: one writer at a
+time). A unit that raises gets its exception and nothing of it is stored: the group is rolled back and run
+again without it. A burst of runs appending their messages costs one commit and one WAL write of the
+shared pages instead of one per message. A unit whose caller was cancelled meanwhile still runs: a write
+asked for is committed.
 
-Writes are group-committed: the writer takes every unit waiting when it is free (`GROUP_MAX` at most) and
-runs them in ONE `BEGIN IMMEDIATE … COMMIT`, in the order they were handed over, each seeing the ones
-before it (the ledger's read-check-insert stays serial: one writer at a time). A unit that raises gets its
-exception and nothing of it is stored: the group is rolled back and run again without it. A burst of runs
-appending their messages costs one commit and one WAL write of the shared pages instead of one per
-message. A unit whose caller was cancelled meanwhile still runs: a write handed over is committed.
-
-A lone write, with the writer idle and no background thread at work, is committed on the loop's thread at
-once instead (`SQLiteWriter._write_inline`): without competition for the GIL its statements cost what they
-cost (≈0.1 ms), and the run spares the two thread hops and the loop's wake-up (≈0.3 ms a message).
+- **A lone write**, with nothing waiting and no background thread at work, is committed on the loop's
+  thread at once (`SQLiteWriter._write_inline`): its statements cost what they cost (≈0.1 ms), with no
+  thread hop and no wake-up of the loop.
+- **Writes of a busy turn** (the turn spent `INLINE_TURN_S` on inline writes already, or a background
+  thread is at work) wait for the start of the loop's next turn and are committed there together
+  (`_commit_loop_group`, `LOOP_GROUP_MAX` a turn). Until wave 4 they went to the writer thread, which had
+  to win the GIL back from the busy loop after every `sqlite3` call: a conversation of the
+  200-conversation burst waited 100–320 ms for its writes there.
+- **The writer thread** takes the writes the loop cannot commit without waiting: another connection
+  (aiosqlite, another process) holds the file's write lock. It waits for the lock as long as the Store's
+  own connections do (`LOCK_WAIT_S`), and every write asked for while it has some queues behind them, so
+  the order holds.
 """
 
 from __future__ import annotations
@@ -46,6 +50,13 @@ went to the writer)."""
 
 GROUP_MAX = 64
 """Units in one group commit at most, so a failing unit's rerun stays short."""
+
+LOOP_GROUP_MAX = 32
+"""Units the loop's thread group-commits in one turn at most (`_commit_loop_group`; the rest go in the
+next turn's group): ≈0.1 ms of statements each, so a turn's group stays a few ms however many runs wrote
+in the turn before. Not tuned finely: in the 200-conversation burst (2026-12-07, load 10–12, 2 interleaved
+rounds each, `bench.burst_ab`) 8 a turn made the conversations wait 435 ms for their writes, 32 170 ms,
+128 198 ms, at the same worst lag within the machine's noise."""
 
 _STOP = object()
 """Handed to the writer by `close`: every unit before it is run, then the thread ends."""
@@ -87,6 +98,11 @@ class SQLiteWriter:
         """Seconds of inline writes in the loop's current turn: past `INLINE_TURN_S` the turn's other writes
         go to the writer, so that runs arriving together never stretch one turn by a commit each."""
         self._turn_pending = False
+        self._group_loop: asyncio.AbstractEventLoop | None = None
+        """The loop whose turn commits `_loop_group` (a store used from another loop hands over)."""
+        self._loop_group: list[_Pending] = []
+        """Writes that wait for the start of the loop's next turn to be committed there together
+        (`_commit_loop_group`)."""
         self._thread = threading.Thread(target=self._write_loop, name="arca-sqlite-writer", daemon=True)
         self._thread.start()
 
@@ -97,10 +113,68 @@ class SQLiteWriter:
         done, out = self._write_inline(unit)
         if done:
             return out  # type: ignore[return-value]
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._handed += 1
-        self._queue.put(_Pending(unit, future))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        pending = _Pending(unit, future)
+        if self._handed == self._committed and (not self._loop_group or self._group_loop is loop):
+            # the writer has nothing of ours, so the order holds on the loop (one loop's group at a time)
+            self._loop_group.append(pending)
+            if len(self._loop_group) == 1:
+                self._group_loop = loop
+                loop.call_soon(self._commit_loop_group)
+        else:
+            self._hand_over([pending])
         return await future
+
+    def _hand_over(self, units: list[_Pending]) -> None:
+        """To the writer thread, in order (it waits for another connection's lock; the loop never does)."""
+        for pending in units:
+            self._handed += 1
+            self._queue.put(pending)
+
+    def _commit_loop_group(self) -> None:
+        """At the start of the loop's turn after they were asked for: the writes waiting in `_loop_group`
+        (`LOOP_GROUP_MAX` of them; the rest in the next turn) committed together on the loop's thread, as
+        the writer thread would (`_run_group`), and each caller told its outcome.
+
+        They ran on the writer thread before (wave 4): every `sqlite3` call gives the GIL away, and the
+        writer waited for a switch interval to win it back from a busy loop at each one, so in the
+        200-conversation burst a conversation waited 100–320 ms for its 1.5 commits (`Store.counts`),
+        for ≈0.1 ms of statements per write. On the loop's thread a group costs the loop what its
+        statements cost, once per turn, and no conversation waits for another thread's turn."""
+        group, self._loop_group = self._loop_group[:LOOP_GROUP_MAX], self._loop_group[LOOP_GROUP_MAX:]
+        if not group:  # `close` handed them to the writer meanwhile
+            return
+        if self._loop_group:
+            asyncio.get_running_loop().call_soon(self._commit_loop_group)
+        if not self._writing.acquire(blocking=False):  # the writer finishing its last group: it goes on
+            self._hand_over([*group, *self._loop_group])
+            self._loop_group = []
+            return
+        try:
+            conn = self._inline_connection()
+            try:
+                outcome = _run_group(conn, group)
+            except sqlite3.OperationalError as exc:
+                if not locked(exc):
+                    raise
+                outcome = None  # another connection writes: the writer waits for it, not the loop
+            if outcome is not None:
+                self.commits += 1
+        except BaseException as exc:  # the commit itself failed (disk full, I/O): nothing stored
+            outcome = {}, dict.fromkeys(range(len(group)), exc)
+        finally:
+            self._writing.release()
+        if outcome is None:
+            self._hand_over([*group, *self._loop_group])
+            self._loop_group = []
+            return
+        self._settle(group, list(range(len(group))), *outcome)
+
+    def _inline_connection(self) -> sqlite3.Connection:
+        if self._inline_conn is None:
+            self._inline_conn = connect(self._path, lock_wait_s=0)
+        return self._inline_conn
 
     def _write_inline(self, unit: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
         """(True, its result) when `unit` was committed here, on the loop's thread; (False, None) when it
@@ -116,6 +190,7 @@ class SQLiteWriter:
         the write lock (`BEGIN IMMEDIATE` fails at once: the unit goes to the writer, which waits)."""
         if (
             self._inline_turn_s >= INLINE_TURN_S
+            or self._loop_group
             or self._handed != self._committed
             or background_busy()
             or not self._writing.acquire(blocking=False)
@@ -125,9 +200,7 @@ class SQLiteWriter:
             self._turn_pending = True
             asyncio.get_running_loop().call_soon(self._next_turn)
         try:
-            conn = self._inline_conn
-            if conn is None:
-                conn = self._inline_conn = connect(self._path, lock_wait_s=0)
+            conn = self._inline_connection()
             started = time.perf_counter()
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -227,8 +300,10 @@ class SQLiteWriter:
             self._on_commit(committed)
 
     def close(self) -> None:
-        """Every unit handed over is run and committed (the thread is joined), then the inline connection
-        closes."""
+        """Every unit handed over or waiting for the loop's next turn is run and committed (the thread is
+        joined), then the inline connection closes."""
+        self._hand_over(self._loop_group)
+        self._loop_group = []
         self._queue.put(_STOP)
         self._thread.join()
         if self._inline_conn is not None:
