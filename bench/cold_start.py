@@ -6,7 +6,9 @@ start-up against the ones after it.
     python bench/cold_start.py [--runs N] [--unstored-runs N] [--skip-unstored]
 
 Prints `name=value` lines (`cold_search_wall_s=…`, `cold_search_cpu_s=…`, `unstored_search_wall_s=…`,
-`first_question_ms=…`, `later_question_ms=…`, …). The goal is a cold search of at most 3 s on 2 cores;
+`first_question_ms=…`, `later_question_ms=…`, `web_healthz_wall_s=…`, …). The goals are a cold search of
+at most 3 s on 2 cores and a fresh `arca-bot web` (no LLM, empty data directory) answering `/healthz`
+within 10 s;
 on a machine shared with other work the wall time grows with the load (printed), the CPU time does not.
 Not a test: nothing here asserts a time.
 """
@@ -109,6 +111,45 @@ def _first_question(data_dir: Path) -> dict[str, float]:
     }
 
 
+def _web_healthz(data_dir: Path) -> float:
+    """Wall seconds from starting `arca-bot web` (no LLM, empty data directory) to its first `/healthz` 200."""
+    import secrets
+    import signal
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARCA_", "OPENAI_", "DISCORD_"))}
+    env.update(
+        ARCA_DATA_DIR=str(data_dir),
+        ARCA_CONFIG="",
+        ARCA_WEB_SECRET=secrets.token_hex(32),
+        PYTHONPATH=str(REPO),
+    )
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "web", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+                    if answer.status == 200:
+                        return time.perf_counter() - start
+            except OSError:
+                time.sleep(0.05)
+        raise SystemExit("`arca-bot web` ended before answering /healthz")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="cold searches with the stored model")
@@ -124,6 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         wall, cpu = _searches(data_dir, args.runs, stored=True)
         figures.update(cold_search_wall_s=round(wall, 2), cold_search_cpu_s=round(cpu, 2))
         figures.update(_first_question(data_dir))
+        figures["web_healthz_wall_s"] = round(_web_healthz(data_dir / "web"), 2)
         if not args.skip_unstored:
             wall, cpu = _searches(data_dir, args.unstored_runs, stored=False)
             figures.update(unstored_search_wall_s=round(wall, 2), unstored_search_cpu_s=round(cpu, 2))

@@ -9,6 +9,7 @@ lists both. A quirk's mode comes from the model's `quirks` (`[models.NAME]` in a
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -99,3 +100,78 @@ class Quirks:
         return Quirks(
             {**self.modes, **other.modes}, other.default if other.default != ENFORCE else self.default
         )
+
+
+RULE_WORDS: dict[str, tuple[str, str]] = {
+    "call.repairs": ("도구 호출 형식 교정", "Tool call mended"),
+    "call.example_value": ("예시 값으로 호출 차단", "Example value refused"),
+    "call.unasked": ("요청 없는 쿠폰 발급 차단", "Unasked coupon refused"),
+    "call.unread_message": ("새 메시지 확인 전 실행 보류", "Waited for the new message"),
+    "call.withdrawal": ("취소된 요청 실행 차단", "Withdrawn request refused"),
+    "call.repetition": ("같은 실패 호출 반복 차단", "Repeated failing call stopped"),
+    "call.tool_rules": ("도구 자체 규칙", "The tool's own rules"),
+    "claim.daily_count": ("하루 발급 횟수 주장 확인", "Daily coupon count claim"),
+    "claim.run_or_ledger": ("쿠폰 발급 주장 확인", "Coupon issued claim"),
+    "mailbox_arrival": ("우편함 도착 주장 확인", "Mailbox arrival claim"),
+    "voice.label": ("답변 앞 꼬리표 제거", "Label before the answer"),
+    "voice.second_person": ("'플레이어'를 3인칭으로 지칭", "Player spoken of, not to"),
+    "voice.tool_names": ("도구 이름 노출", "Tool name in the answer"),
+    "fact.model_note": ("모델용 메모 노출", "Note meant for the model"),
+    "fact.engine_note": ("엔진 메모 노출", "Engine note to the model"),
+    "fact.echo": ("플레이어 말 되풀이", "Player's words repeated"),
+    "fact.repeated": ("같은 문장 반복", "Sentence said twice"),
+    "fact.weekday": ("날짜와 맞지 않는 요일", "Weekday not the date's"),
+    "fact.status": ("조회와 다른 주문 상태", "Order status not backed"),
+    "fact.item": ("다른 주문의 상품", "Another order's item"),
+    "fact.order": ("언급된 적 없는 주문 번호", "Order id never named"),
+    "fact.paraphrased_passage": ("정책의 다른 문장에서 가져온 숫자", "Number from the wrong policy sentence"),
+    "fact.about_else": ("다른 항목에 대한 숫자", "Number about something else"),
+    "fact.player_rule": ("플레이어가 말한 틀린 숫자", "Player's wrong number confirmed"),
+    "fact.passage": ("정책과 다른 숫자", "Number the policy contradicts"),
+    "fact.notice": ("장애 공지와 다른 시간·날짜", "Time or date the incident notice contradicts"),
+    "fact.coupon_rules": ("쿠폰 규칙과 다른 금액·한도", "Amount the coupon rules contradict"),
+    "fact.lookup": ("조회한 주문과 다른 금액·날짜", "Amount or date the order contradicts"),
+    "fact.unbacked": ("근거 없는 금액·날짜·숫자", "Unbacked amount, date or number"),
+    "output.prompt_leak": ("내부 지침 노출", "System prompt leak"),
+    "output.pii": ("다른 사람의 개인정보", "Another person's personal data"),
+    "output.mentions": ("전체 멘션", "Mass mention"),
+}
+"""Each rule's name as staff read it (Korean, English), beside its key (`fact.unbacked`), which stays
+behind a tooltip: kept in one table so the names read as one vocabulary; a test holds it to every rule
+`arca-bot guards` lists (and `mailbox_arrival`, the claim check's rule for "it is in your mailbox")."""
+
+GUARD_ACTIONS: dict[str, tuple[str, str]] = {
+    "guard.fact_withheld": ("사실 확인: 문장 교체", "Fact check: sentence withheld"),
+    "guard.fact_unbacked": ("사실 확인: 근거 없음(관찰)", "Fact check: unbacked (observed)"),
+    "guard.claim_replaced": ("주장 확인: 문장 교체", "Claim check: sentence replaced"),
+}
+"""The guards' audit actions as staff read them (the key stays behind a tooltip)."""
+
+
+def rule_words(rule: str | None, lang: str) -> str:
+    """The rule's name in the staff member's language; an unknown key is shown as it is."""
+    if not rule:
+        return ""
+    words = RULE_WORDS.get(rule)
+    if words is None:
+        return rule
+    return words[0] if lang == "ko" else words[1]
+
+
+def action_words(action: str, lang: str) -> str:
+    """A guard's audit action in the staff member's language; any other action as it is."""
+    words = GUARD_ACTIONS.get(action)
+    if words is None:
+        return action
+    return words[0] if lang == "ko" else words[1]
+
+
+def rule_of(detail: str | None) -> str | None:
+    """The rule an audit row's JSON detail names (the guards write `{"rule": …}`), if any."""
+    if not detail or '"rule"' not in detail:
+        return None
+    try:
+        rule = json.loads(detail).get("rule")
+    except (ValueError, AttributeError):
+        return None
+    return rule if isinstance(rule, str) else None

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, WORKING, Text
 from bot.vocabulary.log_context import log_context
+from bot.vocabulary.particles import particle
 from tools.context import Actor, PolicySearcher, RequestTrust, StaffNotifier, ToolContext, ToolServices
 from tools.examples import declared_examples
 from tools.requirements import RequirementRule
@@ -254,7 +255,7 @@ class ToolRegistry:
         if not self.allowed(name, ctx.actor):
             if t.staff_only:
                 msg = ctx.say(
-                    f"'{name}'은(는) 운영진 전용 기능입니다. 필요하면 escalate_to_staff로 운영진에게 요청하세요.",
+                    f"{particle(repr(name), '은/는')} 운영진 전용 기능입니다. 필요하면 escalate_to_staff로 운영진에게 요청하세요.",
                     f"'{name}' is for staff only. Use escalate_to_staff to ask a staff member.",
                 )
             else:

@@ -70,7 +70,7 @@ PENDING = Text(
     "say it was issued; tell the player it becomes usable once staff approve it.",
 )
 ALREADY = Text(
-    "주문 {order}에는 이미 {coupon}이(가) 있습니다. 주문당 쿠폰은 하나뿐이니 새로 발급하지 말고 기존 쿠폰을 안내하세요.",
+    "주문 {order}에는 이미 {coupon:이/가} 있습니다. 주문당 쿠폰은 하나뿐이니 새로 발급하지 말고 기존 쿠폰을 안내하세요.",
     "Order {order} already has {coupon}. Only one coupon per order: do not issue another, point the player "
     "to the existing one.",
 )

@@ -1,4 +1,4 @@
-"""The `escalate_to_staff` tool: records a handoff request (exactly once per call) and tells staff."""
+"""The `escalate_to_staff` tool: records a handoff request (one open per conversation) and tells staff."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import logging
 
 from pydantic import BaseModel, Field
 
-from bot.store import Escalation
-from bot.store.escalations import NewEscalation, open_escalation
+from bot.analytics.staff_response import RESOLUTION_ACTIONS
+from bot.store.escalations import NewEscalation, escalation_state, open_escalation
 from bot.vocabulary.catalogue import Text
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 
@@ -24,13 +24,21 @@ class EscalateArgs(BaseModel):
     )
 
 
-def _ok(ctx: ToolContext, row: Escalation, *, notified: bool, replayed: bool) -> ToolResult:
-    message = ctx.say(
-        f"운영진에게 전달했습니다(접수 번호 #{row.id}). 운영진이 확인 후 이 대화에서 답변드릴 예정이라고 "
-        "플레이어에게 안내하세요.",
-        f"Passed to staff (ticket #{row.id}). Tell the player a staff member will follow up in this "
-        "conversation.",
-    )
+def _ok(ctx: ToolContext, escalation_id: int, *, notified: bool, replayed: bool) -> ToolResult:
+    if replayed:
+        message = ctx.say(
+            f"이미 운영진에게 연결 요청이 접수되어 있어요 (#{escalation_id}). 새 요청은 만들지 않았습니다. "
+            "운영진이 확인 후 이 대화에서 답변드릴 예정이라고 플레이어에게 안내하세요.",
+            f"A request for staff is already open (#{escalation_id}); no new one was made. Tell the player "
+            "a staff member will follow up in this conversation.",
+        )
+    else:
+        message = ctx.say(
+            f"운영진에게 전달했습니다(접수 번호 #{escalation_id}). 운영진이 확인 후 이 대화에서 답변드릴 "
+            "예정이라고 플레이어에게 안내하세요.",
+            f"Passed to staff (ticket #{escalation_id}). Tell the player a staff member will follow up in this "
+            "conversation.",
+        )
     away = ctx.services.away_notice(ctx.clock(), ctx.locale) if ctx.services.away_notice else None
     if away:
         message += ctx.say(
@@ -40,8 +48,19 @@ def _ok(ctx: ToolContext, row: Escalation, *, notified: bool, replayed: bool) ->
         ok=True,
         code=ResultCode.OK,
         message=message,
-        data={"escalation_id": row.id, "notified": notified, "replayed": replayed, "away_notice": away},
+        data={
+            "escalation_id": escalation_id,
+            "notified": notified,
+            "replayed": replayed,
+            "away_notice": away,
+        },
     )
+
+
+def _already_open(ctx: ToolContext, escalation_id: int) -> ToolResult:
+    """The answer while escalation #`escalation_id` is still open: no second ticket, staff notice or SLA
+    timer; `replayed` tells the desk's "상담원 연결" path to say so to the player."""
+    return _ok(ctx, escalation_id, notified=False, replayed=True)
 
 
 @tool(
@@ -73,7 +92,13 @@ async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
             ),
             reason="summary_too_long",
         )
-    key = ctx.idempotency_key
+    # One open escalation per conversation, whatever asked for it (this tool, "상담원 연결", the person
+    # button): while the thread's newest escalation is open, a call answers with it. The row's key names
+    # the escalation it follows, so calls racing from any path (and any process) insert exactly one.
+    state = await escalation_state(ctx.store, ctx.thread_id, ending_actions=RESOLUTION_ACTIONS)
+    if state.open and state.latest is not None:
+        return _already_open(ctx, state.latest)
+    key = f"{ctx.thread_id}:escalation-after-{state.latest or 0}"
     row, made = await open_escalation(
         ctx.store,
         NewEscalation(
@@ -87,8 +112,8 @@ async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
         ),
         audit_code=str(ResultCode.OK),
     )
-    if not made:
-        return _ok(ctx, row, notified=False, replayed=True)
+    if not made:  # another call on this conversation ran concurrently and won: answer with its record
+        return _already_open(ctx, row.id)
     notified = False
     notify = ctx.services.notify_staff
     if notify is not None:
@@ -114,4 +139,4 @@ async def escalate_to_staff(args: EscalateArgs, ctx: ToolContext) -> ToolResult:
                 target=f"escalation:{row.id}",
                 code=str(ResultCode.ERROR),
             )
-    return _ok(ctx, row, notified=notified, replayed=False)
+    return _ok(ctx, row.id, notified=notified, replayed=False)

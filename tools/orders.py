@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 from bot.game.orders import SourceUnavailable
 from bot.store import ORDER_STATUSES
 from bot.vocabulary.catalogue import ACCOUNT_NOT_LINKED, ORDER_NUMBER, Text
+from bot.vocabulary.particles import particle
 from tools.base import ResultCode, ToolContext, ToolResult, tool
 from tools.coupon_messages import describe_coupon
 from tools.local_time import local_date
@@ -96,7 +97,9 @@ async def lookup_order(args: LookupOrderArgs, ctx: ToolContext) -> ToolResult:
     )
     if coupon is not None:
         described = describe_coupon(coupon, ctx.locale, tz)
-        msg += ctx.say(f" 이 주문에는 {described}이(가) 있습니다.", f" This order has {described}.")
+        msg += ctx.say(
+            f" 이 주문에는 {particle(described, '이/가')} 있습니다.", f" This order has {described}."
+        )
     else:
         msg += ctx.say(" 이 주문에 발급된 쿠폰은 없습니다.", " No coupon has been issued for this order.")
     return ToolResult(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.attachments.box import AttachmentBox, Refusal, StoredAttachment
+from bot.vocabulary.particles import particle
 
 
 def size_text(size: int) -> str:
@@ -19,19 +20,20 @@ def refusal_text(refusal: Refusal, locale: str) -> str:
     name = refusal.name
     limit = size_text(refusal.limit)
     if locale == "ko":
+        quoted = f"'{name}'"
         if refusal.code == "too_large":
-            return f"첨부 파일 '{name}'은(는) {size_text(refusal.size)}로 너무 큽니다(최대 {limit}). 파일은 받지 않았고, 메시지에는 답변드릴게요."
+            return f"첨부 파일 {particle(quoted, '은/는')} {size_text(refusal.size)}로 너무 큽니다(최대 {limit}). 파일은 받지 않았고, 메시지에는 답변드릴게요."
         if refusal.code == "unreadable":
-            return f"첨부 파일 '{name}'을(를) 받지 못했습니다. 다시 보내 주세요. 메시지에는 답변드릴게요."
+            return f"첨부 파일 {particle(quoted, '을/를')} 받지 못했습니다. 다시 보내 주세요. 메시지에는 답변드릴게요."
         if refusal.code == "too_many_pixels":
-            return f"이미지 '{name}'은(는) 해상도가 너무 큽니다({refusal.size:,} 픽셀, 최대 {refusal.limit:,} 픽셀). 화면 크기 그대로의 스크린샷을 보내 주세요. 메시지에는 답변드릴게요."
+            return f"이미지 {particle(quoted, '은/는')} 해상도가 너무 큽니다({refusal.size:,} 픽셀, 최대 {refusal.limit:,} 픽셀). 화면 크기 그대로의 스크린샷을 보내 주세요. 메시지에는 답변드릴게요."
         if refusal.code == "quota":
-            return f"아직 보내지 않은 첨부 파일이 너무 많아 '{name}'을(를) 받지 않았습니다. 올려 둔 파일을 메시지와 함께 보내 주세요(보내지 않은 파일은 잠시 뒤 지워집니다)."
+            return f"아직 보내지 않은 첨부 파일이 너무 많아 {particle(quoted, '을/를')} 받지 않았습니다. 올려 둔 파일을 메시지와 함께 보내 주세요(보내지 않은 파일은 잠시 뒤 지워집니다)."
         if refusal.code == "address_quota":
-            return f"지금 이 연결에서 올린 첨부 파일이 너무 많아 '{name}'을(를) 받지 않았습니다. 잠시 후 다시 보내 주세요."
+            return f"지금 이 연결에서 올린 첨부 파일이 너무 많아 {particle(quoted, '을/를')} 받지 않았습니다. 잠시 후 다시 보내 주세요."
         if refusal.code == "executable":
-            return f"첨부 파일 '{name}'은(는) 실행 파일이라 받을 수 없습니다. 스크린샷(PNG, JPEG, WebP, GIF)이나 .txt/.log 파일만 보낼 수 있어요. 메시지에는 답변드릴게요."
-        return f"첨부 파일 '{name}'은(는) 지원하지 않는 형식입니다. 스크린샷(PNG, JPEG, WebP, GIF)이나 .txt/.log 파일만 보낼 수 있어요. 메시지에는 답변드릴게요."
+            return f"첨부 파일 {particle(quoted, '은/는')} 실행 파일이라 받을 수 없습니다. 스크린샷(PNG, JPEG, WebP, GIF)이나 .txt/.log 파일만 보낼 수 있어요. 메시지에는 답변드릴게요."
+        return f"첨부 파일 {particle(quoted, '은/는')} 지원하지 않는 형식입니다. 스크린샷(PNG, JPEG, WebP, GIF)이나 .txt/.log 파일만 보낼 수 있어요. 메시지에는 답변드릴게요."
     if refusal.code == "too_large":
         return f"The attachment '{name}' is {size_text(refusal.size)}, over the {limit} limit. The file was not kept; your message will still be answered."
     if refusal.code == "unreadable":

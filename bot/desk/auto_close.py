@@ -10,10 +10,11 @@ from datetime import datetime, timedelta
 from bot.analytics.staff_response import escalation_timings
 from bot.store import Store, audit_views, conversation_views
 from bot.store.desk_claims import claim
+from bot.store.escalations import CLOSED_ACTION
 from bot.vocabulary.catalogue import say
 from bot.vocabulary.language import detect_language
 
-CLOSE_ACTION = "escalation.closed"
+CLOSE_ACTION = CLOSED_ACTION
 LOOKBACK = timedelta(days=30)
 """Escalations older than this are left alone (they were closed, or the thread moved on long ago)."""
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from bot.config import ConfigError, Settings
+from bot.vocabulary.dates import day_text, day_time_text
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAYS_KO = "월화수목금토일"
@@ -162,10 +163,10 @@ class SupportHours:
             return None
         zone = opens.tzname() or str(self.tz)
         if locale == "ko":
-            when = f"{opens.month}월 {opens.day}일({DAYS_KO[opens.weekday()]}) {opens:%H:%M}"
-            return f"지금은 운영진 근무 시간이 아닙니다. 운영진은 {when}({zone})부터 답변드립니다."
-        when = f"{DAYS[opens.weekday()].title()} {opens:%b} {opens.day} at {opens:%H:%M}"
-        return f"Staff are away right now; they are back on {when} ({zone})."
+            return f"지금은 운영진 근무 시간이 아닙니다. 운영진은 {day_time_text(opens, 'ko')}({zone})부터 답변드립니다."
+        return (
+            f"Staff are away right now; they are back on {day_text(opens, 'en')} at {opens:%H:%M} ({zone})."
+        )
 
 
 def _span_words(start: time, end: time, locale: str) -> str:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.store import Store
 from bot.store.link_codes import CodeRequest, failure_wait, record_failure, store_code, unlink_account
+from bot.vocabulary.particles import particle
 
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 """Digits and capitals without 0, 1, I and O (they read alike)."""
@@ -158,7 +159,7 @@ def unlinked_text(player_id: str | None) -> str:
     if player_id is None:
         return "연동된 게임 계정이 없어요. / Your Discord account is not linked to a game account."
     return (
-        f"🔓 게임 계정 {player_id}와(과)의 연동을 해제했어요. 다시 연동하려면 `/link`를 입력하세요.\n"
+        f"🔓 게임 계정 {particle(player_id, '과/와')}의 연동을 해제했어요. 다시 연동하려면 `/link`를 입력하세요.\n"
         f"Your Discord account is no longer linked to game account {player_id}. Use `/link` to link again."
     )
 

@@ -25,7 +25,7 @@ DELIVERY_PROBLEM = Text(
     "The coupon has been issued, but sending it to your in-game mailbox ran into a problem; staff are on it.",
 )
 ENTER_THE_CODE = Text(
-    "쿠폰은 발급되었습니다. 게임에서 쿠폰 코드 {codes}을(를) 입력해 사용해 주세요.",
+    "쿠폰은 발급되었습니다. 게임에서 쿠폰 코드 {codes:을/를} 입력해 사용해 주세요.",
     "The coupon has been issued. Enter the code {codes} in the game to use it.",
 )
 

@@ -19,6 +19,7 @@ from bot.incidents.tell import tell_compensated
 from bot.store import RaceLost, Store
 from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS, Plan, Target, decide_batch
+from bot.vocabulary.rule_names import coupon_rule_words
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,8 @@ class Preview:
                 f"- 제외 / excluded: {n:,} · {EXCLUSION_REASONS[reason]} ({shown}{', …' if n > SAMPLES else ''})"
             )
         if self.overrides:
-            lines.append("- 적용하지 않는 규칙 / rules overridden: " + ", ".join(self.overrides))
+            named = (f"{coupon_rule_words(o, 'ko')}({o})" for o in self.overrides)
+            lines.append("- 적용하지 않는 규칙 / rules overridden: " + ", ".join(named))
         if self.refused:
             lines.append(f"- 승인 불가 / cannot approve: {self.refused}")
         else:
@@ -124,7 +126,10 @@ async def preview(
     granted_targets = {c["idempotency_key"] for c in decided.coupons}
     out.overrides = overrides_of(plan, [t for t in targets if plan.key(t.target) in granted_targets], limits)
     if plan.amount > limits.staff_max_amount:
-        out.refused = f"{plan.amount:,}원 > staff_max_amount {limits.staff_max_amount:,}원"
+        out.refused = (
+            f"{plan.amount:,}원 > {coupon_rule_words('staff_max_amount', 'ko')}(staff_max_amount) "
+            f"{limits.staff_max_amount:,}원"
+        )
     return out
 
 

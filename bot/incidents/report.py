@@ -15,6 +15,7 @@ from bot.store import Store
 from bot.store.feedback_votes import vote_tally
 from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS
+from bot.vocabulary.dates import zoned_text
 
 
 async def build_report(store: Store, incident: IncidentRecord, *, now: datetime) -> dict[str, Any]:
@@ -56,12 +57,16 @@ async def build_report(store: Store, incident: IncidentRecord, *, now: datetime)
     }
 
 
-def format_report(report: dict[str, Any]) -> str:
-    """The report as staff read it in Discord and the console."""
+def format_report(report: dict[str, Any], zone: str | None = None) -> str:
+    """The report as staff read it in Discord and the console; times in `zone` (the service time zone)."""
+
+    def when(stamp: str | None) -> str:
+        return zoned_text(datetime.fromisoformat(stamp), "ko", zone, year=True) if stamp else "진행 중 / open"
+
     comp = report["compensation"]
     budget = f" / 예산 budget {comp['budget']:,}원" if comp["budget"] is not None else ""
     lines = [
-        f"장애 #{report['id']} {report['title']} · {report['status']} · {report['started_at']} → {report['ended_at'] or '진행 중 / open'}",
+        f"장애 #{report['id']} {report['title']} · {report['status']} · {when(report['started_at'])} → {when(report['ended_at'])}",
         f"- 보상 / compensated: 플레이어 {comp['players_compensated']:,}명 · 주문 {comp['orders_compensated']:,}건 · "
         f"{comp['krw_spent']:,}원{budget}",
     ]

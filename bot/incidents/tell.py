@@ -9,14 +9,16 @@ from zoneinfo import ZoneInfo
 
 from bot.store import Store
 from bot.store.incident_posts import Granted
+from bot.vocabulary.dates import day_text
 
 STATUS_TOOL = "incident_status"
 """A run that called this tool during the incident asked about it; so did one whose answer relayed the
 incident's pinned notice (recorded with the run, `bot.guards.notice_use`)."""
 
 
-def _when(granted: Granted, zone: ZoneInfo) -> str:
-    return granted.expires_at.astimezone(zone).date().isoformat() if granted.expires_at else "-"
+def _when(granted: Granted, zone: ZoneInfo, locale: str) -> str:
+    """The last day the coupon works, as the player reads it (`2026년 4월 1일(수)`, `Wed Apr 1, 2026`)."""
+    return day_text(granted.expires_at, locale, zone, year=True) if granted.expires_at else "-"
 
 
 def compensation_message(title: str, coupons: list[Granted], locale: str, zone: ZoneInfo) -> str:
@@ -24,12 +26,16 @@ def compensation_message(title: str, coupons: list[Granted], locale: str, zone: 
         lines = [f"Compensation for “{title}” has been issued to you:"]
         for c in coupons:
             where = f"order {c.order_id}: " if c.order_id else ""
-            lines.append(f"- {where}{c.amount:,} KRW coupon, code {c.code}, valid until {_when(c, zone)}")
+            lines.append(
+                f"- {where}{c.amount:,} KRW coupon, code {c.code}, valid until {_when(c, zone, locale)}"
+            )
         return "\n".join(lines)
     lines = [f"「{title}」 장애 보상으로 쿠폰이 발급되었습니다:"]
     for c in coupons:
         where = f"주문 {c.order_id}: " if c.order_id else ""
-        lines.append(f"- {where}{c.amount:,}원 쿠폰, 쿠폰 코드 {c.code}, {_when(c, zone)}까지 사용 가능")
+        lines.append(
+            f"- {where}{c.amount:,}원 쿠폰, 쿠폰 코드 {c.code}, {_when(c, zone, locale)}까지 사용 가능"
+        )
     return "\n".join(lines)
 
 

@@ -6,11 +6,13 @@ from typing import Any
 
 from bot.attachments.texts import attachment_lines
 from bot.game.orders import SourceUnavailable
+from bot.guard_rules import action_words, rule_of, rule_words
 from bot.loop_share import to_background_thread
 from bot.staff.linking import link_commands
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES
 from bot.store.players import player_by_id
+from bot.vocabulary.dates import zoned_text
 from bot.vocabulary.particles import particle
 from tools import coupon_staff, ledger
 from tools.base import ToolContext
@@ -183,8 +185,12 @@ async def cmd_audit(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     rows = await inv.conversations.store.recent_audit(limit)
     lines = [f"감사 기록 최근 {len(rows)}건 / last {len(rows)} audit rows:"]
     for r in rows:
-        at = r.at.strftime("%Y-%m-%d %H:%M:%S")
-        lines.append(f"{at} {r.actor} {r.action} {r.target or ''} {r.code or ''}".rstrip())
+        at = zoned_text(r.at, inv.locale, inv.conversations.services.timezone)
+        rule = rule_of(r.detail)
+        said = f" ({rule_words(rule, inv.locale)})" if rule else ""
+        lines.append(
+            f"{at} {r.actor} {action_words(r.action, inv.locale)}{said} {r.target or ''} {r.code or ''}".rstrip()
+        )
     return StaffReply("\n".join(lines))
 
 

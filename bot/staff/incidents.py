@@ -13,6 +13,7 @@ from bot.incidents.notice import split_notice
 from bot.incidents.report import build_report, format_report
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store.incident_records import IncidentRecord
+from bot.vocabulary.dates import zoned_text
 from bot.vocabulary.particles import particle
 
 PREVIEW_CARD = "incident_preview"
@@ -30,10 +31,10 @@ def _limits(inv: Invocation) -> Limits:
     )
 
 
-def describe(i: IncidentRecord) -> str:
+def describe(i: IncidentRecord, zone: str) -> str:
     plan = f" · 보상 {i.comp_amount:,}원/{i.comp_per} ({i.comp_state})" if i.comp_amount is not None else ""
     lines = [
-        f"#{i.id} [{i.status}] {i.title} · 시작 {i.started_at:%Y-%m-%d %H:%M} UTC{plan}",
+        f"#{i.id} [{i.status}] {i.title} · 시작 {zoned_text(i.started_at, 'ko', zone)}{plan}",
         f"  ko (v{i.notice_version}): {i.notice_ko}",
     ]
     if i.notice_en:
@@ -59,7 +60,8 @@ async def cmd_open(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         title=args["title"], notice_ko=ko, notice_en=en, scope=scope, actor=inv.actor.label, now=conv.clock()
     )
     return StaffReply(
-        "장애를 등록했습니다. / Incident opened.\n" + describe(incident), data={"id": incident.id}
+        "장애를 등록했습니다. / Incident opened.\n" + describe(incident, conv.services.timezone),
+        data={"id": incident.id},
     )
 
 
@@ -70,7 +72,9 @@ async def cmd_update(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     )
     if incident is None:
         return _missing(args["id"])
-    return StaffReply("공지를 갱신했습니다. / Notice updated.\n" + describe(incident))
+    return StaffReply(
+        "공지를 갱신했습니다. / Notice updated.\n" + describe(incident, inv.conversations.services.timezone)
+    )
 
 
 async def cmd_close(inv: Invocation, args: dict[str, Any]) -> StaffReply:
@@ -79,21 +83,26 @@ async def cmd_close(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     if incident is None:
         return _missing(args["id"])
     report = await build_report(conv.store, incident, now=conv.clock())
-    return StaffReply("장애를 종료했습니다. / Incident closed.\n" + format_report(report), data=report)
+    return StaffReply(
+        "장애를 종료했습니다. / Incident closed.\n" + format_report(report, conv.services.timezone),
+        data=report,
+    )
 
 
 async def cmd_list(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     incidents = await inv.conversations.store.incidents.list()
     if not incidents:
         return StaffReply("등록된 장애가 없습니다. / No incidents.")
-    return StaffReply("\n".join(describe(i) for i in incidents[:20]))
+    return StaffReply("\n".join(describe(i, inv.conversations.services.timezone) for i in incidents[:20]))
 
 
 async def cmd_show(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     incident = await inv.conversations.store.incidents.get(args["id"])
     if incident is None:
         return _missing(args["id"])
-    return StaffReply(describe(incident) + f"\n  scope: {incident.scope.to_json()}")
+    return StaffReply(
+        describe(incident, inv.conversations.services.timezone) + f"\n  scope: {incident.scope.to_json()}"
+    )
 
 
 async def cmd_report(inv: Invocation, args: dict[str, Any]) -> StaffReply:
@@ -102,7 +111,7 @@ async def cmd_report(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     if incident is None:
         return _missing(args["id"])
     report = await build_report(conv.store, incident, now=conv.clock())
-    return StaffReply(format_report(report), data=report)
+    return StaffReply(format_report(report, conv.services.timezone), data=report)
 
 
 class _ScopeUnreadable(Exception):

@@ -14,6 +14,7 @@ from bot.store import Player
 from bot.store.game_events import write_session
 from bot.store.link_codes import link_account
 from bot.vocabulary import ThreadId
+from bot.vocabulary.particles import particle
 
 _DISCORD_USER = re.compile(r"<@!?([0-9]{1,20})>|([0-9]{1,20})")
 """A mention or a bare id, in ASCII digits (`²³` and `٩٠٠٢` are digits to Python, not Discord ids)."""
@@ -59,7 +60,9 @@ async def staff_link(inv: Invocation, raw_user: str, raw_player: str) -> StaffRe
     discord_id = match.group(1) or match.group(2)
     async with write_session(conv.store) as s:
         if await s.get(Player, pid) is None:  # staff link known players; the game's events create them
-            return StaffReply(f"플레이어 {pid}을(를) 찾을 수 없습니다. / No player {pid}.", ok=False)
+            return StaffReply(
+                f"플레이어 {particle(pid, '을/를')} 찾을 수 없습니다. / No player {pid}.", ok=False
+            )
         change = await link_account(s, discord_id, pid)
         await conv.store.audit(
             actor=inv.actor.label,

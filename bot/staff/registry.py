@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot.vocabulary import Locale, ThreadId, detect_language
+from bot.vocabulary.particles import particle
 from tools.base import Actor
 
 if TYPE_CHECKING:
@@ -366,7 +367,7 @@ async def _deny(conversations: Any, *, actor: Actor, channel: str, name: str) ->
     """The clear denial a non-staff member gets; the attempt is audited."""
     await _audit_denied(conversations, actor=actor, channel=channel, name=name)
     return StaffReply(
-        f"⛔ /{name} 은(는) 운영진({conversations.staff_role}) 전용 명령입니다. "
+        f"⛔ {particle('/' + name, '은/는')} 운영진({conversations.staff_role}) 전용 명령입니다. "
         f"This command is for staff ({conversations.staff_role}) only.",
         ok=False,
         denied=True,

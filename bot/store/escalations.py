@@ -13,6 +13,10 @@ from sqlalchemy.exc import IntegrityError
 from bot.store.database import Store
 from bot.store.models import AuditEntry, Escalation
 
+CLOSED_ACTION = "escalation.closed"
+"""The audit action that closes an escalation (the desk's auto-close writes it; naming it here lets every
+path that opens an escalation read the same state)."""
+
 
 @dataclass(frozen=True)
 class EscalationState:
@@ -23,7 +27,7 @@ class EscalationState:
 
 
 async def escalation_state(
-    store: Store, thread_id: str, *, ending_actions: Sequence[str], closed_action: str
+    store: Store, thread_id: str, *, ending_actions: Sequence[str], closed_action: str = CLOSED_ACTION
 ) -> EscalationState:
     """Read once: the thread's newest escalation, open while there is no `ending_actions` audit on the
     thread since it was made (the thread handed back to the bot) and no `closed_action` audit naming it

@@ -34,8 +34,8 @@ async def test_refused_files_get_a_korean_reply_and_the_text_is_still_answered(a
 
     assert outcome.kind == "answered"
     said = surface.all_text
-    assert "'video.mp4'은(는) 20.0 MB로 너무 큽니다(최대 8.0 MB)" in said
-    assert "'screenshot.png'은(는) 실행 파일이라 받을 수 없습니다" in said
+    assert "'video.mp4'는 20.0 MB로 너무 큽니다(최대 8.0 MB)" in said
+    assert "'screenshot.png'는 실행 파일이라 받을 수 없습니다" in said
     assert "담당자가 자세히 살펴볼게요" in said  # the text was answered
     async with attach_app.app.store.session() as s:
         rows = (

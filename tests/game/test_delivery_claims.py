@@ -13,6 +13,7 @@ from bot.guards import check_claims
 from bot.guards.mailbox import parse_arrival
 from bot.store import Store, utcnow
 from bot.store.deliveries import Outcome as Posted
+from bot.vocabulary.particles import particle
 from tests.support.context import LUNA, NOW
 from tests.support.deliveries import open_store
 from tests.support.store import sqlite_url
@@ -114,7 +115,9 @@ async def test_with_delivery_none_the_bot_says_to_enter_the_code(tmp_path: Path)
     try:
         code = outcomes[0][1].data["coupon"]["code"]
         said = await check_claims(ARRIVED, outcomes=outcomes, store=store)
-        assert said.text.startswith(f"쿠폰은 발급되었습니다. 게임에서 쿠폰 코드 {code}을(를) 입력해")
+        assert said.text.startswith(
+            f"쿠폰은 발급되었습니다. 게임에서 쿠폰 코드 {particle(code, '을/를')} 입력해"
+        )
         plain = await check_claims("쿠폰 5,000원을 지급했습니다.", outcomes=outcomes, store=store)
         assert not plain.replaced  # "지급" is only issuance when nothing goes to the game
     finally:

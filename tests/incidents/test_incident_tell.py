@@ -6,6 +6,7 @@ exactly once: a second approval, a second run of the telling at the same time, o
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -74,9 +75,11 @@ async def test_askers_are_told_their_coupons_once_in_their_language(app: App) ->
         coupons = (await s.execute(select(Coupon).where(Coupon.player_id == "P100"))).scalars().all()
     [ko] = told["discord:9001"]
     assert "쿠폰이 발급되었습니다" in ko and "3,000원 쿠폰" in ko and "까지 사용 가능" in ko
+    assert re.search(r"20\d\d년 \d{1,2}월 \d{1,2}일\([월화수목금토일]\)까지 사용 가능", ko), ko
     assert all(c.code in ko for c in coupons if (c.reason or "").startswith("incident:"))
     [en] = told["discord:9002"]
     assert "3,000 KRW coupon" in en and "valid until" in en and "원" not in en
+    assert re.search(r"valid until (Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} \d{1,2}, 20\d\d", en), en
 
     await _say(app, "42", f"/incident compensate {incident_id} approve", "console:staff", **staff)
     again = await asyncio.gather(*(tell_compensated(app.store, incident_id) for _ in range(3)))

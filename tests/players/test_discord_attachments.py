@@ -25,8 +25,8 @@ async def test_a_screenshot_is_kept_and_bad_files_are_refused_while_the_text_is_
     await bot.idle()
 
     said = [m["content"] for m in fake.bot_messages(SUPPORT)]
-    assert any("'gameplay.mp4'은(는) 20.0 MB로 너무 큽니다(최대 8.0 MB)" in s for s in said)
-    assert any("'screenshot.png'은(는) 실행 파일이라 받을 수 없습니다" in s for s in said)
+    assert any("'gameplay.mp4'는 20.0 MB로 너무 큽니다(최대 8.0 MB)" in s for s in said)
+    assert any("'screenshot.png'는 실행 파일이라 받을 수 없습니다" in s for s in said)
     assert ANSWER in said
     assert [d.rsplit("/", 1)[-1] for d in fake.downloads] == [
         "결제오류.png",

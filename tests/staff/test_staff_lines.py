@@ -13,6 +13,7 @@ from bot.config import load_settings
 from bot.conversations import Incoming, TurnOutcome
 from bot.llm.scripted import ScriptedLLM
 from bot.store import AuditEntry, Coupon, Player, Store
+from bot.vocabulary.dates import zoned_text
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.surface import RecordingSurface
 
@@ -108,3 +109,19 @@ async def test_a_too_long_line_from_staff_is_refused_but_not_a_denied_attempt(ap
     async with app.store.session() as s:
         rows = (await s.execute(select(AuditEntry).where(AuditEntry.action == "staff.denied"))).all()
     assert rows == []
+
+
+async def test_audit_lists_times_in_the_service_zone_and_guard_rules_in_words(app: App) -> None:
+    await app.store.audit(
+        actor="player:P100",
+        action="guard.fact_withheld",
+        thread_id="console:t",
+        target="run-1",
+        code="REPLACED",
+        detail={"rule": "fact.unbacked", "removed": "..."},
+    )
+    outcome = await _say(app, "/audit 1")
+    [line] = outcome.reply.text.splitlines()[1:]
+    assert "Fact check: sentence withheld (Unbacked amount, date or number)" in line
+    at = (await app.store.recent_audit(1))[0].at
+    assert line.startswith(zoned_text(at, "en", "Asia/Seoul")) and line.split()[4] == "KST", line

@@ -3,10 +3,18 @@ two-language staff reply shown in the staff member's language only in the consol
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from bot.staffroom.console.pages import in_one_language
+from bot.vocabulary.catalogue import ORDER_NOT_FOUND, Text
 from bot.vocabulary.particles import fitting_form, particle
+
+ROOT = Path(__file__).resolve().parents[2]
+FALLBACK = re.compile(r"[가-힣]?\((?:을|를|은|는|이|가|과|와|으)\)[가-힣]?")
+"""`을(를)`, `(은)는`, `(으)로`…: what a sentence says when it did not pick the particle."""
 
 
 @pytest.mark.parametrize(
@@ -37,6 +45,34 @@ def test_a_two_language_reply_is_shown_in_one_language() -> None:
     assert in_one_language(text, "en") == "⚠ No player P9."
     assert in_one_language("[ISSUED] 쿠폰을 발급했습니다", "en") == "[ISSUED] 쿠폰을 발급했습니다"
     assert in_one_language("첫 줄 / first\n둘째 줄", "en") == "첫 줄 / first\n둘째 줄"  # lists stay whole
+
+
+def test_a_text_field_may_name_its_particle() -> None:
+    line = Text("주문 {order:을/를} 찾을 수 없습니다.", "Order {order} was not found.")
+    assert line("ko", order="ORD003") == "주문 ORD003을 찾을 수 없습니다."
+    assert line("ko", order="ORD2") == "주문 ORD2를 찾을 수 없습니다."
+    assert line("en", order="ORD2") == "Order ORD2 was not found."
+    line = Text("{a:이/가} {b:으로/로} {n:,}", "")
+    assert line("ko", a="쿠폰", b="#7", n=20000) == "쿠폰이 #7로 20,000"
+
+
+def test_a_missing_order_and_another_players_order_read_alike_but_for_the_id() -> None:
+    # No particle after the id: it would differ between ids ("ORD003을", "ORD999를").
+    assert ORDER_NOT_FOUND("ko", order_id="ORD003").replace("ORD003", "X") == ORDER_NOT_FOUND(
+        "ko", order_id="ORD999"
+    ).replace("ORD999", "X")
+
+
+def test_no_sentence_in_the_code_falls_back_to_both_particles() -> None:
+    found = []
+    for folder in ("bot", "tools"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in {".py", ".js", ".html", ".yaml"} or path.name == "particles.py":
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if FALLBACK.search(line) and "never" not in line:
+                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == []
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,7 @@ async def test_oversized_and_renamed_program_are_refused_clearly_and_the_text_is
     assert big["code"] == "too_large" and "첨부 파일이 너무 큽니다(최대 8.0 MB)" in big["message"]
     exe = await _upload(player, "screenshot.png", EXE)
     assert exe.status_code == 415
-    assert "'screenshot.png'은(는) 실행 파일이라 받을 수 없습니다" in exe.json()["message"]
+    assert "'screenshot.png'는 실행 파일이라 받을 수 없습니다" in exe.json()["message"]
     english = await _upload(player, "notes.pdf", b"%PDF-1.7", lang="en")
     assert "The attachment 'notes.pdf' is not a supported type" in english.json()["message"]
 

@@ -57,8 +57,10 @@ async def test_a_player_attaches_files_and_staff_see_the_screenshot(
     await expect(user.locator(".files")).to_have_text(["첨부: 결제오류.png", "첨부: client.log"])
     notes = user.locator(".note")
     await expect(notes).to_have_count(2)
-    await expect(notes.nth(0)).to_contain_text("'gameplay.mp4'은(는) 20.0 MB로 너무 큽니다(최대 8.0 MB)")
-    await expect(notes.nth(1)).to_contain_text("'screenshot.png'은(는) 실행 파일이라 받을 수 없습니다")
+    await expect(notes.nth(0)).to_contain_text(
+        "첨부 파일이 너무 커서 보내지 않았습니다: 'gameplay.mp4' 20.0 MB (최대 8.0 MB)"
+    )
+    await expect(notes.nth(1)).to_contain_text("'screenshot.png'는 실행 파일이라 받을 수 없습니다")
     await expect(page.locator(".msg.bot .bubble").last).to_contain_text("담당자가 확인할게요")
     await expect(page.locator("#pending-files")).to_be_hidden()
     await web.idle()

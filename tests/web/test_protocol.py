@@ -362,8 +362,6 @@ async def test_a_staff_command_from_the_web_is_denied_and_issues_nothing(make_we
     events = await web.chat(web.client("P100"), "/coupon issue ORD001 20000 보상")
     assert [e.event for e in events][-1] == "done"
     assert events[-1].data["answer"].strip()
-    assert (
-        events[-1].data["answer"].startswith("⛔ /coupon issue 은(는) 운영진(Support Staff) 전용 명령입니다.")
-    )
+    assert events[-1].data["answer"].startswith("⛔ /coupon issue는 운영진(Support Staff) 전용 명령입니다.")
     async with web.app.store.session() as s:
         assert (await s.execute(select(Coupon).where(Coupon.order_id == "ORD001"))).first() is None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -130,7 +129,8 @@ class ApprovalButton(
         if not result.ok:
             await interaction.followup.send(f"[{result.code}] {result.message}", ephemeral=True)
             return
-        when = conv.clock().astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        # Discord's own timestamp markup: each reader sees it in their time zone and language.
+        when = discord.utils.format_dt(conv.clock(), "f")
         verdict = "✅ 승인됨 / Approved" if self.act == "ok" else "❌ 거절됨 / Rejected"
         content = (interaction.message.content if interaction.message else "") or ""
         if interaction.message is not None:

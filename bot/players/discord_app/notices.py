@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import UTC
 from typing import Any
 
 import discord
@@ -32,7 +33,11 @@ def notice_message(incident: IncidentRecord) -> str:
     lines = [head, incident.notice_ko]
     if incident.notice_en:
         lines.append(incident.notice_en)
-    lines.append(f"-# #{incident.id} · v{incident.notice_version} · {incident.updated_at:%Y-%m-%d %H:%M} UTC")
+    # Discord's timestamp markup: each player sees the time in their own zone and language.
+    updated = discord.utils.format_dt(
+        incident.updated_at.replace(tzinfo=incident.updated_at.tzinfo or UTC), "f"
+    )
+    lines.append(f"-# #{incident.id} · v{incident.notice_version} · {updated}")
     return "\n".join(lines)[:2000]
 
 

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 from bot.incidents import Limits, ScopeError, players_from_csv
 from bot.store import ORDER_STATUSES
 from bot.store.incidents import IncidentScope
+from bot.vocabulary.dates import day_time_text
 
 TITLE_MAX, NOTICE_MAX = 200, 2000
 SCOPE_KINDS = ("all", "orders", "players")
@@ -199,6 +200,6 @@ def scope_words(scope: IncidentScope, zone: ZoneInfo, lang: str) -> str:
     for word, value in (("since", scope.since), ("until", scope.until)):
         if value is not None:
             label = {"since": "부터", "until": "까지"}[word] if ko else word
-            day = value.astimezone(zone).strftime("%Y-%m-%d %H:%M")
-            parts.append(f"{day} {label}" if ko else f"{label} {day}")
+            day = day_time_text(value, lang, zone, year=True)
+            parts.append(f"{day}{label}" if ko else f"{label} {day}")
     return ("주문: " if ko else "orders: ") + " · ".join(parts)

@@ -25,10 +25,14 @@ from fastapi.responses import (
 )
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from bot.guard_rules import action_words, rule_of, rule_words
 from bot.staffroom.console import auth
 from bot.staffroom.console.auth import SESSION_COOKIE, StaffUser
 from bot.staffroom.console.flashes import KEY_PATTERN, FlashBox, owner_of
+from bot.vocabulary import ThreadId
+from bot.vocabulary.dates import day_time_text
 from bot.vocabulary.language import HANGUL_RANGE
+from bot.vocabulary.rule_names import coupon_rule_words
 
 CONSOLE_CHANNEL = "web:staff-console"
 """The `channel` of commands typed in the console that concern no conversation (approvals, ledger)."""
@@ -102,6 +106,33 @@ def with_console_headers(response: Response) -> Response:
     return response
 
 
+THREAD_PLACES = {
+    "web": ("웹 위젯", "Web widget"),
+    "discord": ("Discord 채널", "Discord channel"),
+    "dm": ("Discord DM", "Discord DM"),
+    "console": ("터미널", "Terminal"),
+    "replay": ("재생", "Replay"),
+}
+"""Where a conversation happens, in words, by its thread id's kind."""
+
+
+def thread_words(thread_id: str, lang: str) -> str:
+    """`웹 위젯 · 플레이어 P100` (`Web widget · player P100`): a conversation's id as staff read it."""
+    tid = ThreadId(thread_id)
+    ko = lang == "ko"
+    place = THREAD_PLACES.get(tid.kind)
+    if place is None:
+        return ""
+    words = place[0] if ko else place[1]
+    parts = tid.web_parts
+    if parts is not None:
+        identity = parts[0]
+        if identity.startswith("anon-"):
+            return f"{words} · {'비회원 방문자' if ko else 'anonymous visitor'}"
+        return f"{words} · {'플레이어' if ko else 'player'} {identity}"
+    return words
+
+
 def render_html(
     template: str, *, lang: str, zone: ZoneInfo, user: StaffUser | None, path: str, **ctx: Any
 ) -> str:
@@ -113,19 +144,19 @@ def render_html(
     def at(when: datetime | None, fmt: str) -> str:
         return when.astimezone(zone).strftime(fmt) if when is not None else ""
 
-    def day_time(when: datetime | None) -> str:
+    def day_time(when: datetime | None, *, year: bool = False) -> str:
         """`3월 3일(화) 14:05` for Korean staff, `Tue Mar 3 14:05` for English (never a US date)."""
-        if when is None:
-            return ""
-        local = when.astimezone(zone)
-        if lang == "ko":
-            return f"{local.month}월 {local.day}일({'월화수목금토일'[local.weekday()]}) {local:%H:%M}"
-        return f"{local:%a %b} {local.day} {local:%H:%M}"
+        return "" if when is None else day_time_text(when, lang, zone, year=year)
 
     return _env.get_template(template).render(
         t=t,
         at=at,
         day_time=day_time,
+        rule_words=lambda rule: rule_words(rule, lang),
+        action_words=lambda action: action_words(action, lang),
+        rule_of=rule_of,
+        thread_words=lambda thread_id: thread_words(thread_id, lang),
+        coupon_rule_words=lambda key: coupon_rule_words(key, lang),
         lang=lang,
         user=user,
         nav=NAV,

@@ -65,7 +65,7 @@ async def conversation_rows(
                 thread_id=t.thread_id,
                 state=state,
                 player=_player_of(conversations, t.thread_id, recorded),
-                last_role=t.last.role,
+                last_role="staff" if (t.last.name or "").startswith("staff:") else t.last.role,
                 last_message=(t.last.content or "")[:160],
                 last_at=t.last.created_at,
                 messages=t.messages,

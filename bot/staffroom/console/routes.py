@@ -72,8 +72,8 @@ POLICY_SEARCH_ERROR = (
     "The policy search failed; rebuild the index or try again shortly.",
 )
 LEDGER_DAY_ERROR = (
-    "날짜는 2000-01-01부터 2100-12-31 사이로 입력하세요. 날짜 조건 없이 보여 드립니다.",
-    "Enter a day between 2000-01-01 and 2100-12-31; shown without the day filter.",
+    "날짜는 2000년 1월 1일부터 2100년 12월 31일 사이로 입력하세요. 날짜 조건 없이 보여 드립니다.",
+    "Enter a day between Jan 1, 2000 and Dec 31, 2100; shown without the day filter.",
 )
 
 

@@ -13,6 +13,7 @@ import inspect
 import io
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -271,6 +272,17 @@ def _where(thread_id: str | None) -> str:
     return f"<#{tid.snowflake}>" if tid.kind == "discord" else f"DM <@{tid.snowflake}>"
 
 
+def _discord_time(stamp: str | None) -> str:
+    """An ISO time as Discord's timestamp markup (`<t:…:f>`), which each reader's client shows in their own
+    time zone and language ("2026년 3월 3일 오후 2:05" / "March 3, 2026 2:05 PM"); never the raw stamp."""
+    if not stamp:
+        return "?"
+    try:
+        return discord.utils.format_dt(datetime.fromisoformat(stamp), "f")
+    except ValueError:
+        return "?"
+
+
 def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
     """The staff-channel post for an escalation or an approval request (mentions are never pinged)."""
     where = _where(payload.get("thread_id"))
@@ -309,7 +321,7 @@ def format_staff_notice(kind: str, payload: dict[str, Any]) -> str:
         when = f"{left}분 남음 / {left} min left" if left > 0 else f"{-left}분 지남 / {-left} min overdue"
         return (
             f"⏰ **SLA · Escalation #{payload.get('escalation_id', '?')}** · {where} · {what} 목표 / target "
-            f"{payload.get('due_at')} · {when}"
+            f"{_discord_time(payload.get('due_at'))} · {when}"
         )
     if kind == "delivery_dead":
         shown = ", ".join(f"`{g}`" for g in payload.get("grant_ids") or [])

@@ -20,6 +20,7 @@ from bot.incidents import RunProgress, progress
 from bot.staffroom.discord_staff.cog import role_names
 from bot.store.incidents import EXCLUSION_REASONS
 from bot.vocabulary import ThreadId
+from bot.vocabulary.rule_names import coupon_rule_words
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def preview_embed(data: dict[str, Any]) -> discord.Embed:
     overrides = data.get("overrides") or []
     embed.add_field(
         name="적용하지 않는 규칙 / Rules overridden",
-        value=", ".join(f"`{o}`" for o in overrides) or "없음 / none",
+        value=", ".join(f"{coupon_rule_words(o, 'ko')} (`{o}`)" for o in overrides) or "없음 / none",
         inline=False,
     )
     if data.get("refused"):

@@ -97,7 +97,10 @@ async def test_the_ledger_filter_with_day_one_is_a_page_not_a_500(web) -> None:
     page = await staff.client.get("/staff/ledger", params={"day": "0001-01-01"})
     assert page.status_code == 200
     _clean(page.text)
-    assert "2000-01-01부터 2100-12-31 사이로 입력하세요" in page.text and 'value="0001-01-01"' in page.text
+    assert (
+        "2000년 1월 1일부터 2100년 12월 31일 사이로 입력하세요" in page.text
+        and 'value="0001-01-01"' in page.text
+    )
 
 
 async def test_a_huge_amount_is_a_form_error_without_an_exception_name(web) -> None:

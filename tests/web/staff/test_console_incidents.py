@@ -212,3 +212,18 @@ async def test_the_report_csv_is_formula_safe(web) -> None:
     rows = list(csv.reader(io.StringIO(exported.text.lstrip("\ufeff"))))
     assert ["excluded", "'-SUM1", "no_order"] in rows  # an unknown player, never a formula
     assert ["compensation", "players_compensated", "1"] in rows
+
+
+async def test_the_incident_page_and_report_give_times_as_staff_read_them(web) -> None:
+    staff = await sign_in(web)
+    incident_id = await _declare(
+        staff, status_delayed="", since="2026-03-01", start="2026-03-02T09:00", end="2026-03-02T18:30"
+    )
+    page = (await staff.client.get(f"/staff/incidents/{incident_id}")).text
+    assert "시작 2026년 3월 2일(월) 09:00 · 종료 2026년 3월 2일(월) 18:30" in page
+    assert "2026년 3월 1일(일) 00:00부터" in page, "the scope's day too"
+    report = (await staff.client.get(f"/staff/incidents/{incident_id}/report")).text
+    assert "2026년 3월 2일(월) 09:00 → 2026년 3월 2일(월) 18:30" in report
+    english = (await staff.client.get(f"/staff/incidents/{incident_id}?lang=en")).text
+    assert "start Mon Mar 2, 2026 09:00 · end Mon Mar 2, 2026 18:30" in english
+    assert "2026-03-02 09:00" not in page + report + english

@@ -60,7 +60,8 @@ async def test_declare_preview_approve_progress_and_report_as_staff(browser, web
     await expect(preview.locator('[data-reason="order_not_eligible"]')).to_contain_text("보상 대상이 아닌")
     await expect(preview.locator('[data-reason="budget_reached"] strong')).to_have_text("4")
     await expect(preview.locator('[data-reason="order_not_eligible"] strong')).to_have_text("5")
-    await expect(preview.locator("#pv-overrides")).to_contain_text("daily_max_count")
+    await expect(preview.locator("#pv-overrides")).to_contain_text("플레이어 1인당 하루 쿠폰 수")
+    await expect(preview.locator('#pv-overrides [title="daily_max_count"]')).to_have_count(1)
     await shot(page, "incident-preview")
 
     await preview.get_by_role("button", name="승인").click()

@@ -124,6 +124,11 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    // On a phone the menu is one sideways-scrolling row: bring the current page's entry into view.
+    var current = document.querySelector(".top nav [aria-current]");
+    if (current && current.parentNode.scrollWidth > current.parentNode.clientWidth) {
+      current.scrollIntoView({ block: "nearest", inline: "center" });
+    }
     var rows = document.querySelector("#conversation-rows[data-live]");
     if (rows) listen(rows.getAttribute("data-live"), { rows: swapper(rows) });
     var history = document.querySelector("#history[data-live]");

@@ -11,8 +11,8 @@ window.ArcaWidgetAttach = (function () {
     ko: {
       button: "파일 첨부",
       remove: (name) => `${name} 빼기`,
-      too_large: (name, size, limit) => `첨부 파일 '${name}'은(는) ${size}로 너무 큽니다(최대 ${limit}). 파일은 보내지 않았고, 메시지에는 답변드릴게요.`,
-      failed: (name) => `첨부 파일 '${name}'을(를) 보내지 못했습니다.`,
+      too_large: (name, size, limit) => `첨부 파일이 너무 커서 보내지 않았습니다: '${name}' ${size} (최대 ${limit}). 메시지에는 답변드릴게요.`,
+      failed: (name) => `첨부 파일을 보내지 못했습니다: '${name}'`,
       attached: (name) => `첨부: ${name}`,
     },
     en: {
