@@ -4,9 +4,11 @@ Right: precision on the precision set (correct answers of a strong model that mu
 untouched) and recall on its false twins and on the grounding set (invented or contradicted facts that
 must be withheld), from `tests/guards/sets/` (issue 50).
 Cost: µs per sentence (p50/p95) with the check on and off, over the sets' answer sentences and one long
-answer, each sentence's extraction uncached; the evidence built once per run before the answer streams;
-and the time to the first released text of a streamed answer with and without the check (the guard
-releases sentence by sentence; the check must not add waiting).
+answer, each sentence's caches emptied first (`forget_answer_text`); the evidence built once per run before the answer streams;
+and the time from the model's first delta to the first released text of a streamed answer with and
+without the check (`first_text_ratio`: the guard releases sentence by sentence; the check must not add
+waiting), and the same time counted from before the evidence is built. A/B interleaved in one run: the
+mode that goes first alternates round by round.
 
     python -m bench.fact_check [--rounds 300]
 
@@ -84,8 +86,25 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def forget_answer_text() -> None:
+    """Empty the caches an answer's sentences fill (facts, model notes, content words, weekdays,
+    squashed text): a new answer's sentences are new text, so each is measured as the first time it is
+    seen. The evidence's own caches (passages, rules, the catalogue) are left warm, as run after run."""
+    from bot.guards import dates, evidence, fact_check, facts, paraphrase
+
+    facts._extract.cache_clear()
+    fact_check.is_model_note.cache_clear()
+    paraphrase.content_words.cache_clear()
+    dates._named_weekdays.cache_clear()
+    evidence.squash.cache_clear()
+
+
+DELTA_CHARS = 4
+"""A streamed model delta is a token or two: the first sentence reaches the guard in pieces this long."""
+
+
 async def run(rounds: int) -> dict[str, Any]:
-    from bot.guards import dates, evidence, fact_check, facts
+    from bot.guards import dates, evidence, facts
     from bot.guards.output import OutputGuard
     from bot.vocabulary.sentences import split_sentences
 
@@ -95,11 +114,12 @@ async def run(rounds: int) -> dict[str, Any]:
     per_sentence: dict[str, list[float]] = {"enforce": [], "off": []}
     cold_us: list[float] = []
     warm_us: list[float] = []
-    first_text_us: dict[str, list[float]] = {"enforce": [], "off": []}
+    with_build_us: dict[str, list[float]] = {"enforce": [], "off": []}
     from_delta_us: dict[str, list[float]] = {"enforce": [], "off": []}
-    """From the model's first delta: the run builds the evidence before it asks the model for the answer
-    (`bot.conversations.run`), so what the player waits for after the first token is the sentence check."""
-    for _ in range(rounds):
+    """From the model's first delta to the first text released: the run builds the evidence before it
+    asks the model for the answer (`bot.conversations.run`), so what the player waits for after the first
+    token is the first sentence's deltas and its checks. `with_build_us` also counts the evidence."""
+    for i in range(rounds):
         facts._extract.cache_clear()
         for cached in (
             evidence._trusted_facts,
@@ -114,34 +134,41 @@ async def run(rounds: int) -> dict[str, Any]:
             start = time.perf_counter()
             ctx.evidence(outcomes)
             times.append((time.perf_counter() - start) * 1e6)
-        for mode in ("off", "enforce"):
+        # A/B interleaved: the mode that goes first alternates, so neither inherits the other's warm caches.
+        for mode in ("off", "enforce") if i % 2 == 0 else ("enforce", "off"):
             guard = OutputGuard(locale="ko", facts=_context(mode))
+            forget_answer_text()
             t0 = time.perf_counter()
-            stream = guard.stream(outcomes=outcomes)  # builds the evidence: on the path to the first byte
-            first = first_fed = None
-            for sentence in sentences:
-                facts._extract.cache_clear()  # an answer's sentences are new text: measure them uncached
-                fact_check.is_model_note.cache_clear()
+            stream = guard.stream(outcomes=outcomes)  # builds the evidence: before the model is asked
+            first_delta = time.perf_counter()
+            released = ""
+            pieces = [sentences[0][j : j + DELTA_CHARS] for j in range(0, len(sentences[0]), DELTA_CHARS)]
+            for piece in pieces:
+                released = await stream.feed(piece)
+            now = time.perf_counter()
+            assert released, "the first sentence was not released"
+            from_delta_us[mode].append((now - first_delta) * 1e6)
+            with_build_us[mode].append((now - t0) * 1e6)
+            for sentence in sentences[1:]:
+                forget_answer_text()  # an answer's sentences are new text: measure them uncached
                 start = time.perf_counter()
-                first_fed = first_fed or start
-                released = await stream.feed(sentence)
-                now = time.perf_counter()
-                per_sentence[mode].append((now - start) * 1e6)
-                if first is None and released:
-                    first = now - t0
-                    from_delta_us[mode].append((now - first_fed) * 1e6)
+                await stream.feed(sentence)
+                per_sentence[mode].append((time.perf_counter() - start) * 1e6)
             await stream.finish()
-            first_text_us[mode].append((first or 0.0) * 1e6)
     set_costs = await _set_costs(max(1, rounds // 30))
     enforce, off = per_sentence["enforce"] + set_costs["enforce"], per_sentence["off"] + set_costs["off"]
-    first_on = statistics.median(first_text_us["enforce"])
-    first_off = statistics.median(first_text_us["off"])
+    first_on = statistics.median(from_delta_us["enforce"])
+    first_off = statistics.median(from_delta_us["off"])
+    built_on = statistics.median(with_build_us["enforce"])
+    built_off = statistics.median(with_build_us["off"])
     return {
         **await accuracy(),
         "sentences_per_answer": len(sentences),
         "rounds": rounds,
+        "sentences_timed": len(enforce),
         "guard_us_per_sentence_p50": round(_pct(enforce, 0.5), 1),
         "guard_us_per_sentence_p95": round(_pct(enforce, 0.95), 1),
+        "guard_us_per_sentence_p99": round(_pct(enforce, 0.99), 1),
         "guard_without_fact_check_us_per_sentence_p50": round(_pct(off, 0.5), 1),
         "guard_without_fact_check_us_per_sentence_p95": round(_pct(off, 0.95), 1),
         "evidence_build_cold_us_p50": round(_pct(cold_us, 0.5), 1),
@@ -150,10 +177,9 @@ async def run(rounds: int) -> dict[str, Any]:
         "first_text_us_p50": round(first_on, 1),
         "first_text_without_fact_check_us_p50": round(first_off, 1),
         "first_text_ratio": round(first_on / first_off, 2) if first_off else None,
-        "first_text_from_first_delta_us_p50": round(statistics.median(from_delta_us["enforce"]), 1),
-        "first_text_from_first_delta_without_fact_check_us_p50": round(
-            statistics.median(from_delta_us["off"]), 1
-        ),
+        "first_text_with_evidence_build_us_p50": round(built_on, 1),
+        "first_text_with_evidence_build_without_fact_check_us_p50": round(built_off, 1),
+        "first_text_with_evidence_build_ratio": round(built_on / built_off, 2) if built_off else None,
     }
 
 
@@ -178,25 +204,25 @@ async def accuracy() -> dict[str, Any]:
 
 async def _set_costs(rounds: int) -> dict[str, list[float]]:
     """µs per sentence over every answer of both sets, streamed sentence by sentence, with and without
-    the check (each sentence's extraction uncached, as a new answer's is)."""
-    from bot.guards import fact_check, facts
+    the check (each sentence's caches emptied, as a new answer's are), the mode that goes first alternating."""
     from bot.guards.output import OutputGuard
     from bot.vocabulary.sentences import split_sentences
     from tests.guards.fact_set import load
 
     out: dict[str, list[float]] = {"enforce": [], "off": []}
     cases = [*load("precision"), *load("grounding")]
+    turn = 0
     for _ in range(rounds):
         for case in cases:
             for text in filter(None, (case.answer, case.false)):
                 done, rest = split_sentences(text)
-                for mode in ("off", "enforce"):
+                turn += 1
+                for mode in ("off", "enforce") if turn % 2 else ("enforce", "off"):
                     stream = OutputGuard(locale=case.lang, facts=case.context(mode)).stream(
                         outcomes=case.outcomes()
                     )
                     for sentence in [*done, rest] if rest else done:
-                        facts._extract.cache_clear()
-                        fact_check.is_model_note.cache_clear()
+                        forget_answer_text()
                         start = time.perf_counter()
                         await stream.feed(sentence)
                         out[mode].append((time.perf_counter() - start) * 1e6)

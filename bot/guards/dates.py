@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-from bot.guards.facts import DATE, DURATION, TIME, Fact, extract_facts
+from bot.guards.facts import DATE, DURATION, TIME, Fact, extract_facts, fold_case
 
 MONTH_MINUTES = 43_200
 DAY_MINUTES = 1_440
@@ -228,7 +228,7 @@ def _named_weekdays(text: str) -> tuple[tuple[str, str, int], ...]:
         for m in pattern.finditer(text):
             said = m.groupdict()
             name = said.get("ko") or said.get("kofull")
-            weekday = _KO_DAYS[name] if name else _EN_DAYS[said["en"].lower()]
+            weekday = _KO_DAYS[name] if name else _EN_DAYS[fold_case(said["en"])]
             facts = [f for f in extract_facts(m.group("d")) if f.kind == DATE and len(f.value) >= 5]
             if facts:
                 out.append((m.group(0), facts[0].value, weekday))

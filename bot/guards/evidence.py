@@ -47,6 +47,14 @@ class Passage:
     citation: str
     facts: tuple[Fact, ...]
     grams: frozenset[str]
+    keys: frozenset[tuple[str, Any]] = field(init=False, repr=False, compare=False)
+    """Its facts' keys and kinds, worked out once: the fact check asks each answer sentence's facts
+    against every passage."""
+    kinds: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", frozenset(f.key for f in self.facts))
+        object.__setattr__(self, "kinds", frozenset(f.kind for f in self.facts))
 
 
 @dataclass
@@ -408,6 +416,9 @@ def build_evidence(
             if isinstance(listed, Mapping) and listed.get("id") and listed.get("status"):
                 ev.order_statuses[str(listed["id"]).upper()] = {str(listed["status"])}
         ev.passages.extend(_passages(data))
+    # The same sentence from two hits (overlapping chunks, a section found twice) is one passage: every
+    # rule picks the first of equals, so a repeat only cost time.
+    ev.passages = list(dict.fromkeys(ev.passages))
     calendar = ev.calendar = Calendar(today)
     for text in (*(p.sentence for p in rules), *notices, *earlier_observations):
         calendar.add_text(text)

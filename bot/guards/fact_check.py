@@ -417,11 +417,11 @@ class FactChecker:
         if f.key in ev.player or ev.is_specific(f) or is_one_unit(f) or f.key not in ev.trusted:
             return False
         sources = (*ev.passages, *ev.rules, *ev.notices)
-        stating = [p for p in sources if any(g.key == f.key for g in p.facts)]
-        if len(numbers) >= 2 and any(numbers <= {g.key for g in p.facts} for p in stating):
+        stating = [p for p in sources if f.key in p.keys]
+        if len(numbers) >= 2 and any(numbers <= p.keys for p in stating):
             return False
         others = stated - {f.key}
-        joined = [p for p in sources if p not in stating and any(g.key in others for g in p.facts)]
+        joined = [p for p in sources if f.key not in p.keys and not others.isdisjoint(p.keys)]
         if not unrelated(body, stating, joined=joined):
             return False
         # The number's own clause decides when it has words enough: a clause added after it ("…, but only
@@ -442,7 +442,7 @@ class FactChecker:
             return None
         best: tuple[Passage, float] | None = None
         for p in self.evidence.passages if passages is None else passages:
-            if not any(g.kind == kind and same_counted(g, fact) for g in p.facts):
+            if kind not in p.kinds or not any(g.kind == kind and same_counted(g, fact) for g in p.facts):
                 continue
             score = len(mine & p.grams) / len(mine)
             if score >= PASSAGE_MATCH and (best is None or score > best[1]):

@@ -189,6 +189,63 @@ _SPACES = re.compile(r"\s+")
 # Precompiled: a pattern passed as a string is looked up in `re`'s cache on every call (≈1 µs each, tens
 # of calls per sentence on the answer's path).
 
+# ---- what each pattern cannot match without ----------------------------------------------------------
+# A pattern scans the whole sentence at every position (5–30 µs each); a substring test is a fraction of a
+# µs. Each tuple holds words one of which every match of its pattern contains, so skipping the pattern when
+# none is in the text finds the same facts. Letters are tested in the sentence lower-cased (`fold_case`) for
+# the patterns that ignore case. Keep them beside their patterns when either changes (tests/guards/
+# test_facts.py checks each against its pattern).
+_DATE_NEEDS = (("-", ".", "/"), ("년",), ("월",))
+"""`_DATE_PATTERNS`, in order."""
+_MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+"""`_DATE_EN`: every month name starts with one."""
+_TIME_NEEDS = ((":",), ("시",), ("m",))
+"""`_TIME_PATTERNS`, in order (am, pm, a.m., p.m. all have an m)."""
+_AMOUNT_NEEDS = ("원", "KRW", "krw", "won", "Won", "₩", "￦")
+"""`tools.money.find_krw_amounts` and `_MAN_WON` (case as written there)."""
+_PERCENT_NEEDS = ("%", "퍼센트", "프로", "percent")
+_DURATION_KO_NEEDS = ("일", "월", "간", "분", "주", "년")
+_DURATION_KO_WORDS_NEEDS = (
+    "하루",
+    "이틀",
+    "사흘",
+    "나흘",
+    "닷새",
+    "엿새",
+    "이레",
+    "보름",
+    "달",
+    "일주일",
+    "시간",
+)
+_DURATION_EN_NEEDS = ("day", "hour", "hr", "min", "week", "month", "year")
+_COUNT_KO_NEEDS = ("장", "개", "회", "번", "건", "명", "상자", "박스", "차례", "매")
+"""`_COUNT_KO` and `_COUNT_KO_NATIVE`."""
+_COUNT_EN_NEEDS = (
+    "coupon", "voucher", "box", "chest", "time", "item", "ticket", "attempt", "reward", "order", "people",
+    "player", "request", "code", "once", "twice",
+)  # fmt: skip
+"""`_COUNT_EN` and `_COUNT_EN_AFTER`."""
+_STATUS_NEEDS = {
+    "delayed": ("지연", "delayed"),
+    "shipping": ("배송", "shipp", "transit", "way"),
+    "delivered": ("배송", "배달", "delivered"),
+    "paid": ("결제", "paid"),
+    "preparing": ("준비", "prepar"),
+    "cancelled": ("취소", "cancel"),
+    "refunded": ("환불", "refunded"),
+}
+"""`STATUS_WORDS`, by status."""
+_CASE_FOLDS = str.maketrans({"ſ": "s", "ı": "i"})
+"""Letters `re.IGNORECASE` takes for an ASCII s or i that `str.lower` leaves as they are."""
+
+
+def fold_case(text: str) -> str:
+    """`text` lower-cased the way a case-ignoring pattern compares ASCII letters (a pattern's match
+    looked up in a table of lower-case words is looked up folded too: "ſeptember" matched)."""
+    lower = text.lower()
+    return lower if lower.isascii() else lower.translate(_CASE_FOLDS)
+
 
 def _int(text: str) -> int | float:
     raw = text.replace(",", "")
@@ -197,7 +254,7 @@ def _int(text: str) -> int | float:
 
 
 def _en_number(word: str) -> int | float:
-    word = word.lower()
+    word = fold_case(word)
     return _WORDS_EN[word] if word in _WORDS_EN else _int(word)
 
 
@@ -205,8 +262,10 @@ def _blank(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
 
 
-def _dates(text: str, out: list[Fact]) -> str:
-    for pattern in _DATE_PATTERNS:
+def _dates(text: str, out: list[Fact], lower: str) -> str:
+    for pattern, needs in zip(_DATE_PATTERNS, _DATE_NEEDS, strict=True):
+        if not any(c in text for c in needs):
+            continue
         for m in pattern.finditer(text):
             year, month, day = m.group(1), int(m.group(2)), int(m.group(3))
             if not (1 <= month <= 12 and 1 <= day <= 31):
@@ -214,15 +273,18 @@ def _dates(text: str, out: list[Fact]) -> str:
             value = f"{int(year):04d}-{month:02d}-{day:02d}" if year else f"{month:02d}-{day:02d}"
             out.append(Fact(DATE, value, m.group(0)))
             text = _blank(text, m.start(), m.end())
-    for m in _YEAR_KO.finditer(text):
-        out.append(Fact(DATE, m.group(1), m.group(0)))
-        text = _blank(text, m.start(), m.end())
+    if "년" in text:
+        for m in _YEAR_KO.finditer(text):
+            out.append(Fact(DATE, m.group(1), m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    if not any(month in lower for month in _MONTH_STARTS):
+        return text
     for m in _DATE_EN.finditer(text):
         if m.group(1):
-            month, day, year = _MONTHS[m.group(1).lower()], int(m.group(2)), m.group(3)
+            month, day, year = _MONTHS[fold_case(m.group(1))], int(m.group(2)), m.group(3)
         else:
-            month, day, year = _MONTHS[m.group(5).lower()], int(m.group(4)), m.group(6)
-        if m.group(1) and m.group(1).lower() == "may" and not year and day > 31:
+            month, day, year = _MONTHS[fold_case(m.group(5))], int(m.group(4)), m.group(6)
+        if m.group(1) and fold_case(m.group(1)) == "may" and not year and day > 31:
             continue
         if 1 <= day <= 31:
             value = f"{int(year):04d}-{month:02d}-{day:02d}" if year else f"{month:02d}-{day:02d}"
@@ -231,8 +293,10 @@ def _dates(text: str, out: list[Fact]) -> str:
     return text
 
 
-def _times(text: str, out: list[Fact]) -> str:
-    for pattern in _TIME_PATTERNS:
+def _times(text: str, out: list[Fact], lower: str) -> str:
+    for pattern, needs in zip(_TIME_PATTERNS, _TIME_NEEDS, strict=True):
+        if not any(c in lower for c in needs):
+            continue
         for m in pattern.finditer(text):
             hour = int(m.group(2))
             minute = int(m.group(3)) if m.group(3) else 0
@@ -245,38 +309,56 @@ def _times(text: str, out: list[Fact]) -> str:
 
 
 def _amounts(text: str, out: list[Fact]) -> str:
-    for a in find_krw_amounts(text):
+    if not any(w in text for w in _AMOUNT_NEEDS):
+        return text
+    found = find_krw_amounts(text)
+    for a in found:
         out.append(Fact(AMOUNT, a.value, text[a.start : a.end]))
-    for a in reversed(find_krw_amounts(text)):
+    for a in reversed(found):
         text = _blank(text, a.start, a.end)
+    if "만" not in text:
+        return text
     for m in _MAN_WON.finditer(text):
         out.append(Fact(AMOUNT, 10_000, m.group(0)))
         text = _blank(text, m.start(), m.end())
     return text
 
 
-def _units(text: str, out: list[Fact]) -> str:
-    for m in _PERCENT.finditer(text):
-        out.append(Fact(PERCENT, float(_int(m.group(1))), m.group(0)))
-        text = _blank(text, m.start(), m.end())
-    for m in _DURATION_KO.finditer(text):
-        out.append(Fact(DURATION, _int(m.group(1)) * _KO_DURATION_UNITS[m.group(2)], m.group(0)))
-        text = _blank(text, m.start(), m.end())
-    for m in _DURATION_KO_WORDS.finditer(text):
-        out.append(Fact(DURATION, _KO_DURATION_WORDS[_SPACES.sub("", m.group(1))], m.group(0)))
-        text = _blank(text, m.start(), m.end())
-    for m in _DURATION_EN.finditer(text):
-        unit = m.group(2).lower().rstrip("s")
-        out.append(Fact(DURATION, _en_number(m.group(1)) * _EN_DURATION_UNITS[unit], m.group(0)))
-        text = _blank(text, m.start(), m.end())
-    for m in _COUNT_KO.finditer(text):
-        if _is_list_label(text, m):
-            continue  # "01번 안내: …" numbers a line of a list; it states no count
-        out.append(Fact(COUNT, _int(m.group(1)), m.group(0)))
-        text = _blank(text, m.start(), m.end())
-    for m in _COUNT_KO_NATIVE.finditer(text):
-        out.append(Fact(COUNT, _NATIVE_KO[m.group(1)], m.group(0)))
-        text = _blank(text, m.start(), m.end())
+def _has(text: str, words: tuple[str, ...]) -> bool:
+    return any(w in text for w in words)
+
+
+def _units(text: str, out: list[Fact], lower: str) -> str:
+    # Each pattern runs only when a word it cannot match without is in the text (`_NEEDS`): most
+    # sentences state one or two kinds, and each pattern scans the whole sentence.
+    if _has(lower, _PERCENT_NEEDS):
+        for m in _PERCENT.finditer(text):
+            out.append(Fact(PERCENT, float(_int(m.group(1))), m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    if _has(text, _DURATION_KO_NEEDS):
+        for m in _DURATION_KO.finditer(text):
+            out.append(Fact(DURATION, _int(m.group(1)) * _KO_DURATION_UNITS[m.group(2)], m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    if _has(text, _DURATION_KO_WORDS_NEEDS):
+        for m in _DURATION_KO_WORDS.finditer(text):
+            out.append(Fact(DURATION, _KO_DURATION_WORDS[_SPACES.sub("", m.group(1))], m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    if _has(lower, _DURATION_EN_NEEDS):
+        for m in _DURATION_EN.finditer(text):
+            unit = fold_case(m.group(2)).rstrip("s")
+            out.append(Fact(DURATION, _en_number(m.group(1)) * _EN_DURATION_UNITS[unit], m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    if _has(text, _COUNT_KO_NEEDS):
+        for m in _COUNT_KO.finditer(text):
+            if _is_list_label(text, m):
+                continue  # "01번 안내: …" numbers a line of a list; it states no count
+            out.append(Fact(COUNT, _int(m.group(1)), m.group(0)))
+            text = _blank(text, m.start(), m.end())
+        for m in _COUNT_KO_NATIVE.finditer(text):
+            out.append(Fact(COUNT, _NATIVE_KO[m.group(1)], m.group(0)))
+            text = _blank(text, m.start(), m.end())
+    if not _has(lower, _COUNT_EN_NEEDS):
+        return text
     for m in _COUNT_EN.finditer(text):
         word = m.group(1) or m.group(3)
         value = _en_number(word)
@@ -304,6 +386,7 @@ _COUNTED: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+@lru_cache(maxsize=4096)  # asked for every passage a count is compared with
 def counted(fact: Fact) -> str | None:
     """What a count counts, as a class ("box", "coupon", "order", "person", "times"); None for a generic
     counter ("3개", "3 items") that may count anything. "1 reward box" is not backed by "1 order"."""
@@ -332,7 +415,12 @@ def order_ids(text: str) -> list[str]:
 
 def statuses(text: str) -> list[str]:
     """The order status codes `text` states (by code, Korean label or English word)."""
-    return [code for code, pattern in STATUS_WORDS.items() if pattern.search(text)]
+    lower = fold_case(text)
+    return [
+        code
+        for code, pattern in STATUS_WORDS.items()
+        if _has(lower, _STATUS_NEEDS[code]) and pattern.search(text)
+    ]
 
 
 _MAYBE_NUMBER = re.compile(
@@ -341,6 +429,15 @@ _MAYBE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 """Cheap test first: a sentence without a digit or a number word has no number to extract."""
+_DIGIT = re.compile(r"\d")
+"""Asked before `_MAYBE_NUMBER`: most sentences with a number have a digit, found at once."""
+_NUMBER_WORD_NEEDS = (
+    "만", "하루", "이틀", "사흘", "나흘", "닷새", "엿새", "이레", "보름", "달", "일주일", "시간", "once", "twice",
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "single", "장", "개", "번",
+    "건", "명", "상자", "박스", "차례", "하나", "둘", "셋", "넷", "다섯", "여섯", "일곱", "여덟", "아홉",
+)  # fmt: skip
+"""`_MAYBE_NUMBER` without a digit (lower-cased): a sentence with none of these states no number, and
+most sentences of an answer state none (the pattern's alternatives cost ~10 µs a sentence)."""
 
 
 def extract_facts(text: str) -> list[Fact]:
@@ -353,21 +450,26 @@ def extract_facts(text: str) -> list[Fact]:
 def _extract(text: str) -> tuple[Fact, ...]:
     # Cached: the rules, the catalogue, policy passages and a thread's earlier results are the same
     # texts run after run; extracting them again each time put tens of milliseconds before the first byte.
-    text = _CITATION.sub(" ", text)
-    text = _COUPON_CODE.sub(" ", text)
+    if "[" in text:
+        text = _CITATION.sub(" ", text)
+    lower = fold_case(text)
+    if "arca-" in lower:
+        text = _COUPON_CODE.sub(" ", text)
     text = _LIST_MARK.sub(" ", text)
     out: list[Fact] = []
-    if not _MAYBE_NUMBER.search(text):  # no digit and no number word: only an order's status may be stated
+    if not (_DIGIT.search(text) or (_has(lower, _NUMBER_WORD_NEEDS) and _MAYBE_NUMBER.search(text))):
+        # no digit and no number word: only an order's status may be stated
         if _ORDER_WORD.search(text):
             out.extend(Fact(STATUS, code, code) for code in statuses(text))
         return tuple(out)
-    text = _dates(text, out)
-    text = _times(text, out)
+    text = _dates(text, out, lower)
+    text = _times(text, out, lower)
     text = _amounts(text, out)
-    for order in order_ids(text):
+    orders = order_ids(text)
+    for order in orders:
         out.append(Fact(ORDER, order, order))
-    rest = ORDER_ID.sub(" ", text)
-    _units(rest, out)
+    rest = ORDER_ID.sub(" ", text) if orders else text
+    _units(rest, out, fold_case(rest))
     if (out and any(f.kind == ORDER for f in out)) or _ORDER_WORD.search(text):
         for code in statuses(text):
             out.append(Fact(STATUS, code, code))
@@ -388,6 +490,7 @@ __all__ = [
     "TIME",
     "Fact",
     "extract_facts",
+    "fold_case",
     "order_ids",
     "statuses",
 ]

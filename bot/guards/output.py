@@ -328,7 +328,9 @@ class StreamingOutputGuard:
     def _to_the_player(self, sentence: str) -> str:
         """The sentence in the second person when it spoke about the player, and with the tools it names
         in the player's words (`bot.guards.voice`)."""
-        if is_model_note(sentence):  # a note to the model is the fact check's to drop (and to count)
+        # A note to the model is the fact check's to drop (and to count). Asked of the stripped sentence,
+        # as the fact check asks it: one cached answer for both (twenty patterns a sentence).
+        if is_model_note(sentence.strip()):
             return sentence
         unlabelled = without_own_label(sentence)
         if unlabelled is not None:

@@ -48,9 +48,8 @@ def is_english(text: str) -> bool:
     return letters > 0 and sum("a" <= c.lower() <= "z" for c in text) * 2 > letters
 
 
-@lru_cache(maxsize=4096)
-def content_words(text: str) -> frozenset[str]:
-    """The words that say what `text` is about: English crudely stemmed, Korean as morphemes."""
+def _content_words(text: str) -> frozenset[str]:
+    """The words that say what `text` is about (uncached; see `content_words` and `passage_words`)."""
     if not is_english(text):
         return frozenset(t for t in analyze(text) if not t[0].isdigit() and t not in _KOREAN_STOP)
     out = set()
@@ -59,6 +58,15 @@ def content_words(text: str) -> frozenset[str]:
             continue
         out.add(_stem(word))
     return frozenset(out)
+
+
+content_words = lru_cache(maxsize=1024)(_content_words)
+"""The words that say what an answer's `text` is about: English crudely stemmed, Korean as morphemes
+(kiwipiepy: a few hundred µs a Korean sentence, so one sentence's words are worked out once)."""
+
+passage_words = lru_cache(maxsize=4096)(_content_words)
+"""`content_words` of an evidence sentence (a passage, a rule, a notice), cached apart from the answer's:
+the same sections come back run after run, while an answer's sentences are new text each time."""
 
 
 def _stem(word: str) -> str:
@@ -90,23 +98,34 @@ def contradicting(
     `stated`: every fact key `body` states. A sentence with a value `body` states too is not a rival: the
     answer joined two sentences ("7일, 불량품은 … 30일"). `also_backing`: sentences that may back `key` but
     are never offered instead (the coupon rules, an incident's notice)."""
+    passages = list(passages)
+    if not any(_rival(p, key, kind, stated) for p in passages):
+        return None  # no sentence states another value of the kind: nothing to weigh (and no analysis)
     mine = content_words(body)
     best: tuple[Passage, int] | None = None
     backing = 0
     for p in also_backing:
-        if any(g.key == key for g in p.facts):
-            backing = max(backing, len(mine & content_words(p.sentence)))
+        if key in p.keys:
+            backing = max(backing, len(mine & passage_words(p.sentence)))
     for p in passages:
-        shared = len(mine & content_words(p.sentence))
-        if any(g.key == key for g in p.facts):
+        shared = len(mine & passage_words(p.sentence))
+        if key in p.keys:
             backing = max(backing, shared)
-        elif any(g.kind == kind for g in p.facts) and (best is None or shared > best[1]):
+        elif kind in p.kinds and (best is None or shared > best[1]):
             if any(g.key in stated for g in p.facts if g.kind == kind):
                 continue  # the answer took this sentence's own value for another of its facts
             best = (p, shared)
     if best is None or best[1] < MIN_SHARED or best[1] < MARGIN * max(backing, 1):
         return None
     return best[0]
+
+
+def _rival(p: Passage, key: object, kind: str, stated: frozenset[object]) -> bool:
+    """Whether `p` may be the sentence `contradicting` offers: it states a value of `kind`, not `key`, and
+    none the answer's sentence states too."""
+    return (
+        kind in p.kinds and key not in p.keys and not any(g.key in stated for g in p.facts if g.kind == kind)
+    )
 
 
 MIN_TOPIC = 3
@@ -127,16 +146,16 @@ def unrelated(body: str, stating: Iterable[Passage], *, joined: Iterable[Passage
     """Whether every sentence that states the answer's number is about something else: seen live, "You have
     30 days to get a refund for an unused cash shop item" backed only by the coupon sentences ("… valid for
     30 days from issue; redeem it in the cash shop") when the search had not found the refund section."""
+    sentences = list(stating)
+    if not sentences:
+        return False
     mine = content_words(body) - _UNITS
     if len(mine) < MIN_TOPIC:
         return False
     # `joined`: the sentences that state the answer's other numbers; an answer that joins two sentences
     # ("7일, 불량품은 … 30일 이내") is about both, so their words count together.
-    also = frozenset().union(*(content_words(p.sentence) for p in joined))
-    sentences = list(stating)
-    return bool(sentences) and all(
-        len(mine & (content_words(p.sentence) | also)) < RELATED_SHARE * len(mine) for p in sentences
-    )
+    also = frozenset().union(*(passage_words(p.sentence) for p in joined))
+    return all(len(mine & (passage_words(p.sentence) | also)) < RELATED_SHARE * len(mine) for p in sentences)
 
 
 _CLAUSE_BREAK = re.compile(
@@ -170,7 +189,7 @@ def short_clause_inside(body: str, text: str, stating: Iterable[Passage]) -> boo
     parts = [p for p in _CLAUSE_BREAK.split(body) if p and p.strip()]
     if len(parts) < 2:
         return False
-    stated = [content_words(p.sentence) for p in stating]
+    stated = [passage_words(p.sentence) for p in stating]
     for clause in (p for p in parts if text in p):
         words = content_words(clause) - _UNITS
         if words and len(words) < MIN_TOPIC and any(words <= there for there in stated):

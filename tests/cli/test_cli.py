@@ -91,3 +91,21 @@ def test_python_dash_m_bot_runs_the_same_cli(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("arca-bot ")
+
+
+def test_the_command_line_loads_no_database_web_or_chat_library_before_a_command_needs_one() -> None:
+    """Every command builds the whole parser first: a cold `arca-bot search` must not pay for SQLAlchemy,
+    the HTTP client, Discord, FastAPI or the OpenAI client to parse its arguments (issue 51's cold start)."""
+    heavy = ("sqlalchemy", "httpx", "discord", "fastapi", "openai", "chromadb")
+    code = (
+        "import sys; from bot.cli.parser import build_parser; build_parser(); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[2],
+    )
+    assert done.stdout.strip() == "[]", done.stdout

@@ -218,3 +218,58 @@ def test_a_noun_then_a_number_with_a_unit_is_not_a_bare_count(text: str) -> None
 def test_what_a_count_counts(text: str, what: str | None) -> None:
     [fact] = [f for f in extract_facts(text) if f.kind == "count"]
     assert counted(fact) == what
+
+
+def _texts_with_facts() -> list[str]:
+    """Every sentence of the policies and of the fact check's answer sets (both languages, every kind)."""
+    from pathlib import Path
+
+    from tests.guards.fact_set import load
+
+    root = Path(__file__).resolve().parents[2]
+    texts = [
+        line for path in sorted((root / "policies").glob("*.md")) for line in path.read_text().splitlines()
+    ]
+    for case in [*load("precision"), *load("grounding")]:
+        texts.extend(t for t in (case.answer, case.false, *case.player, *case.notices) if t)
+    out: list[str] = []
+    for text in texts:
+        done, rest = split_sentences(text)
+        out.extend(s for s in [*done, rest] if s.strip())
+    return out
+
+
+def test_skipping_a_pattern_for_want_of_its_words_finds_the_same_facts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each pattern runs only when a word it needs is in the sentence (`facts._NEEDS` tuples, a cost cut):
+    with every such test made to pass, the facts of every policy and answer sentence are the same."""
+    from bot.guards import facts
+
+    texts = _texts_with_facts()
+    assert len(texts) > 500
+    facts._extract.cache_clear()
+    skipping = [(t, extract_facts(t), facts.statuses(t)) for t in texts]
+    assert sum(bool(found) for _t, found, _s in skipping) > 200  # the sentences do state facts
+    always = ("",)  # "" is in every text: no pattern is skipped
+    for name in ("_AMOUNT_NEEDS", "_PERCENT_NEEDS", "_DURATION_KO_NEEDS", "_DURATION_KO_WORDS_NEEDS",
+                 "_DURATION_EN_NEEDS", "_COUNT_KO_NEEDS", "_COUNT_EN_NEEDS", "_MONTH_STARTS",
+                 "_NUMBER_WORD_NEEDS"):  # fmt: skip
+        monkeypatch.setattr(facts, name, always)
+    monkeypatch.setattr(facts, "_DATE_NEEDS", (always,) * len(facts._DATE_PATTERNS))
+    monkeypatch.setattr(facts, "_TIME_NEEDS", (always,) * len(facts._TIME_PATTERNS))
+    monkeypatch.setattr(facts, "_STATUS_NEEDS", dict.fromkeys(facts.STATUS_WORDS, always))
+    facts._extract.cache_clear()
+    try:
+        for text, found, said in skipping:
+            assert (extract_facts(text), facts.statuses(text)) == (found, said), text
+    finally:
+        facts._extract.cache_clear()
+
+
+def test_a_long_s_reads_as_an_s_as_the_patterns_read_it() -> None:
+    """`re.IGNORECASE` matches "ſ" (U+017F) for an s: the match is then looked up folded the same way, and
+    the skip tests fold it too (a KeyError in the guard before)."""
+    assert keys("30 minuteſ") == keys("30 minutes") == {("duration", 30)}
+    assert keys("ſeptember 3") == keys("September 3") == {("date", "09-03")}
+    assert keys("ſix coupons") == keys("six coupons") == {("count", 6)}

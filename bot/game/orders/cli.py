@@ -6,11 +6,11 @@ import argparse
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.config import Settings
-from bot.game.orders.importer import OrderFileError, import_orders
-from bot.store import Store
+if TYPE_CHECKING:  # the store and the importer load only when the command runs: every other command
+    # (a cold `arca-bot search`) builds this parser too and would import SQLAlchemy for nothing
+    from bot.config import Settings
 
 
 def add_orders_parser(sub: Any, settings: Callable[[], Settings], error: type[Exception]) -> None:
@@ -27,6 +27,9 @@ def add_orders_parser(sub: Any, settings: Callable[[], Settings], error: type[Ex
     imp.add_argument("file", metavar="FILE")
 
     def command(args: argparse.Namespace) -> int:
+        from bot.game.orders.importer import OrderFileError, import_orders
+        from bot.store import Store
+
         conf = settings()
         if conf.order_source != "builtin":
             raise error(
