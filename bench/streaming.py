@@ -37,7 +37,7 @@ from bot.conversations.renderer import split_message
 from bot.engine.synthesis import LanguageGate
 from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
 from bot.llm.scripted import ScriptedLLM
-from bot.players.discord_app.client import ArcaDiscordBot
+from bot.serving.discord_client.client import ArcaDiscordBot
 from tests.support.fake_discord import FakeDiscord
 
 CHANNEL = FakeDiscord.SUPPORT_CHANNEL

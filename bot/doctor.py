@@ -302,7 +302,7 @@ async def check_discord(settings: Settings) -> Check:
 
 
 async def check_web_secret(settings: Settings) -> Check:
-    from bot.players.web.widget.identity import secret_problem
+    from bot.web_kit.identity import secret_problem
 
     secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
     if not secret.strip():

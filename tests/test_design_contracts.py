@@ -933,7 +933,7 @@ def test_thread_ids_have_the_five_forms_of_design_7() -> None:
 
 
 def test_discord_thread_ids() -> None:
-    from bot.players.discord_app.client import thread_id_of_message
+    from bot.serving.discord_client.client import thread_id_of_message
     from bot.staffroom.discord_staff.cog import thread_id_of_interaction
 
     in_guild = SimpleNamespace(
@@ -963,6 +963,9 @@ def test_layout_and_no_module_named_discord() -> None:
         "guards",
         "players",
         "staffroom",
+        "serving",
+        "web_kit",
+        "discord_kit",
         "replay",
     ):
         # A module may grow into a package of the same name (`staff.py` → `staff/`).
@@ -977,7 +980,7 @@ def test_layout_and_no_module_named_discord() -> None:
         if p.name in ("discord", "discord.py")
     ]
     assert not shadowing, f"a module named discord shadows discord.py: {shadowing}"
-    assert (ROOT / "bot" / "players" / "discord_app" / "client.py").is_file()
+    assert (ROOT / "bot" / "serving" / "discord_client" / "client.py").is_file()
     from bot.memory import ThreadMemory  # noqa: F401  (named in §1/§2)
 
 

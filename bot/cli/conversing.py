@@ -15,7 +15,7 @@ from bot.cli.preflight import CommandError, checked_settings, quiet_logs_for_a_p
 def cmd_chat(args: argparse.Namespace) -> int:
     from bot.app import build_app
     from bot.players.terminal import run_console
-    from bot.serve import desk_watch, game_deliveries
+    from bot.serving.process import desk_watch, game_deliveries
 
     settings = checked_settings()
     require_policies(settings)

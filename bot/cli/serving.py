@@ -16,7 +16,7 @@ from bot.config import load_settings
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from bot.serve import serve
+    from bot.serving.process import serve
 
     settings = checked_settings()
     require_policies(settings)
@@ -24,7 +24,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_web(args: argparse.Namespace) -> int:
-    from bot.serve import serve
+    from bot.serving.process import serve
 
     settings = checked_settings()
     require_policies(settings)
@@ -32,7 +32,7 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 def cmd_web_token(args: argparse.Namespace) -> int:
-    from bot.players.web.startup import web_token_command
+    from bot.serving.web.startup import web_token_command
 
     return web_token_command(load_settings(), args.player_id, args.ttl, link=args.link)
 

@@ -1,4 +1,4 @@
-"""The web channel's part of `Settings` (see bot/players/web): where it binds, who may call it, the
+"""The web channel's part of `Settings` (see bot/serving/web): where it binds, who may call it, the
 player-token key, public links, rate limits, trusted proxies and the operator's debug view."""
 
 from __future__ import annotations

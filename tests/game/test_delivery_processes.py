@@ -1,5 +1,5 @@
 """Who delivers: every long-running process runs a delivery worker when `ARCA_COUPON_DELIVERY=game` —
-here `arca-bot web` (`bot.serve.serve`) posts a coupon staff issued from another process to the game,
+here `arca-bot web` (`bot.serving.process.serve`) posts a coupon staff issued from another process to the game,
 and stops on SIGTERM with the job recorded."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import signal
 import httpx
 
 from bot.game.delivery.running import deliveries_for
-from bot.serve import serve
+from bot.serving.process import serve
 from bot.store import Store
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex

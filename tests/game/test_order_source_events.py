@@ -8,10 +8,10 @@ from pathlib import Path
 
 from bot.app import build_app
 from bot.config import load_settings
-from bot.players.web.app import WebDeps, create_app
-from bot.players.web.startup import WebServer
-from bot.players.web.widget.identity import IdentityService
+from bot.serving.web.app import WebDeps, create_app
+from bot.serving.web.startup import WebServer
 from bot.store import Store
+from bot.web_kit.identity import IdentityService
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.game.orders_world import load_world, wire_order
 from tests.support.game_backend import GameBackend

@@ -9,12 +9,12 @@ import httpx
 from sqlalchemy import select
 
 from bot.llm.scripted import ScriptedLLM
-from bot.players.web.app import WebDeps, create_app
-from bot.players.web.startup import WebServer
-from bot.players.web.widget.identity import IdentityService
+from bot.serving.web.app import WebDeps, create_app
+from bot.serving.web.startup import WebServer
 from bot.staff.console import mint_link
 from bot.store.models import StaffOutbox
 from bot.store.outbox import OutboxPoller, claim_reply, enqueue_reply, pending_replies
+from bot.web_kit.identity import IdentityService
 from tests.support.fake_discord import FakeDiscord
 from tests.support.staff_console import CSRF, post_login
 from tests.support.web import SECRET

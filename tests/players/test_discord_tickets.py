@@ -15,7 +15,7 @@ import pytest
 
 from bot.desk.auto_close import CLOSE_ACTION, close_idle
 from bot.llm.scripted import ScriptedLLM
-from bot.players.discord_app.components import tell_closed
+from bot.players.discord_app.feedback import tell_closed
 from bot.store.tickets import open_ticket, ticket_by_thread
 from tests.support.fake_discord import FakeDiscord, FakeUser
 from tests.support.fake_discord.threads import PRIVATE_THREAD

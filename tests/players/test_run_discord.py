@@ -1,4 +1,4 @@
-"""`arca-bot run` (`bot.serve.serve`): a missing or rejected token ends with one clear line and an exit
+"""`arca-bot run` (`bot.serving.process.serve`): a missing or rejected token ends with one clear line and an exit
 status, no traceback; SIGTERM stops the running client and the call returns 0."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import signal
 
 from bot.app import build_app
 from bot.llm.scripted import ScriptedLLM
-from bot.serve import serve
+from bot.serving.process import serve
 from tests.fakes.knowledge import EmptyPolicyIndex
 
 

@@ -1,4 +1,4 @@
-"""`bot.serve.serve`, the one start-and-stop: the web channel alone starts without an LLM and stops on
+"""`bot.serving.process.serve`, the one start-and-stop: the web channel alone starts without an LLM and stops on
 SIGTERM with status 0; an address that cannot be bound ends with one line and status 2 before Discord
 is contacted."""
 
@@ -11,7 +11,7 @@ import socket
 
 import httpx
 
-from bot.serve import serve
+from bot.serving.process import serve
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.discord import make_settings

@@ -1,4 +1,4 @@
-"""The desk watch runs in whatever process serves (`bot.serve`): the web channel alone (no Discord)
+"""The desk watch runs in whatever process serves (`bot.serving.process`): the web channel alone (no Discord)
 closes an idle escalated widget conversation with a notice through the staff outbox and records the SLA
 reminder a Discord process left unclaimed, with a controlled clock; SIGTERM stops it with the server."""
 
@@ -14,7 +14,7 @@ from sqlalchemy import select
 from bot.analytics.record import record_run
 from bot.app import build_app
 from bot.llm.scripted import ScriptedLLM
-from bot.serve import serve
+from bot.serving.process import serve
 from bot.store import AuditEntry, Escalation
 from bot.store.models import StaffOutbox
 from tests.eventually import eventually

@@ -11,7 +11,7 @@ from typing import Any
 from bot.app import App, build_app
 from bot.config import Settings, load_settings
 from bot.llm.scripted import ScriptedLLM
-from bot.players.discord_app.client import ArcaDiscordBot
+from bot.serving.discord_client.client import ArcaDiscordBot
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.fake_discord import FakeDiscord
 

@@ -17,10 +17,10 @@ from bot.app import App, build_app
 from bot.config import load_settings
 from bot.game.events import SIGNATURE_HEADER, signature_header
 from bot.llm.scripted import ScriptedLLM
-from bot.players.web.app import WebDeps, create_app
-from bot.players.web.startup import WebServer
-from bot.players.web.widget.identity import IdentityService
+from bot.serving.web.app import WebDeps, create_app
+from bot.serving.web.startup import WebServer
 from bot.store import Store
+from bot.web_kit.identity import IdentityService
 from examples.game_backend.events import EventSender
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.discord import BotHarness, Running

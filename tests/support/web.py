@@ -13,11 +13,11 @@ import httpx
 
 from bot.app import App
 from bot.llm.scripted import ScriptedLLM
-from bot.players.web.app import WebDeps
 from bot.players.web.sse.stream import RunStream
-from bot.players.web.sse.wire import answer_payload, done_payload
-from bot.players.web.startup import WebServer
-from bot.players.web.widget.identity import IdentityService
+from bot.serving.web.app import WebDeps
+from bot.serving.web.startup import WebServer
+from bot.web_kit.identity import IdentityService
+from bot.web_kit.sse.wire import answer_payload, done_payload
 from tests.fakes.held import Held
 
 SECRET = "test-secret-for-the-web-channel-0123456789"

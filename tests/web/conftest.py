@@ -15,10 +15,10 @@ from playwright.async_api import Browser, async_playwright, expect
 
 from bot.app import build_app
 from bot.config import load_settings
-from bot.players.web.app import WebDeps, create_app
-from bot.players.web.startup import WebServer
-from bot.players.web.widget.identity import IdentityService
+from bot.serving.web.app import WebDeps, create_app
+from bot.serving.web.startup import WebServer
 from bot.store import Store
+from bot.web_kit.identity import IdentityService
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, EXPECT_WITHIN_MS
 from tests.support.web import FIXED_NOW, SECRET, WEB_ENV, WebFactory, WebHarness

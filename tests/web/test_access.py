@@ -10,7 +10,7 @@ import httpx
 import jwt
 import pytest
 
-from bot.players.web.widget.identity import ANON_COOKIE, IdentityService
+from bot.web_kit.identity import ANON_COOKIE, IdentityService
 from tests.eventually import WITHIN
 from tests.support.web import SECRET, read_sse
 

@@ -1,5 +1,5 @@
 """The widget shows its feedback control under the auto-close notice: the desk keeps the notice under
-the conversation's latest answer (`bot.serve.desk_watch`), so the history draws 👍 / 👎 beneath it and a
+the conversation's latest answer (`bot.serving.process.desk_watch`), so the history draws 👍 / 👎 beneath it and a
 press is recorded for that answer, in real headless Chromium."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import asyncio
 from playwright.async_api import Route, expect
 
 from bot.players.web.sse.stream import RunStream
-from bot.players.web.sse.wire import answer_payload, done_payload
+from bot.web_kit.sse.wire import answer_payload, done_payload
 from tests.eventually import eventually
 from tests.support.browser import CHROMIUM, DESKTOP, open_widget, send, shot
 from tests.support.web import THREAD, reply_stream

@@ -21,8 +21,8 @@ from bot.engine.events import IterationEvent, ThinkingEvent
 from bot.guards.output import OutputGuard
 from bot.persona import SUPPORT_SYSTEM_PROMPT
 from bot.players.web.sse.stream import RunStream, WebSurface
-from bot.players.web.startup import BackgroundPolicyIndex
-from bot.serve import serve
+from bot.serving.process import serve
+from bot.serving.web.startup import BackgroundPolicyIndex
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.fakes.openai_server import FakeOpenAIServer, reply

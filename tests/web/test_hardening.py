@@ -11,8 +11,8 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from bot.players.web.widget.identity import ANON_COOKIE, IdentityService
 from bot.store import ThreadMessage
+from bot.web_kit.identity import ANON_COOKIE, IdentityService
 from tests.support.web import SECRET
 
 JSON = {"Content-Type": "application/json"}
@@ -290,7 +290,7 @@ async def test_an_embedding_site_can_read_the_413(make_web):
 
 async def test_run_with_the_web_channel_refuses_a_weak_secret_before_it_starts(tmp_path):
     from bot.config import ConfigError
-    from bot.serve import serve
+    from bot.serving.process import serve
     from tests.support.discord import make_settings
 
     settings = make_settings(

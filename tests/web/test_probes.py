@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 
 from bot.config import load_settings
-from bot.players.web.readiness import http_game_probe
+from bot.web_kit.readiness import http_game_probe
 from tests.support.game_backend import TOKEN, GameBackend
 from tests.support.web import SECRET
 

@@ -1,1 +1,2 @@
-"""The Discord app players talk to: one client, which also mounts the staff side (`bot.staffroom.discord_staff`)."""
+"""Where players talk to the bot on Discord: the answer surface, tickets, notices, link notices, the
+staff-reply outbox and the players' buttons; the one client that hosts them is `bot.serving.discord_client`."""

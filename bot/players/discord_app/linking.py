@@ -21,7 +21,7 @@ from bot.store.link_codes import LinkNotice, claim_notice, pending_notices, rele
 from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
-    from bot.players.discord_app.client import ArcaDiscordBot
+    from bot.players.discord_app.host import SupportClient
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ TELL_WITHIN = timedelta(hours=1)
 class LinkNotifier:
     """Every `interval` seconds: the link notices nobody sent yet, each claimed, then sent."""
 
-    def __init__(self, bot: ArcaDiscordBot, *, interval: float = 1.0) -> None:
+    def __init__(self, bot: SupportClient, *, interval: float = 1.0) -> None:
         self.bot = bot
         self.periodic = Periodic(
             self.send_pending,

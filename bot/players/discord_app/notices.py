@@ -56,7 +56,7 @@ class NoticePoster:
 
     @classmethod
     def for_client(cls, client: Any, *, interval: float = 1.0) -> NoticePoster:
-        """The poster of a Discord client with `conversations` and `settings` (`ArcaDiscordBot`)."""
+        """The poster of a Discord client with `conversations` and `settings` (`bot.players.discord_app.host.SupportClient`)."""
         return cls(
             client, client.conversations.store, client.settings.incident_notice_channels, interval=interval
         )

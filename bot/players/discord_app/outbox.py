@@ -10,7 +10,7 @@ from bot.store.outbox import OutboxPoller, OutboxReply
 from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
-    from bot.players.discord_app.client import ArcaDiscordBot
+    from bot.players.discord_app.host import SupportClient
 
 PREFIX = "discord:"
 """The threads whose replies this process claims."""
@@ -21,7 +21,7 @@ def staff_message(reply: OutboxReply) -> str:
     return f"**상담원 · Staff {reply.staff}**\n{reply.text}"
 
 
-def _channel_of(bot: ArcaDiscordBot, thread_id: str) -> discord.abc.Messageable | None:
+def _channel_of(bot: SupportClient, thread_id: str) -> discord.abc.Messageable | None:
     tid = ThreadId(thread_id)
     if tid.kind != "discord" or tid.snowflake is None:
         return None
@@ -33,7 +33,7 @@ def _channel_of(bot: ArcaDiscordBot, thread_id: str) -> discord.abc.Messageable 
     return channel  # type: ignore[return-value]
 
 
-def discord_outbox(bot: ArcaDiscordBot, *, interval: float = 1.0) -> OutboxPoller:
+def discord_outbox(bot: SupportClient, *, interval: float = 1.0) -> OutboxPoller:
     async def deliver(reply: OutboxReply) -> None:
         channel = _channel_of(bot, reply.thread_id)
         if channel is None:

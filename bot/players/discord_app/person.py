@@ -11,7 +11,7 @@ import re
 
 import discord
 
-from bot.staffroom.discord_staff.cog import role_names
+from bot.discord_kit.members import role_names
 from bot.vocabulary.language import detect_language
 
 log = logging.getLogger(__name__)

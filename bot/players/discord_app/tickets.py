@@ -19,7 +19,7 @@ import discord
 from bot.analytics.staff_response import escalation_timings
 from bot.desk import ticket_texts as texts
 from bot.desk.auto_close import CLOSE_ACTION as ESCALATION_CLOSED
-from bot.staffroom.discord_staff.cog import role_names
+from bot.discord_kit.members import role_names
 from bot.store import audit_views, conversation_views
 from bot.store.tickets import (
     TicketRecord,
@@ -35,7 +35,7 @@ from bot.vocabulary import ThreadId
 from bot.vocabulary.language import detect_language
 
 if TYPE_CHECKING:
-    from bot.players.discord_app.client import ArcaDiscordBot
+    from bot.players.discord_app.host import SupportClient
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ CLOSING_NOTICE_GRACE = timedelta(seconds=30)
 class TicketDesk:
     """The ticket side of one Discord client: routes messages in ticket channels, watches for closing."""
 
-    def __init__(self, client: ArcaDiscordBot, *, every: float = 60.0) -> None:
+    def __init__(self, client: SupportClient, *, every: float = 60.0) -> None:
         settings = client.settings
         self.client = client
         self.channels = frozenset(settings.ticket_channels)

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from bot.attachments.texts import size_text
-from bot.players.web.attachment_response import attachment_response, thumbnail_response
 from bot.staffroom.console.pages import conversations_of, render, require_user
+from bot.web_kit.attachment_response import attachment_response, thumbnail_response
 
 TEXT_SHOWN = 20_000
 """Characters of a text file shown on the page (the whole file is one click away)."""

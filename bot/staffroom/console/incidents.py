@@ -27,8 +27,6 @@ from bot.incidents.declare import declare
 from bot.incidents.notice import NOTICE_SEPARATOR, join_notice
 from bot.incidents.progress import RunProgress, progress
 from bot.incidents.report import build_report, report_csv
-from bot.players.web.body_limits import INCIDENT_FORM_CAP
-from bot.players.web.sse.response import sse_response
 from bot.staff.registry import StaffReply
 from bot.staffroom.console import auth, queries
 from bot.staffroom.console.auth import SESSION_COOKIE, StaffUser
@@ -58,6 +56,8 @@ from bot.store import ORDER_STATUSES
 from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import EXCLUSION_REASONS
 from bot.vocabulary.particles import particle
+from bot.web_kit.body_limits import INCIDENT_FORM_CAP
+from bot.web_kit.sse.response import sse_response
 
 log = logging.getLogger(__name__)
 

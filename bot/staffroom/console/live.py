@@ -22,7 +22,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sse_starlette import ServerSentEvent
 
-from bot.players.web.sse.response import sse_response
 from bot.staffroom.console import auth, queries
 from bot.staffroom.console.auth import SESSION_COOKIE
 from bot.staffroom.console.pages import (
@@ -39,6 +38,7 @@ from bot.staffroom.console.pages import (
 from bot.staffroom.console.run_feed import hub_runs
 from bot.store import Store
 from bot.store.outbox import reply_statuses
+from bot.web_kit.sse.response import sse_response
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,6 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from bot.guards.fact_check import FACT_UNBACKED, FACT_WITHHELD
-from bot.players.web.widget.identity import Identity
 from bot.store import (
     AuditEntry,
     Coupon,
@@ -25,6 +24,7 @@ from bot.store import (
 from bot.store.audit_views import AuditQuery
 from bot.store.coupon_views import CouponQuery
 from bot.store.outbox import reply_statuses
+from bot.web_kit.identity import Identity
 
 PAGE_LIMIT = 200
 

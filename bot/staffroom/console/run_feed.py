@@ -16,8 +16,8 @@ from typing import Any
 
 from bot.conversations.run_events import AnswerText, RunEnd, RunEvent
 from bot.guards.output import OutputGuard
-from bot.players.web.sse.step_cleaning import StepCleaner
-from bot.players.web.sse.wire import answer_payload, done_payload, step_payload
+from bot.web_kit.sse.step_cleaning import StepCleaner
+from bot.web_kit.sse.wire import answer_payload, done_payload, step_payload
 from tools.base import Actor
 
 GuardFor = Callable[[Actor | None, str], Awaitable[OutputGuard]]

@@ -21,6 +21,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.conversations.renderer import DISCORD_LIMIT, split_message
+from bot.discord_kit.members import role_names
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
 from bot.staff.incidents import PREVIEW_CARD
 from bot.vocabulary import ThreadId
@@ -53,12 +54,6 @@ def thread_id_of_interaction(interaction: discord.Interaction) -> str:
     if interaction.guild_id is None:
         return ThreadId.dm(interaction.user.id)
     return ThreadId.discord(interaction.channel_id or "")
-
-
-def role_names(user: discord.abc.User) -> set[str]:
-    """Names of the member's guild roles (none for a plain user, e.g. in a DM)."""
-    roles = getattr(user, "roles", None) or []
-    return {r.name for r in roles if not r.is_default()}
 
 
 def slash_values(cmd: StaffCommand, options: dict[str, Any]) -> dict[str, Any]:

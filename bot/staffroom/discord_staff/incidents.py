@@ -16,8 +16,8 @@ from typing import Any
 
 import discord
 
+from bot.discord_kit.members import actor_of, refuse_staff_only
 from bot.incidents import RunProgress, progress
-from bot.staffroom.discord_staff.cog import role_names
 from bot.store.incidents import EXCLUSION_REASONS
 from bot.vocabulary import ThreadId
 from bot.vocabulary.rule_names import coupon_rule_words
@@ -110,12 +110,10 @@ class IncidentButton(
     async def callback(self, interaction: discord.Interaction) -> None:
         conv = interaction.client.conversations  # type: ignore[attr-defined]
         user = interaction.user
-        actor = await conv.resolve_actor(str(user.id), role_names(user), user.display_name)
+        actor = await actor_of(interaction)
         channel = ThreadId.discord(interaction.channel_id or "")
         if not actor.is_staff:
-            from bot.players.discord_app.components import _refuse
-
-            await _refuse(interaction, actor, "incident compensate", channel)
+            await refuse_staff_only(interaction, actor, "incident compensate", channel)
             return
         await interaction.response.defer()
         message = interaction.message

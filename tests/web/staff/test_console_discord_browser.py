@@ -12,10 +12,10 @@ from playwright.async_api import expect
 from sqlalchemy import select
 
 from bot.llm.scripted import ScriptedLLM
-from bot.players.web.app import WebDeps, create_app
-from bot.players.web.startup import WebServer
-from bot.players.web.widget.identity import IdentityService
+from bot.serving.web.app import WebDeps, create_app
+from bot.serving.web.startup import WebServer
 from bot.store import AuditEntry
+from bot.web_kit.identity import IdentityService
 from tests.support.fake_discord import FakeDiscord
 from tests.support.staff_console import open_console, shot
 from tests.support.web import SECRET

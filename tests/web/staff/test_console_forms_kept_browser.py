@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import expect
 
-from bot.players.web.body_limits import INCIDENT_FORM_CAP
+from bot.web_kit.body_limits import INCIDENT_FORM_CAP
 from tests.support.staff_console import open_console, shot
 
 

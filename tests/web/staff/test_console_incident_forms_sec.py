@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from bot.players.web.body_limits import INCIDENT_FORM_CAP
+from bot.web_kit.body_limits import INCIDENT_FORM_CAP
 from tests.support.staff_console import Staff, sign_in
 
 KO_WITH_BARS = "A||B 등급 상품의 배송이 늦어집니다."

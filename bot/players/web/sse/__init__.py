@@ -1,3 +1,2 @@
-"""Server-sent events for both audiences: a run as numbered events (`stream`), their wire shapes
-(`wire`), the registry of open streams (`registry`), staff replies published into a player's stream
-(`outbox`) and the one SSE response helper (`response`)."""
+"""A player's run as server-sent events: numbered events (`stream`), the registry of open streams
+(`registry`) and staff replies published into a player's stream (`outbox`)."""

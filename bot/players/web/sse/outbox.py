@@ -12,8 +12,8 @@ import asyncio
 from fastapi import FastAPI
 
 from bot.players.web.sse.stream import RunStream
-from bot.players.web.sse.wire import answer_payload, done_payload
 from bot.store.outbox import REPLY_TTL, OutboxPoller, OutboxReply
+from bot.web_kit.sse.wire import answer_payload, done_payload
 
 PREFIX = "web:"
 

@@ -19,9 +19,9 @@ from typing import Any
 from bot.attachments.texts import without_model_notes
 from bot.conversations.surface import ChannelTraits, SurfaceBase
 from bot.guards.output import OutputGuard
-from bot.players.web.sse.step_cleaning import StepCleaner
-from bot.players.web.sse.wire import WireEvent, answer_payload, done_payload, step_payload
 from bot.vocabulary.catalogue import Text
+from bot.web_kit.sse.step_cleaning import StepCleaner
+from bot.web_kit.sse.wire import WireEvent, answer_payload, done_payload, step_payload
 from tools.base import ToolRegistry
 
 log = logging.getLogger(__name__)

@@ -14,11 +14,11 @@ from bot.attachments import AttachmentBox, Refusal, StoredAttachment, Upload
 from bot.attachments.box import clean_name
 from bot.attachments.texts import refusal_text
 from bot.periodic import Periodic
-from bot.players.web.attachment_response import attachment_response
-from bot.players.web.deps import WebError, deps_of
-from bot.players.web.json_body import check_same_site
 from bot.players.web.widget.callers import Caller, client_address, resolve_caller, set_visitor_cookie
 from bot.players.web.widget.limits import WebLimits, check_all
+from bot.web_kit.attachment_response import attachment_response
+from bot.web_kit.deps import WebError, deps_of
+from bot.web_kit.json_body import check_same_site
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 
-from bot.players.web.deps import WebDeps, WebError, deps_of
-from bot.players.web.widget.identity import ANON_COOKIE, ANON_COOKIE_MAX_AGE, Identity, TokenError
 from bot.players.web.widget.limits import check_all
+from bot.web_kit.deps import WebDeps, WebError, deps_of
+from bot.web_kit.identity import ANON_COOKIE, ANON_COOKIE_MAX_AGE, Identity, TokenError
 from tools.base import Actor
 
 

@@ -12,25 +12,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from bot.attachments.texts import split_model_notes
 from bot.conversations import Incoming
 from bot.guards.input import check_input
 from bot.guards.output import OutputGuard
-from bot.players.web.deps import (
-    HISTORY_LIMIT,
-    NO_LLM_PLAYER_MESSAGE,
-    THREAD_PATTERN,
-    ChatRequest,
-    WebDeps,
-    WebError,
-    deps_of,
-)
-from bot.players.web.json_body import read_json_object
 from bot.players.web.sse.registry import StreamRegistry
-from bot.players.web.sse.response import sse_response
 from bot.players.web.sse.stream import RunStream, WebSurface
 from bot.players.web.widget.attachments import owned_attachments
 from bot.players.web.widget.callers import client_address, identity_json, resolve_caller, set_visitor_cookie
@@ -38,6 +27,9 @@ from bot.players.web.widget.limits import WebLimits, check_all
 from bot.store.outbox import staff_names
 from bot.vocabulary.interrupt import INTERRUPT_PREFIX
 from bot.vocabulary.language import detect_language
+from bot.web_kit.deps import WebDeps, WebError, deps_of
+from bot.web_kit.json_body import read_json_object
+from bot.web_kit.sse.response import sse_response
 from bot.yaml_files import first_error
 
 log = logging.getLogger(__name__)
@@ -46,6 +38,22 @@ MAX_WAIT = 30.0
 """Seconds `GET /api/threads/{thread}/events?wait=` waits at most for a stream to start."""
 CURSOR_HEADER = "X-Arca-Cursor"
 """The number of the latest stream a response covers (see `StreamRegistry`); `?after=` names it back."""
+THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+HISTORY_LIMIT = 200
+NO_LLM_PLAYER_MESSAGE = (
+    "지금은 답변할 수 없어요. 잠시 후 다시 시도하시거나 상담원 연결을 요청해 주세요. / "
+    "We can't answer right now. Please try again later or ask to be put through to our support team."
+)
+
+
+class ChatRequest(BaseModel):
+    thread: str = Field(
+        pattern=THREAD_PATTERN, description="The conversation's name on this page, e.g. `main`."
+    )
+    message: str = Field(description="What the player wrote.")
+    attachments: list[str] = Field(
+        default_factory=list, max_length=10, description="Ids of files uploaded to `/api/attachments`."
+    )
 
 
 def chat_router() -> APIRouter:

@@ -14,11 +14,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from bot.analytics.feedback import MAX_COMMENT_CHARS, FeedbackError, record_vote
-from bot.players.web.deps import WebError, deps_of
-from bot.players.web.json_body import read_json_object
 from bot.players.web.widget.callers import resolve_caller, set_visitor_cookie
 from bot.players.web.widget.chat import check_thread_name
 from bot.store import conversation_views
+from bot.web_kit.deps import WebError, deps_of
+from bot.web_kit.json_body import read_json_object
 
 VOTES = {"up": 1, "down": -1}
 

@@ -15,11 +15,11 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette import ServerSentEvent
 
 from bot.incidents.notice import open_incidents
-from bot.players.web.deps import deps_of
-from bot.players.web.sse.response import sse_response
 from bot.players.web.widget.callers import resolve_caller, set_visitor_cookie
 from bot.players.web.widget.notice_watch import NoticeWatch
 from bot.store import Store
+from bot.web_kit.deps import deps_of
+from bot.web_kit.sse.response import sse_response
 
 POLL_SECONDS = 20.0
 """How often the widget asks for the notices when its stream is down (the response says it)."""

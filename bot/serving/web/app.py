@@ -1,8 +1,9 @@
-"""The web channel's HTTP app: the player widget (`GET /`), the chat API streaming seed 000's SSE events
-(`chat_routes`), thread history, stream resumption, and the probes `/healthz`, `/livez` and `/readyz`.
+"""The one web server's HTTP app, carrying both rooms: the players' widget (`GET /`) and chat API
+streaming seed 000's SSE events (`bot.players.web`), the staff console under `/staff`
+(`bot.staffroom.console`), the game's signed events, and the probes `/healthz`, `/livez` and `/readyz`.
 
-`create_app(deps)` builds a FastAPI app from its collaborators (`WebDeps`); later features add their
-routers to the returned app (`app.include_router(...)`) and read the same `app.state.web`.
+`create_app(deps)` builds a FastAPI app from its collaborators (`WebDeps`, `bot.web_kit.deps`); later
+features add their routers to the returned app (`app.include_router(...)`) and read the same `app.state.web`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,6 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from bot.players.web.body_limits import BodyLimit
-from bot.players.web.deps import WebDeps, WebError, deps_of
-from bot.players.web.game_events import install as install_game_events
-from bot.players.web.readiness import database_probe, index_probe, run_checks
 from bot.players.web.sse.outbox import web_outbox
 from bot.players.web.sse.registry import StreamRegistry
 from bot.players.web.widget.attachments import attachments_router, upload_sweep
@@ -30,8 +27,12 @@ from bot.players.web.widget.feedback import feedback_router
 from bot.players.web.widget.limits import ByteBudget, SlidingWindowLimiter, WebLimits
 from bot.players.web.widget.notice_watch import NoticeWatch
 from bot.players.web.widget.notices import notices_router
+from bot.serving.web.game_events import install as install_game_events
 from bot.staffroom.console import install as install_staff_console
 from bot.staffroom.console.incident_runs import CompensationResumer
+from bot.web_kit.body_limits import BodyLimit
+from bot.web_kit.deps import WebDeps, WebError, deps_of
+from bot.web_kit.readiness import database_probe, index_probe, run_checks
 
 __all__ = ["Caller", "WebDeps", "WebError", "create_app", "deps_of", "resolve_caller"]
 

@@ -13,7 +13,7 @@ import discord
 
 if TYPE_CHECKING:
     from bot.config import Settings
-    from bot.players.discord_app.client import ArcaDiscordBot
+    from bot.serving.discord_client.client import ArcaDiscordBot
     from bot.sharding import ShardPlan
 
 NO_TOKEN_LINE = (

@@ -1,6 +1,6 @@
 """Serving the web channel: uvicorn as a task on the bot's own event loop (`WebServer`, `start_web`), the
 policy index built in the background so `/healthz` answers at once (`BackgroundPolicyIndex`), and
-`arca-bot web-token`. Starting and stopping the process (`arca-bot web`, `arca-bot run`) is `bot.serve`'s.
+`arca-bot web-token`. Starting and stopping the process (`arca-bot web`, `arca-bot run`) is `bot.serving.process`'s.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import uvicorn
 
 from bot.config import ConfigError
 from bot.loop_share import background_work
-from bot.players.web.app import WebDeps, create_app
-from bot.players.web.widget.identity import IdentityService, secret_problem
+from bot.serving.web.app import WebDeps, create_app
+from bot.web_kit.identity import IdentityService, secret_problem
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ def web_token_command(settings: Any, player_id: str, ttl: str, *, link: bool = F
     """`arca-bot web-token PLAYER_ID [--ttl 15m] [--link]`: print a player token signed with
     ARCA_WEB_SECRET, or with `--link` the chat page's address carrying it (`ARCA_WEB_PUBLIC_URL`, else
     the local server)."""
-    from bot.players.web.widget.identity import parse_ttl
+    from bot.web_kit.identity import parse_ttl
 
     secret = settings.web_secret.get_secret_value() if settings.web_secret is not None else ""
     if not secret.strip():

@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import Request
 
-from bot.players.web.deps import WebError, deps_of
+from bot.web_kit.deps import WebError, deps_of
 
 REQUEST_HEADER = "X-Arca-Request"
 """The widget's header on every state change (any value)."""

@@ -55,7 +55,7 @@ async def serve(
     """
     launch = None
     if discord:
-        from bot.players.discord_app.client import discord_launch
+        from bot.serving.discord_client.launch import discord_launch
 
         launch = discord_launch(settings)
         if isinstance(launch, str):
@@ -65,7 +65,7 @@ async def serve(
             print(NO_LLM_LINE, file=sys.stderr)
             return 2
     if web:
-        from bot.players.web.startup import identity_service
+        from bot.serving.web.startup import identity_service
 
         identity_service(settings)  # a weak ARCA_WEB_SECRET stops the start (ConfigError), nothing started
     own_app = app is None
@@ -76,7 +76,7 @@ async def serve(
 
         metrics, metrics_server = start_metrics(settings)
         if policy_index is None and web:
-            from bot.players.web.startup import BackgroundPolicyIndex
+            from bot.serving.web.startup import BackgroundPolicyIndex
 
             # Built once the server listens: its imports and embedding would otherwise delay /healthz.
             index = BackgroundPolicyIndex(
@@ -106,7 +106,8 @@ async def serve(
             loop.add_signal_handler(signal.SIGTERM, stop.set)
         waits: set[asyncio.Future[Any]] = {asyncio.create_task(stop.wait())}
         if launch is not None:
-            from bot.players.discord_app.client import ArcaDiscordBot, run_client
+            from bot.serving.discord_client.client import ArcaDiscordBot
+            from bot.serving.discord_client.launch import run_client
 
             bot = ArcaDiscordBot(
                 app.conversations,
@@ -175,7 +176,7 @@ def _no_llm(settings: Settings) -> Any:
     503; otherwise None, the configured model."""
     if settings.llm_configured:
         return None
-    from bot.players.web.deps import NO_LLM_MESSAGE
+    from bot.web_kit.deps import NO_LLM_MESSAGE
 
     # The operator's hint goes to the log; the player's page only says it cannot answer now.
     log.warning("%s (/api/chat answers 503 until then)", NO_LLM_MESSAGE)
@@ -188,7 +189,7 @@ def _no_llm(settings: Settings) -> Any:
 
 async def _start_web(settings: Settings, app: App, host: str | None, port: int | None, index: Any) -> Any:
     """The web server on this loop, or None (and one line on stderr) when its address cannot be bound."""
-    from bot.players.web.startup import DEFAULT_PORT, start_web
+    from bot.serving.web.startup import DEFAULT_PORT, start_web
 
     if port is None:
         port = settings.web_port if settings.web_port is not None else DEFAULT_PORT
@@ -248,7 +249,7 @@ def desk_watch(
                 thread_id, {"role": "assistant", "content": text}, run_id=run_id, kind="answer"
             )
             return await enqueue_reply(conv.store, thread_id, DESK_NAME, text)
-        from bot.players.discord_app.components import tell_closed
+        from bot.players.discord_app.feedback import tell_closed
 
         return await tell_closed(bot, thread_id, text)
 

@@ -1,5 +1,5 @@
-"""What the web channel's routes share: their collaborators (`WebDeps`), the JSON error they raise, the
-chat request body and the registry of open event streams."""
+"""What every route of the one web server shares, the players' and the staff's: their collaborators
+(`WebDeps`, read from `app.state.web`) and the JSON error they raise (`WebError`)."""
 
 from __future__ import annotations
 
@@ -10,24 +10,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import Request
-from pydantic import BaseModel, Field
 
 from bot.conversations import Conversations
-from bot.players.web.readiness import ReadinessProbe, game_probe_from_settings
-from bot.players.web.widget.identity import IdentityService
-
-THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-HISTORY_LIMIT = 200
+from bot.web_kit.identity import IdentityService
+from bot.web_kit.readiness import ReadinessProbe, game_probe_from_settings
 
 NO_LLM_MESSAGE = (
     "No LLM is configured: set ARCA_MODEL and OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama / vLLM / "
     "llama.cpp) and restart `arca-bot web`."
 )
 """For the operator: the log at start-up and `arca-bot doctor` (never the player's page)."""
-NO_LLM_PLAYER_MESSAGE = (
-    "지금은 답변할 수 없어요. 잠시 후 다시 시도하시거나 상담원 연결을 요청해 주세요. / "
-    "We can't answer right now. Please try again later or ask to be put through to our support team."
-)
 
 
 class WebError(Exception):
@@ -44,19 +36,9 @@ class WebError(Exception):
         self.extra = extra
 
 
-class ChatRequest(BaseModel):
-    thread: str = Field(
-        pattern=THREAD_PATTERN, description="The conversation's name on this page, e.g. `main`."
-    )
-    message: str = Field(description="What the player wrote.")
-    attachments: list[str] = Field(
-        default_factory=list, max_length=10, description="Ids of files uploaded to `/api/attachments`."
-    )
-
-
 @dataclass
 class WebDeps:
-    """Everything the web app needs, built by the caller (`runner.py`, tests)."""
+    """Everything the web app needs, built by the caller (`bot.serving.web.startup`, tests)."""
 
     conversations: Conversations
     identities: IdentityService
@@ -102,7 +84,7 @@ class WebDeps:
     reminders give each one's due time and say whether it was missed."""
     forget_order: Callable[[str], Awaitable[None]] | None = None
     """The order source's `forget(order_id)`, called after a signed `order.upserted` event committed
-    (`bot.players.web.game_events`); None when the source keeps no cache."""
+    (`bot.serving.web.game_events`); None when the source keeps no cache."""
 
     @classmethod
     def from_settings(

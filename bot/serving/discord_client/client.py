@@ -1,7 +1,8 @@
-"""The Discord channel: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and shows
-replies through `DiscordSurface` (`bot.players.discord_app.surface`); `discord_launch` and `run_client`
-(`bot.players.discord_app.launch`, named here too) are what `bot.serve` starts it with. Every decision about a message (guards, commands, runs, interrupts) is
-made by `Conversations`; this module only decides which messages are addressed to the bot.
+"""The one Discord client: `ArcaDiscordBot` turns gateway messages into `Conversations.handle` calls and
+shows replies through `DiscordSurface` (`bot.players.discord_app.surface`), loads the staff cog and posts
+to the staff channel (`bot.staffroom.discord_staff`), and registers both rooms' persistent buttons;
+`bot.serving.process` starts it with `bot.serving.discord_client.launch`. Every decision about a message (guards, commands, runs, interrupts)
+is made by `Conversations`; this module only decides which messages are addressed to the bot.
 """
 
 from __future__ import annotations
@@ -21,24 +22,17 @@ from bot.attachments import Upload
 from bot.conversations import Incoming
 from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.desk.sla import SlaWatch
-from bot.players.discord_app.components import (
-    attach_feedback,
-    register_components,
-    staff_notice_view,
-    tell_closed,
-)
-from bot.players.discord_app.launch import DiscordLaunch, discord_launch, run_client
+from bot.discord_kit.members import role_names
+from bot.players.discord_app.feedback import FeedbackButton, attach_feedback, tell_closed
 from bot.players.discord_app.linking import LinkNotifier
 from bot.players.discord_app.notices import NoticePoster
 from bot.players.discord_app.outbox import discord_outbox
+from bot.players.discord_app.person import PersonButton
 from bot.players.discord_app.surface import NO_MENTIONS, DiscordSurface
 from bot.players.discord_app.tickets import TicketDesk
-from bot.staffroom.discord_staff.cog import (
-    ArcaCommandTree,
-    format_staff_notice,
-    install_staff_commands,
-    role_names,
-)
+from bot.staffroom.discord_staff.buttons import ApprovalButton, HandoffButton, staff_notice_view
+from bot.staffroom.discord_staff.cog import ArcaCommandTree, format_staff_notice, install_staff_commands
+from bot.staffroom.discord_staff.incidents import IncidentButton
 from bot.vocabulary import ThreadId
 
 if TYPE_CHECKING:
@@ -47,6 +41,14 @@ if TYPE_CHECKING:
     from bot.sharding import ShardPlan
 
 log = logging.getLogger(__name__)
+
+DYNAMIC_ITEMS = (ApprovalButton, HandoffButton, IncidentButton, FeedbackButton, PersonButton)
+"""Every persistent button of both rooms: the staff's cards, the players' votes and "Talk to a person"."""
+
+
+def register_components(client: discord.Client) -> None:
+    """Make every persistent button answer presses, including on messages sent before a restart."""
+    client.add_dynamic_items(*DYNAMIC_ITEMS)
 
 
 def bot_intents() -> discord.Intents:
@@ -113,7 +115,7 @@ class ArcaDiscordBot(commands.Bot):
         )
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
         self.desk_watch = desk_watch
-        """False when the serving process runs the one desk watch for all its channels (`bot.serve`)."""
+        """False when the serving process runs the one desk watch for all its channels (`bot.serving.process`)."""
         self.tickets = TicketDesk(self)  # a private thread per player in ARCA_TICKET_CHANNELS
 
     # ---- lifecycle --------------------------------------------------------------------------
@@ -259,4 +261,4 @@ class ArcaDiscordBot(commands.Bot):
         await self.conversations.wait_idle()
 
 
-__all__ = ["ArcaDiscordBot", "DiscordLaunch", "DiscordSurface", "discord_launch", "run_client"]
+__all__ = ["ArcaDiscordBot", "DiscordSurface", "register_components"]
