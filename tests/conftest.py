@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from bot.store import Store
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.support.clock import FakeClock
 from tests.support.context import LUNA, NOW, make_ctx
+from tests.support.game_backend import GameBackend
 from tests.support.services import BACKENDS, NEEDS, create_pg_database, drop_pg_database
 from tests.support.settings_env import is_setting
 from tests.support.store import sqlite_url
@@ -153,6 +154,14 @@ async def harness(fake: FakeDiscord, tmp_path: Path) -> AsyncIterator[BotHarness
         yield h
     finally:
         await h.aclose()
+
+
+@pytest.fixture
+def game_backend() -> Iterator[GameBackend]:
+    """The reference game backend (examples/game_backend) on a loopback port, for the game connection's
+    tests and the console pages that read orders through it."""
+    with GameBackend() as backend:
+        yield backend
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ signed event endpoint, and a player's linking path end to end."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +18,6 @@ from tests.support.game_events import (
     start_linking_world,
     stop_events_server,
 )
-
-
-@pytest.fixture
-def game_backend() -> Iterator[GameBackend]:
-    with GameBackend() as backend:
-        yield backend
 
 
 @pytest.fixture

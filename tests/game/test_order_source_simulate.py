@@ -12,7 +12,9 @@ from bot.simulate.command import simulate
 from bot.simulate.scenario import load_scenario
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.simulate.test_simulate import DELAYED, _bot_turn, _model
+from tests.simulate.scripted_bot import DELAYED
+from tests.simulate.scripted_bot import bot_turn as _bot_turn
+from tests.simulate.scripted_bot import model as _model
 from tests.support.game_backend import GameBackend
 
 

@@ -14,7 +14,6 @@ import pytest
 
 from bot.app import PROJECT_ROOT
 from bot.config import Settings
-from bot.llm.openai_llm import OpenAILLM
 from bot.replay.command import replay
 from bot.simulate.command import simulate
 from bot.simulate.players import GREETING, ModelPlayer, persona_prompt
@@ -22,24 +21,10 @@ from bot.simulate.report import pass_hat_k
 from bot.simulate.scenario import ScenarioError, collect_scenarios, load_scenario
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.fakes.openai_server import FakeOpenAIServer, reply
+from tests.simulate.scripted_bot import DELAYED, SCENARIOS
+from tests.simulate.scripted_bot import bot_turn as _bot_turn
+from tests.simulate.scripted_bot import model as _model
 from tests.support.replay import cli_env
-
-SCENARIOS = PROJECT_ROOT / "tests" / "scenarios"
-DELAYED = SCENARIOS / "delayed_order_compensation_ko.yaml"
-
-
-def _bot_turn(amount: int, answer: str) -> list[dict]:
-    """The bot model's replies for one turn: look up, issue, a final answer, the streamed synthesis."""
-    return [
-        reply(tool_calls=[{"name": "lookup_order", "arguments": {"order_id": "ORD101"}}]),
-        reply(tool_calls=[{"name": "issue_coupon", "arguments": {"order_id": "ORD101", "amount": amount}}]),
-        reply(answer),
-        reply(answer),
-    ]
-
-
-def _model(server: FakeOpenAIServer) -> OpenAILLM:
-    return OpenAILLM("fake-model", base_url=server.base_url, api_key="test-key", max_retries=0)
 
 
 async def _simulate(

@@ -14,8 +14,8 @@ from playwright.async_api import Page, expect
 from bot.guards.fact_check import FACT_WITHHELD
 from bot.incidents import parse_scope
 from tests.support.browser import DESKTOP, PHONE
-from tests.support.staff_console import add_pending, open_console, shot
-from tests.web.staff.test_console_staff_eyes_browser import THREAD, _a_conversation
+from tests.support.staff_console import THREAD, add_pending, open_console, shot
+from tests.support.staff_console import a_conversation as _a_conversation
 
 PAGES = {
     "conversations": "/staff/conversations",

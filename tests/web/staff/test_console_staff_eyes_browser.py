@@ -18,12 +18,10 @@ from bot.desk.hours import SupportHours
 from bot.desk.sla import send_reminders
 from bot.store import Escalation, utcnow
 from tests.support.browser import DESKTOP
-from tests.support.staff_console import open_console, shot
+from tests.support.staff_console import DRAFT, ENGINE_NOTE, THREAD, open_console, shot
+from tests.support.staff_console import a_conversation as _a_conversation
 
 PHONE = {"width": 390, "height": 844}
-THREAD = "web:P100:main"
-ENGINE_NOTE = "Answer the player now, from its result only; do not call another tool."
-DRAFT = "ORD001 is delayed. I will issue a coupon of 30,000 KRW."
 
 
 async def _shot(page: Page, name: str) -> None:
@@ -33,53 +31,6 @@ async def _shot(page: Page, name: str) -> None:
         Path(folder).mkdir(parents=True, exist_ok=True)
         prefix = os.environ.get("REVIEW_SHOTS_PREFIX", "after")
         await page.screenshot(path=str(Path(folder) / f"{prefix}_{name}.png"), full_page=True)
-
-
-async def _a_conversation(web) -> None:
-    """A player's question, the engine's machinery (a tool call and result, an English note to the
-    model, a draft it threw away), the answer the player got and a staff reply."""
-    memory = web.conversations.memory
-    await memory.append(
-        THREAD,
-        {"role": "user", "content": "ORD001 배송이 너무 늦어요. 보상 받을 수 있나요?"},
-        run_id="r1",
-        kind="query",
-    )
-    call = {
-        "id": "c1",
-        "type": "function",
-        "function": {"name": "lookup_order", "arguments": '{"order_id": "ORD001"}'},
-    }
-    await memory.append(
-        THREAD, {"role": "assistant", "content": "", "tool_calls": [call]}, run_id="r1", kind="step"
-    )
-    await memory.append(
-        THREAD,
-        {
-            "role": "tool",
-            "tool_call_id": "c1",
-            "name": "lookup_order",
-            "content": "ORD001 · 배송 지연(delayed)",
-        },
-        run_id="r1",
-        kind="tool_result",
-    )
-    await memory.append(THREAD, {"role": "user", "content": ENGINE_NOTE}, run_id="r1", kind="reformat")
-    await memory.append(THREAD, {"role": "assistant", "content": DRAFT}, run_id="r1", kind="step")
-    await memory.append(
-        THREAD,
-        {
-            "role": "assistant",
-            "content": "ORD001은 배송 지연 상태입니다. 보상 쿠폰은 운영진 확인 후 안내드릴게요.",
-        },
-        run_id="r1",
-        kind="answer",
-    )
-    await memory.append(
-        THREAD,
-        {"role": "assistant", "name": "staff:Mina", "content": "운영진 미나입니다. 바로 확인해 드릴게요."},
-        kind="answer",
-    )
 
 
 async def test_the_conversation_shows_what_the_player_and_staff_saw(browser, web) -> None:

@@ -16,13 +16,12 @@ from tests.support.context import LUNA
 from tests.support.game_backend import GameBackend
 from tests.support.staff_console import open_console, shot, sign_in
 from tests.support.web import SECRET
-from tests.web.conftest import browser, make_web  # noqa: F401  (the web tests' fixtures)
 from tools.coupon_rules import CouponRules
 from tools.ledger import issue_for_player
 
 
 @pytest.fixture
-async def web(make_web: Any, game_backend: GameBackend, tmp_path: Any) -> Any:  # noqa: F811
+async def web(make_web: Any, game_backend: GameBackend, tmp_path: Any) -> Any:
     load_world(game_backend)
     settings = load_settings(
         ARCA_DATA_DIR=str(tmp_path),
@@ -86,7 +85,7 @@ async def test_approvals_read_the_order_live_then_the_ledger_copy_when_the_backe
 async def test_the_approval_page_says_the_backend_is_down_in_a_browser(
     web: Any,
     game_backend: GameBackend,
-    browser: Any,  # noqa: F811
+    browser: Any,
 ) -> None:
     conv = web.conversations
     await issue_for_player(
