@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from bot.knowledge.questions import QuestionFileError, read_questions, section_hash
+from bot.vocabulary.sentences import prose_sentences
 from bot.yaml_files import load_yaml, yaml_error_at
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,6 @@ MiniLM's 256-token window cuts long Korean text anyway, so smaller chunks would 
 
 _HEADING = re.compile(r"^##(?!#)\s*(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 _EN_LINE = re.compile(r"^\s*>\s*EN:.*$", re.MULTILINE)
 
 
@@ -305,9 +305,7 @@ def _split_long(text: str, limit: int) -> list[str]:
         if len(para) <= limit:
             pieces.append(para)
             continue
-        sentences = [s for s in _SENTENCE_END.split(para) if s.strip()]
-        for sentence in sentences:
-            sentence = sentence.strip()
+        for sentence in prose_sentences(para):
             while len(sentence) > limit:
                 pieces.append(sentence[:limit])
                 sentence = sentence[limit:]
