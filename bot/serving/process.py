@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import signal
 import sys
@@ -164,8 +165,11 @@ def game_deliveries(settings: Settings, app: App) -> Any:
     grants and revokes to the game and alerts the staff channel once per burst of dead letters. None
     otherwise."""
     from bot.game.delivery.running import deliveries_for
+    from bot.observability import configure_logging
 
-    deliveries = deliveries_for(settings, app.store, app.conversations.notify_staff)
+    # The child logs as this process does: ARCA_LOG_FORMAT, level and secret redaction.
+    log_setup = functools.partial(configure_logging, settings)
+    deliveries = deliveries_for(settings, app.store, app.conversations.notify_staff, log_setup)
     if deliveries is not None:
         deliveries.start()
     return deliveries

@@ -5,6 +5,8 @@ and stops on SIGTERM with the job recorded."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import os
 import signal
 
@@ -16,7 +18,7 @@ from bot.store import Store
 from tests.eventually import eventually
 from tests.fakes.knowledge import EmptyPolicyIndex
 from tests.support.context import NOW, STAFF
-from tests.support.deliveries import effective, jobs
+from tests.support.deliveries import effective, jobs, json_logs_to
 from tests.support.discord import make_settings
 from tests.support.game_backend import GameBackend
 from tests.support.serving import SECRET, _free_port
@@ -101,7 +103,8 @@ async def test_the_worker_process_alerts_through_its_parent_and_ends_with_it(
         told.append((kind, payload))
         heard.set()
 
-    deliveries = deliveries_for(settings, store, notify)
+    child_log = tmp_path / "child.log"
+    deliveries = deliveries_for(settings, store, notify, functools.partial(json_logs_to, str(child_log)))
     assert deliveries is not None
     try:
         game_backend.faults(only="grants", refuse_next=1, refuse_reason="player account is suspended")
@@ -117,6 +120,10 @@ async def test_the_worker_process_alerts_through_its_parent_and_ends_with_it(
         )
         deliveries.start()
         assert await deliveries.ready(), "the worker process said it runs"
+        started = [json.loads(line) for line in child_log.read_text(encoding="utf-8").splitlines()]
+        assert any("worker process" in r["message"] for r in started), (
+            "the child logs as its parent set it up"
+        )
         await asyncio.wait_for(heard.wait(), 30)
         kind, payload = told[0]
         assert kind == "delivery_dead" and payload["grant_ids"] == [issued.data["coupon"]["code"]]

@@ -65,3 +65,11 @@ async def jobs(store: Store) -> list[dict[str, Any]]:
 def effective(backend: GameBackend) -> dict[str, str]:
     """grant_id → status of every grant the game holds."""
     return {g["grant_id"]: g["status"] for g in backend.grants()["grants"]}
+
+
+def json_logs_to(path: str) -> None:
+    """A delivery child's logging set-up for tests (picklable through `functools.partial`): the bot's
+    own JSON logging, into a file the test reads."""
+    from bot.observability import configure_logging
+
+    configure_logging(fmt="json", stream=open(path, "a", encoding="utf-8"))

@@ -16,7 +16,9 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import signal
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -50,9 +52,12 @@ class ChildDeliveries:
     """The worker in a child process: `start()` (on the main loop), then `await stop()`. Dead letters
     are announced through `notify` on the main loop."""
 
-    def __init__(self, settings: Any, notify: Notify | None = None) -> None:
+    def __init__(
+        self, settings: Any, notify: Notify | None = None, log_setup: Callable[[], object] | None = None
+    ) -> None:
         self._settings = settings
         self._notify = notify
+        self._log_setup = log_setup
         self._process: Any = None
         self._pipe: Connection | None = None
         self._alerts: set[asyncio.Task[None]] = set()
@@ -65,7 +70,10 @@ class ChildDeliveries:
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe()
         self._process = context.Process(
-            target=run_child, args=(self._settings, theirs), name="arca-deliveries", daemon=True
+            target=run_child,
+            args=(self._settings, theirs, self._log_setup),
+            name="arca-deliveries",
+            daemon=True,
         )
         self._process.start()
         theirs.close()
@@ -115,12 +123,17 @@ class ChildDeliveries:
             await asyncio.gather(*self._alerts, return_exceptions=True)
 
 
-def run_child(settings: Any, pipe: Connection) -> None:
-    """The child process's body (`ChildDeliveries`)."""
+def run_child(settings: Any, pipe: Connection, log_setup: Callable[[], object] | None = None) -> None:
+    """The child process's body (`ChildDeliveries`). `log_setup` (picklable: the parent's own logging
+    set-up, `ARCA_LOG_FORMAT` and secret redaction included) installs the child's logging; this package
+    sits below the observability layer, so the process that starts the child hands it down."""
     # Ctrl-C in a terminal reaches the whole process group: the parent stops the child through the
     # pipe, after what came back is recorded, instead of the child dying mid-flush.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if log_setup is not None:
+        log_setup()
+    else:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     asyncio.run(_child(settings, pipe))
 
 
@@ -141,6 +154,7 @@ async def _child(settings: Any, pipe: Connection) -> None:
             store, poster, DeliveryCaps.from_settings(settings), on_dead=DeadLetterAlert(store, notify)
         )
         worker.start()
+        log.info("deliveries: the worker process %s posts to the game", os.getpid())
         pipe.send((READY, {}))
         await stopping.wait()
         await worker.stop()
@@ -152,12 +166,17 @@ async def _child(settings: Any, pipe: Connection) -> None:
         await store.close()
 
 
-def deliveries_for(settings: Any, store: Store, notify: Notify | None = None) -> ChildDeliveries | None:
+def deliveries_for(
+    settings: Any,
+    store: Store,
+    notify: Notify | None = None,
+    log_setup: Callable[[], object] | None = None,
+) -> ChildDeliveries | None:
     """The deliveries of a long-running process with these settings (not started), or None when coupons
     are not delivered into the game. `store` is the process's (the worker opens its own on the same URL)."""
     if settings.coupon_delivery != "game":
         return None
-    return ChildDeliveries(settings, notify)
+    return ChildDeliveries(settings, notify, log_setup)
 
 
 def drain_worker(settings: Any, store: Store, notify: Notify | None = None) -> ProcessDeliveries:
