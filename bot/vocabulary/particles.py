@@ -33,9 +33,15 @@ _LATIN_HAS_FINAL = set("lmnrLMNR")
 _LAST = re.compile(r"[0-9A-Za-z\uac00-\ud7a3]")
 
 
+_TRAILING_ASIDE = re.compile(r"\s*\([^()]*\)\s*$")
+"""A parenthetical at the end: the particle follows the word before it ("쿠폰 A-2000 (만료 …)이")."""
+
+
 def _final(word: str) -> tuple[bool, bool]:
-    """(ends in a consonant, that consonant is ㄹ) for the last readable character of `word`."""
-    for ch in reversed(word):
+    """(ends in a consonant, that consonant is ㄹ) for the last readable character of `word`, a
+    parenthetical at its end set aside."""
+    bare = _TRAILING_ASIDE.sub("", word)
+    for ch in reversed(bare or word):
         if not _LAST.match(ch):
             continue
         if "\uac00" <= ch <= "\ud7a3":

@@ -33,6 +33,13 @@ FALLBACK = re.compile(r"[가-힣]?\((?:을|를|은|는|이|가|과|와|으)\)[�
         ("#3", "으로/로", "#3으로"),
         ("서울", "으로/로", "서울로"),
         ("ORD1", "과/와", "ORD1과"),
+        # a parenthetical at the end is set aside: the particle follows the word before it
+        (
+            "20,000원 쿠폰 ARCA-DEMO-2000 (만료 2026-12-29)",
+            "이/가",
+            "20,000원 쿠폰 ARCA-DEMO-2000 (만료 2026-12-29)이",
+        ),
+        ("쿠폰 A-9 (만료 3월 1일)", "이/가", "쿠폰 A-9 (만료 3월 1일)가"),
     ],
 )
 def test_the_particle_fits_how_the_word_is_read(word: str, pair: str, said: str) -> None:
