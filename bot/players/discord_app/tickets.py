@@ -21,6 +21,7 @@ from bot.analytics.staff_response import escalation_timings
 from bot.desk import ticket_texts as texts
 from bot.desk.auto_close import CLOSE_ACTION as ESCALATION_CLOSED
 from bot.discord_kit.members import role_names
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.store import audit_views, conversation_views
 from bot.store.tickets import (
     TicketRecord,
@@ -43,7 +44,6 @@ Answer = Callable[..., Awaitable[None]]
 
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 ARCHIVE_AFTER_MINUTES = 10080
 """Discord's longest auto-archive; the bot archives a ticket itself when it closes."""
 CLAIM_WAIT = 10.0

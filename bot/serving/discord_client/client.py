@@ -18,13 +18,14 @@ from discord.ext import commands
 from bot.analytics.staff_response import SlaTargets
 from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.desk.sla import SlaWatch
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.players.discord_app.feedback import FeedbackButton, tell_closed
 from bot.players.discord_app.linking import LinkNotifier
 from bot.players.discord_app.messages import PlayerMessages
 from bot.players.discord_app.notices import NoticePoster
 from bot.players.discord_app.outbox import discord_outbox
 from bot.players.discord_app.person import PersonButton
-from bot.players.discord_app.surface import NO_MENTIONS, DiscordSurface
+from bot.players.discord_app.surface import DiscordSurface
 from bot.staffroom.discord_staff.buttons import ApprovalButton, HandoffButton, staff_notice_view
 from bot.staffroom.discord_staff.cog import ArcaCommandTree, format_staff_notice, install_staff_commands
 from bot.staffroom.discord_staff.incidents import IncidentButton
