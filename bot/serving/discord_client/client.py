@@ -25,7 +25,6 @@ from bot.players.discord_app.messages import PlayerMessages
 from bot.players.discord_app.notices import NoticePoster
 from bot.players.discord_app.outbox import discord_outbox
 from bot.players.discord_app.person import PersonButton
-from bot.players.discord_app.surface import DiscordSurface
 from bot.staffroom.discord_staff.buttons import ApprovalButton, HandoffButton, staff_notice_view
 from bot.staffroom.discord_staff.cog import ArcaCommandTree, format_staff_notice, install_staff_commands
 from bot.staffroom.discord_staff.incidents import IncidentButton
@@ -170,4 +169,4 @@ class ArcaDiscordBot(commands.Bot):
         await self.conversations.wait_idle()
 
 
-__all__ = ["ArcaDiscordBot", "DiscordSurface", "register_components"]
+__all__ = ["ArcaDiscordBot", "register_components"]
