@@ -217,6 +217,8 @@ class FactChecker:
         word for word (seen live, 2026-12-03: a small model's streamed answer said "You have successfully
         issued a 20,000 KRW coupon …" twice). Only a fact's sentence: a list whose items end alike
         ("확인해 주세요.") says its plain sentences again by design, and dropping them cut real answers."""
+        if len(body) < ECHO_MIN_CHARS:
+            return None  # squashing only shortens it: too short to count (the first, short line is common)
         mine = squash(body)
         if len(mine) < ECHO_MIN_CHARS or not (extract_facts(body) or _CODE.search(body)):
             return None
@@ -227,6 +229,8 @@ class FactChecker:
 
     def _echoes(self, body: str) -> bool:
         """Whether the sentence is nothing but a piece of a player's message, word for word."""
+        if len(body) < ECHO_MIN_CHARS:
+            return False  # squashing only shortens it
         mine = squash(body)
         return len(mine) >= ECHO_MIN_CHARS and any(mine in said for said in self.evidence.player_said)
 
