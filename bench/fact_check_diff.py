@@ -82,7 +82,7 @@ async def _set_runs(surface: bool) -> tuple[list[dict[str, Any]], int]:
     return out, kiwi.calls
 
 
-def _replay(surface: bool, path: str) -> tuple[list[Any], int]:
+def _replay(surface: bool, path: str) -> tuple[list[Any], int, str]:
     from bot.cli import main as cli
     from bot.guards import paraphrase
 
@@ -93,6 +93,7 @@ def _replay(surface: bool, path: str) -> tuple[list[Any], int]:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
             cli(["replay", path, "--report", str(report)])
         data = json.loads(report.read_text(encoding="utf-8"))
+    passed = f"{data['passed']} passed, {data['failed']} failed"
     turns = [
         {
             "run": f"{c['name']} [{c.get('mode')}] #{i}",
@@ -102,7 +103,7 @@ def _replay(surface: bool, path: str) -> tuple[list[Any], int]:
         for c in data["cases"]
         for i, t in enumerate(c["turns"])
     ]
-    return turns, kiwi.calls
+    return turns, kiwi.calls, passed
 
 
 def _differences(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[str]:
@@ -124,10 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'set_kiwi_analyses_without_surface_test':<40}{kiwi_calls:>8}")
     print(f"{'set_kiwi_analyses_with_surface_test':<40}{surface_calls:>8}")
     if args.transcripts:
-        before, before_calls = _replay(False, args.transcripts)
-        after, after_calls = _replay(True, args.transcripts)
+        before, before_calls, before_passed = _replay(False, args.transcripts)
+        after, after_calls, after_passed = _replay(True, args.transcripts)
         turns_differ = _differences(before, after)
         differ += turns_differ
+        print(f"{'transcripts_without_surface_test':<40}{before_passed:>24}")
+        print(f"{'transcripts_with_surface_test':<40}{after_passed:>24}")
         print(f"{'transcript_turns':<40}{len(after):>8}")
         print(f"{'transcript_turns_differing':<40}{len(turns_differ):>8}")
         print(f"{'transcript_kiwi_analyses_without':<40}{before_calls:>8}")
