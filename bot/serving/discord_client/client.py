@@ -56,7 +56,7 @@ def bot_intents() -> discord.Intents:
 
 
 class ArcaDiscordBot(commands.Bot):
-    """The Discord client. Each addressed message is handled in its own task; the gateway never waits."""
+    """The Discord client: one login carrying both rooms' Discord parts, started and stopped together."""
 
     def __init__(
         self,
