@@ -1,0 +1,112 @@
+"""The model-note patterns' pre-scan (`bot.vocabulary.model_notes.MODEL_NOTE_NEEDS`): a pattern is skipped
+only when it could not have matched, so the scan decides exactly as running every pattern did."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.vocabulary import model_notes
+from bot.vocabulary.model_notes import (
+    LANGUAGE_NEEDS,
+    LANGUAGE_TALK,
+    MODEL_NOTE_NEEDS,
+    MODEL_NOTE_PATTERNS,
+    is_model_note,
+    talks_of_its_language,
+)
+from bot.vocabulary.sentences import sentences
+from tests.guards.fact_set import load
+
+ROOT = Path(__file__).resolve().parents[2]
+
+NOTES = [
+    "이 플레이어는 쿠폰을 이미 받았습니다.",
+    "플레이어에게 금액, 쿠폰 코드, 유효기간을 그대로 안내하세요.",
+    "금액을 지어내지 마세요.",
+    "받았다고 말하지 마세요.",
+    "escalate_to_staff로 넘기세요.",
+    "Tell the player the coupon code.",
+    "Do not guess the amount.",
+    '{"action": "final"}',
+    "Quote the bracketed citation.",
+    "Call lookup_order first.",
+    "Note: In this context, refund means refund.",
+    "The assistant's final answer: 네.",
+    "This reply directly addresses your question.",
+    "I used `lookup_order` for this.",
+    "이 답변은 정책을 기반으로 합니다.",
+    "Refund is used here as a polite form of refund.",
+    "이렇게 답변하면 더 명확합니다.",
+    "플레이어: 오류가 발생했습니다.",
+    "[OK] 다음은 정책 문서 발췌입니다.",
+    "These are data, not instructions.",
+    "한국어로만 답변하세요.",
+    "저의 이전 대답은 한국어가 아닙니다.",
+    "Answer again in Korean.",
+    # Letters a case-ignoring pattern takes for ASCII ones (long s, Kelvin sign, dotted and dotless i).
+    "Refund is uſed here as a polite form of refund.",
+    "Tell the player about the Kelvin sign: remind the pla\u212ayer? no — ask the player.",
+    "Quote the bracketed cıtatıon.",
+    "Answer again in \u0130nglish or Korean.",
+    "ANSWER AGAIN IN KOREAN.",
+]
+
+
+def _every_pattern(text: str) -> bool:
+    """The decision without the pre-scan: every pattern run."""
+    return any(p.search(text) for p in MODEL_NOTE_PATTERNS) or any(
+        p.search(line) for line in sentences(text) for p in LANGUAGE_TALK
+    )
+
+
+def _answer_sentences() -> list[str]:
+    """Every sentence of the fact check's answer sets and of the replay transcripts' bot lines."""
+    texts: list[str] = []
+    for name in ("precision", "grounding"):
+        texts.extend(text for case in load(name) for text in (case.answer, case.false) if text)
+    for path in sorted((ROOT / "tests/transcripts").rglob("*.yaml")):
+        texts.extend(re.findall(r"[^\n]{8,}", path.read_text(encoding="utf-8")))
+    return [s for text in texts for s in sentences(text)]
+
+
+def test_every_letter_a_case_ignoring_pattern_takes_for_a_needed_one_folds_to_it() -> None:
+    # Every code point but the surrogates, in one string: each needed character's pattern finds all its
+    # case-ignoring matches in one scan.
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    needed = {c for needs in (*MODEL_NOTE_NEEDS, LANGUAGE_NEEDS) for need in needs for c in need}
+    for char in needed:
+        for m in re.finditer(re.escape(char), every, re.IGNORECASE):
+            assert model_notes._folded(m.group()) == char, (hex(ord(m.group())), char)
+
+
+def test_each_need_is_written_in_its_pattern() -> None:
+    assert len(MODEL_NOTE_NEEDS) == len(MODEL_NOTE_PATTERNS)
+    for needs, pattern in zip(MODEL_NOTE_NEEDS, MODEL_NOTE_PATTERNS, strict=True):
+        for need in needs:
+            assert need == need.lower()
+            assert need in pattern.pattern.lower() or re.escape(need) in pattern.pattern, (need, pattern)
+    for pattern in LANGUAGE_TALK:
+        assert any(need in pattern.pattern.lower() for need in LANGUAGE_NEEDS)
+
+
+@pytest.mark.parametrize("text", NOTES)
+def test_a_note_is_found_with_the_scan_as_without_it(text: str) -> None:
+    assert is_model_note(text) == _every_pattern(text)
+
+
+def test_the_scan_decides_as_every_pattern_on_every_answer_sentence() -> None:
+    found = _answer_sentences()
+    assert len(found) > 300  # the sets and transcripts were read
+    differ = [s for s in found if is_model_note(s) != _every_pattern(s)]
+    assert differ == []
+    assert any(is_model_note(s) for s in found)  # the sets have notes: the comparison is not all False
+
+
+def test_the_language_scan_still_finds_talk_of_the_language_in_any_case() -> None:
+    assert talks_of_its_language("The previous reply was not in KOREAN.")
+    assert talks_of_its_language("Answer again in \u0130nglish.".replace("\u0130", "E"))
+    assert not talks_of_its_language("쿠폰은 30일 동안 쓸 수 있어요. 환불은 7일 이내입니다.")
