@@ -236,15 +236,16 @@ _STATUS_NEEDS = {
     "refunded": ("환불", "refunded"),
 }
 """`STATUS_WORDS`, by status."""
-_CASE_FOLDS = str.maketrans({"ſ": "s", "ı": "i"})
-"""Letters `re.IGNORECASE` takes for an ASCII s or i that `str.lower` leaves as they are."""
+_CASE_FOLDS = str.maketrans({"ſ": "s", "ı": "i", "İ": "i", "K": "k"})
+"""Every letter `re.IGNORECASE` takes for an ASCII letter that `str.lower` does not turn into it ("ſ",
+"ı" stay; "İ" becomes two characters, "i̇"), folded first (the guard tests check every code point)."""
 
 
 def fold_case(text: str) -> str:
     """`text` lower-cased the way a case-ignoring pattern compares ASCII letters (a pattern's match
-    looked up in a table of lower-case words is looked up folded too: "ſeptember" matched)."""
-    lower = text.lower()
-    return lower if lower.isascii() else lower.translate(_CASE_FOLDS)
+    looked up in a table of lower-case words is looked up folded too: "ſeptember" and "FRİDAY" matched),
+    one character for one."""
+    return text.lower() if text.isascii() else text.translate(_CASE_FOLDS).lower()
 
 
 def _int(text: str) -> int | float:

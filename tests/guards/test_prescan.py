@@ -1,14 +1,18 @@
-"""The model-note patterns' pre-scan (`bot.vocabulary.model_notes.MODEL_NOTE_NEEDS`): a pattern is skipped
-only when it could not have matched, so the scan decides exactly as running every pattern did."""
+"""The guards' cheap tests before their patterns (the model-note needs, `bot.vocabulary.model_notes`; the
+case folding and weekday test of the fact patterns, `bot.guards.facts` and `bot.guards.dates`): a pattern
+is skipped only when it could not have matched, so each decides exactly as running every pattern did."""
 
 from __future__ import annotations
 
 import re
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from bot.guards.dates import weekday_errors
+from bot.guards.facts import fold_case
 from bot.vocabulary import model_notes
 from bot.vocabulary.model_notes import (
     LANGUAGE_NEEDS,
@@ -83,6 +87,17 @@ def test_every_letter_a_case_ignoring_pattern_takes_for_a_needed_one_folds_to_it
             assert model_notes._folded(m.group()) == char, (hex(ord(m.group())), char)
 
 
+def test_the_fact_patterns_fold_every_letter_a_case_ignoring_pattern_takes_for_an_ascii_one() -> None:
+    """`bot.guards.facts.fold_case` (the fact and weekday patterns' cheap tests, and their tables of
+    month and day names): one character for one, each ASCII letter's every case-ignoring match folded to it."""
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    assert len(fold_case(every)) == len(every)
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        for m in re.finditer(letter, every, re.IGNORECASE):
+            assert fold_case(m.group()) == letter, (hex(ord(m.group())), letter)
+    assert fold_case("FR\u0130DAY, Dec 4") == "friday, dec 4"
+
+
 def test_each_need_is_written_in_its_pattern() -> None:
     assert len(MODEL_NOTE_NEEDS) == len(MODEL_NOTE_PATTERNS)
     for needs, pattern in zip(MODEL_NOTE_NEEDS, MODEL_NOTE_PATTERNS, strict=True):
@@ -110,3 +125,22 @@ def test_the_language_scan_still_finds_talk_of_the_language_in_any_case() -> Non
     assert talks_of_its_language("The previous reply was not in KOREAN.")
     assert talks_of_its_language("Answer again in \u0130nglish.".replace("\u0130", "E"))
     assert not talks_of_its_language("쿠폰은 30일 동안 쓸 수 있어요. 환불은 7일 이내입니다.")
+
+
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        ("3월 10일(일)까지 쓰실 수 있습니다.", "Tuesday"),  # 2026-03-10 is a Tuesday
+        ("3월 10일 (화)까지 쓰실 수 있습니다.", None),
+        ("3월 10일 일요일까지 쓰실 수 있습니다.", "Tuesday"),
+        ("3월 10일, 일요일까지 쓰실 수 있습니다.", "Tuesday"),
+        ("You can ask again from FR\u0130DAY, March 5.", "Thursday"),
+        ("You can ask again from Thursday, March 5.", None),
+        ("7일 이내, 30일 동안 쓸 수 있어요.", None),
+    ],
+)
+def test_a_weekday_beside_a_date_is_weighed_after_the_cheap_test(text: str, wrong: str | None) -> None:
+    """The weekday patterns' cheap test (`bot.guards.dates._WEEKDAY_NEEDS`) lets through every way a
+    weekday is written beside a date, and the "일" of "7일" alone is not one."""
+    errors = weekday_errors(text, date(2026, 3, 2))
+    assert [real for _, real in errors] == ([wrong] if wrong else [])
