@@ -221,7 +221,7 @@ _WEEKDAY_AFTER = re.compile(
 _WEEKDAY_BEFORE = re.compile(rf"\b(?P<en>{_EN_DAY})\b\.?,?\s+(?:the\s+)?(?P<d>{_DATE_TEXT})", re.IGNORECASE)
 
 
-_WEEKDAY_NEEDS = re.compile(r"[월화수목금토일](?:요일|\s*[)）])|mon|tue|wed|thu|fri|sat|sun")
+_WEEKDAY_NEEDS = re.compile(r"[월화수목금토일](?:요일|\s*[)）])|\b(?:mon|tue|wed|thu|fri|sat|sun)")
 """Cheap test first (on the text case-folded): both weekday patterns need a weekday's name, and each
 English name starts with one of these; a Korean one is "요일" or a day's syllable before a closing bracket
 (the "일" of every "7일" is not); they need a date too, and every date has a digit."""

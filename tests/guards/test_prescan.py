@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.guards.claims import parse_claim
 from bot.guards.dates import weekday_errors
 from bot.guards.facts import fold_case
+from bot.guards.mailbox import parse_arrival
 from bot.vocabulary import model_notes
 from bot.vocabulary.model_notes import (
     LANGUAGE_NEEDS,
@@ -24,6 +26,7 @@ from bot.vocabulary.model_notes import (
 )
 from bot.vocabulary.sentences import sentences
 from tests.guards.fact_set import load
+from tools.money import find_krw_amounts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,3 +147,26 @@ def test_a_weekday_beside_a_date_is_weighed_after_the_cheap_test(text: str, wron
     weekday is written beside a date, and the "일" of "7일" alone is not one."""
     errors = weekday_errors(text, date(2026, 3, 2))
     assert [real for _, real in errors] == ([wrong] if wrong else [])
+
+
+def test_the_claim_amount_and_mailbox_tests_find_what_their_patterns_find() -> None:
+    """The coupon claim's, the won amounts' and the mailbox claim's cheap tests (`bot.guards.claims`,
+    `tools.money`, `bot.guards.mailbox`): spacing, case and the currency as written are kept."""
+    assert parse_claim("쿠폰을  발급했습니다.").issued  # two spaces: squeezed before the patterns, as before
+    assert parse_claim("쿠폰을\n발급\t했습니다.").issued
+    assert parse_claim("We have \u0130SSUED your coupon.").issued  # "İ" is an i to a case-ignoring pattern
+    assert parse_claim("I’ve already received 3 coupons today.").already
+    assert not parse_claim("환불은 7일 이내에 신청하실 수 있어요.").any
+    assert [a.value for a in find_krw_amounts("₩30,000, 3만 5천원, 20 won and 5 Won; 7,000 krw")] == [
+        30000,
+        35000,
+        20,
+        5,
+        7000,
+    ]
+    assert [a.value for a in find_krw_amounts("5 WON, 10 KRW")] == [10]  # the patterns are case-sensitive
+    assert find_krw_amounts("오천원, 만 원") == []  # no digit: no pattern can match
+    assert parse_arrival("A credit was added to your INBOX.") is not None
+    assert parse_arrival("우편함에 보상이 도착했습니다.") is not None
+    assert parse_arrival("보상 쿠폰 지급이 완료되었습니다.") is None
+    assert parse_arrival("보상 쿠폰 지급이 완료되었습니다.", granted_means_mailbox=True) is not None
