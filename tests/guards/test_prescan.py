@@ -157,7 +157,7 @@ def test_the_claim_amount_and_mailbox_tests_find_what_their_patterns_find() -> N
     assert parse_claim("We have \u0130SSUED your coupon.").issued  # "İ" is an i to a case-ignoring pattern
     assert parse_claim("I’ve already received 3 coupons today.").already
     assert not parse_claim("환불은 7일 이내에 신청하실 수 있어요.").any
-    assert [a.value for a in find_krw_amounts("₩30,000, 3만 5천원, 20 won and 5 Won; 7,000 krw")] == [
+    assert [a.value for a in find_krw_amounts("₩30,000 and 3만 5천원, 20 won and 5 Won; 7,000 krw")] == [
         30000,
         35000,
         20,
