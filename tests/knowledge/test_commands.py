@@ -123,3 +123,22 @@ def test_cli_search_with_terms_from_a_second_process_answers_as_the_command_alon
     assert adopted == [True]
     assert json.loads(out) == json.loads(alone) != []
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("argv", ["None", "sys.argv[1:]"])
+def test_the_collector_is_frozen_only_when_the_search_ends_the_process(argv: str) -> None:
+    """`main()` without argv is the process's own command line: a one-shot search freezes the heap so
+    the interpreter's last collections skip it; `main(argv)` (tests, embedders) leaves it as it was."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, sys\n"
+        "sys.argv = ['arca-bot', 'search', 'refund', '--top-k', '0']\n"
+        "from bot.cli import main\n"
+        f"code = main({argv})\n"
+        "print(code, gc.get_freeze_count() > 0, gc.isenabled())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    frozen, enabled = ("True", "False") if argv == "None" else ("False", "True")
+    assert done.stdout.split() == ["2", frozen, enabled], done.stderr
