@@ -27,6 +27,7 @@ def forget_adopted() -> Iterator[None]:
         "배송 지연 보상 쿠폰 한도",
         "  쿠폰한도가얼마예요? 2만원 넘게 받았어요  ",
         "How do I change my nickname?",
+        "-h --version 쿠폰",  # read as the query, not as the interpreter's options
     ],
 )
 def test_the_second_process_makes_the_terms_and_head_this_one_would(query: str) -> None:
@@ -55,6 +56,12 @@ def test_an_answer_for_another_query_is_not_adopted(monkeypatch: pytest.MonkeyPa
     program = "import json; print(json.dumps({'query': '환불', 'terms': ['환불'], 'head': None}))"
     monkeypatch.setattr(query_terms, "_PROGRAM", program)
     with QueryTermsAside("쿠폰 한도") as aside:
+        assert aside.adopt() is False
+    assert analysis._given == {}
+
+
+def test_a_query_no_command_line_can_carry_is_analysed_here() -> None:
+    with QueryTermsAside("쿠폰\x00한도") as aside:
         assert aside.adopt() is False
     assert analysis._given == {}
 
