@@ -1,7 +1,7 @@
 """Look up before you state (issue 28): before the model's answer is taken, every tool whose
 `required_before_answer` rule fires on what the player wrote must have run with those arguments in this
 run. An answer without them is sent back once with the exact call to make; after a second one the engine
-makes those reads itself and asks once more (`apply.make_for_model`); where it may not (a call the actor
+makes those reads itself and asks once more (`AgentRun.make_for_model`); where it may not (a call the actor
 may not run), the run ends in an honest fallback that offers a person, never in the unchecked answer."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def send_back_text(missing: Sequence[RequiredCall], question: str, *, json_mode:
 
 
 def made_for_model_text(*, json_mode: bool) -> str:
-    """After the engine made the calls the model skipped twice (`apply.make_for_model`): answer now."""
+    """After the engine made the calls the model skipped twice (`AgentRun.make_for_model`): answer now."""
     text = (
         "You answered twice without the call above, so it was made for you. Answer the player now, from "
         "its result only; do not state facts about orders or policies that it does not say."

@@ -472,7 +472,7 @@ async def test_a_finished_run_is_freed_by_reference_counting_not_left_to_the_cyc
 ):
     import gc
 
-    from bot.engine.run import AgentRun
+    from bot.engine.agent import AgentRun
 
     steps = [
         LOOKUP,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.engine.agent import Stop
 from bot.engine.calls import CallIds
-from bot.engine.outcomes import Answer, CallTools, Stop, Unreadable
 from bot.engine.results import StopReason
-from bot.engine.steps import read_json, read_native
+from bot.engine.steps import Answer, CallTools, Unreadable, read_json, read_native
 from bot.llm.base import LLMResult, ToolCall
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,4 +60,4 @@ def test_the_interrupt_queue_is_drained_in_one_place_per_side():
         str(path.relative_to(ROOT)) for path in (ROOT / "bot").rglob("*.py") if ".drain()" in path.read_text()
     )
     # The engine's `AgentRun.take_interrupts` and the conversation's `RunState.leftovers`.
-    assert drains == ["bot/conversations/run.py", "bot/engine/run.py"]
+    assert drains == ["bot/conversations/run.py", "bot/engine/agent.py"]
