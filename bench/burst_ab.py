@@ -89,15 +89,23 @@ def _full_collections_every(gen1_collections: int) -> Callable[[Any], list[Patch
     return lambda _index: [(_COLLECTOR, "oldest", gen1_collections)]
 
 
-def _loop_group_time(seconds: float) -> Callable[[Any], list[Patch]]:
-    """How long the loop's thread may spend on one turn's group commit (`LOOP_GROUP_S`)."""
+def _embed_twice(_index: Any) -> list[Patch]:
+    """Before 2026-12-07: a new question both lanes got at once was embedded by each."""
+    from bot.knowledge import batching
+    from bot.knowledge.embedders import embed_queries
 
-    def patches(_index: Any) -> list[Patch]:
-        from bot.store.backends import sqlite_writer
+    def many(self: Any, queries: Any) -> list[Any]:
+        with self._lock:
+            found = {q: self._cache.get(q) for q in dict.fromkeys(queries)}
+        missing = [q for q, vector in found.items() if vector is None]
+        if missing:
+            vectors = embed_queries(self._embedder, missing)
+            with self._lock:
+                for query, vector in zip(missing, vectors, strict=True):
+                    self._cache[query] = found[query] = vector
+        return [found[q] for q in queries]
 
-        return [(sqlite_writer, "LOOP_GROUP_S", seconds)]
-
-    return patches
+    return [(batching.QueryVectors, "many", many)]
 
 
 def _search_lanes(lanes: int) -> Callable[[Any], list[Patch]]:
@@ -118,8 +126,7 @@ VARIANTS: dict[str, Callable[[Any], list[Patch]]] = {
     "loop-group-128": _loop_group(128),
     "full-gc-every-10": _full_collections_every(10),
     "full-gc-every-1000": _full_collections_every(1000),
-    "group-2ms": _loop_group_time(0.002),
-    "group-5ms": _loop_group_time(0.005),
+    "embed-twice": _embed_twice,
     "one-lane": _search_lanes(1),
     "search-batch-4": _search_batch(4),
     "search-batch-64": _search_batch(64),
