@@ -199,8 +199,8 @@ _DATE_NEEDS = (("-", ".", "/"), ("년",), ("월",))
 """`_DATE_PATTERNS`, in order."""
 _MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 """`_DATE_EN`: every month name starts with one."""
-_TIME_NEEDS = ((":",), ("시",), ("m",))
-"""`_TIME_PATTERNS`, in order (am, pm, a.m., p.m. all have an m)."""
+_TIME_NEEDS = ((":",), ("시",), ("am", "pm", "a.m.", "p.m."))
+"""`_TIME_PATTERNS`, in order (the last needs its am/pm: an "m" alone is in most English sentences)."""
 _AMOUNT_NEEDS = ("원", "KRW", "krw", "won", "Won", "₩", "￦")
 """`tools.money.find_krw_amounts` and `_MAN_WON` (case as written there)."""
 _PERCENT_NEEDS = ("%", "퍼센트", "프로", "percent")
