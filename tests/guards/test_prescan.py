@@ -170,3 +170,26 @@ def test_the_claim_amount_and_mailbox_tests_find_what_their_patterns_find() -> N
     assert parse_arrival("우편함에 보상이 도착했습니다.") is not None
     assert parse_arrival("보상 쿠폰 지급이 완료되었습니다.") is None
     assert parse_arrival("보상 쿠폰 지급이 완료되었습니다.", granted_means_mailbox=True) is not None
+
+
+def test_the_first_letter_lookaheads_admit_exactly_what_the_words_they_guard_start_with() -> None:
+    """`(?=[jfmasond])` before the month names and `(?=[\\dotfsena])` before the number words (`bot.guards.
+    facts`): every word starts with a character of its class, and the class, case ignored, takes exactly
+    the characters a case-ignoring pattern takes for those first letters (no more, no fewer)."""
+    from bot.guards import facts
+
+    words = {
+        facts._MONTH_FIRST: list(facts._MONTHS),
+        facts._EN_NUM_FIRST: [*facts._WORDS_EN, "0", "1", "once", "twice"],
+    }
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    for first, names in words.items():
+        starts = {name[0] for name in names}
+        assert all(re.fullmatch(first, start, re.IGNORECASE) for start in starts)
+        took = {m.group() for m in re.finditer(first, every, re.IGNORECASE)}
+        either = {
+            m.group()
+            for s in starts
+            for m in re.finditer(re.escape(s) if s.isalpha() else r"\d", every, re.I)
+        }
+        assert took == either
