@@ -193,3 +193,15 @@ def test_the_first_letter_lookaheads_admit_exactly_what_the_words_they_guard_sta
             for m in re.finditer(re.escape(s) if s.isalpha() else r"\d", every, re.I)
         }
         assert took == either
+
+
+def test_the_weekday_lookaheads_admit_every_date_and_day_name_start() -> None:
+    """`bot.guards.dates`: every English day name starts with a letter of `_DAY_FIRST`; every date
+    `_DATE_TEXT` matches starts with a digit or a month name's first letter (`_DATE_FIRST`)."""
+    from bot.guards import dates, facts
+
+    assert {day[0] for day in dates._EN_DAYS} == set(dates._DAY_FIRST)
+    assert {month[0] for month in facts._MONTHS} == set(dates._DATE_FIRST.removeprefix(r"\d"))
+    text = "2026-03-09, 2026년 3월 9일, 3월 9일, March 9, Mar. 9th, 9 March 2026, ſept 9, 9th OCT"
+    starts = {m.group()[0] for m in re.finditer(dates._DATE_TEXT, text, re.IGNORECASE)}
+    assert len(starts) > 1 and all(re.fullmatch(f"[{dates._DATE_FIRST}]", c, re.IGNORECASE) for c in starts)
