@@ -933,7 +933,7 @@ def test_thread_ids_have_the_five_forms_of_design_7() -> None:
 
 
 def test_discord_thread_ids() -> None:
-    from bot.serving.discord_client.client import thread_id_of_message
+    from bot.players.discord_app.messages import thread_id_of_message
     from bot.staffroom.discord_staff.cog import thread_id_of_interaction
 
     in_guild = SimpleNamespace(

@@ -13,6 +13,7 @@ from bot.vocabulary import ThreadId
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
+"""What every message the bot posts may ping: no one (a player's or a model's text never mentions @everyone)."""
 
 
 async def tell_thread(

@@ -1,7 +1,9 @@
 """The bulk grant of an incident: a preview (who gets what, who is excluded and why, which coupon
 rules the grant overrides), then the run: batches through the store's grant unit, each coupon under
 the key (incident, order or player), so a crash, a restart, a second process or a second approval
-never issues twice. The run yields to the event loop between batches and reports its progress."""
+never issues twice. The run yields to the event loop between batches and reports its progress. The
+staff's decision on it (`propose`, `approve`, `cancel`) is what `/incident compensate` and the console
+run; the command's wording stays with the command (`bot.staff.incidents`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from bot.game.orders import OrderSource
 from bot.incidents.scope_orders import pull_scope
@@ -42,6 +45,17 @@ class Limits:
     staff_max_amount: int = 100_000
     daily_max_count: int = 3
     daily_max_amount: int = 50_000
+
+    @classmethod
+    def of(cls, rules: Any) -> Limits:
+        """The limits of the coupon rules in force (`CouponRules`, or anything with the same fields)."""
+        return cls(
+            eligible_statuses=tuple(rules.eligible_statuses),
+            max_amount=rules.max_amount,
+            staff_max_amount=rules.staff_max_amount,
+            daily_max_count=rules.daily_max_count,
+            daily_max_amount=rules.daily_max_amount,
+        )
 
 
 @dataclass
@@ -228,3 +242,79 @@ async def run_compensation(
     # The conversations that asked are told what they got (once each, whichever run gets here first).
     await tell_compensated(store, incident_id, timezone=timezone)
     return RunResult(incident_id, issued, already, excluded, spent)
+
+
+# ---- the staff's decision -----------------------------------------------------------------------------
+
+APPROVABLE = ("previewed", "approved", "done")
+"""Plan states an approval takes: a fresh preview, or an approved run to resume."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What approving an incident's plan did: nothing to approve (`preview` None), refused by its fresh
+    preview (`result` None), or the run's result."""
+
+    preview: Preview | None = None
+    result: RunResult | None = None
+
+
+async def propose(
+    store: Store,
+    incident: IncidentRecord,
+    plan: Plan,
+    limits: Limits,
+    *,
+    actor: str,
+    now: datetime,
+    orders: OrderSource | None = None,
+) -> Preview:
+    """The plan's preview, kept as the incident's plan waiting for approval (`previewed`)."""
+    shown = await preview(store, incident, plan, limits, now=now, orders=orders)
+    await store.incidents.set_plan(incident.id, plan, state="previewed", actor=actor)
+    return shown
+
+
+async def approve(
+    store: Store,
+    incident: IncidentRecord,
+    limits: Limits,
+    *,
+    actor: str,
+    clock: Callable[[], datetime],
+    orders: OrderSource | None = None,
+    progress: ProgressSink | None = None,
+    valid_days: int = 30,
+    timezone: str = "Asia/Seoul",
+) -> Approval:
+    """Preview the waiting plan again (the scope may have grown), approve it with the rules it overrides
+    audited (`incident.override`), then run it."""
+    plan = incident.plan(valid_days)
+    if plan is None or incident.comp_state not in APPROVABLE:
+        return Approval()
+    shown = await preview(store, incident, plan, limits, now=clock(), orders=orders)
+    if shown.refused:
+        return Approval(shown)
+    await store.incidents.set_plan(incident.id, None, state="approved", actor=actor, comp_approved_by=actor)
+    await store.audit(
+        actor=actor,
+        action="incident.override",
+        target=f"incident:{incident.id}",
+        code="OK",
+        detail={"overrides": shown.overrides, "orders": shown.orders, "total": shown.total},
+    )
+    result = await run_compensation(
+        store,
+        incident.id,
+        actor=actor,
+        clock=clock,
+        progress=progress,
+        valid_days=valid_days,
+        timezone=timezone,
+    )
+    return Approval(shown, result)
+
+
+async def cancel(store: Store, incident_id: int, *, actor: str) -> None:
+    """Drop the incident's plan (`cancelled`); coupons already issued stay."""
+    await store.incidents.set_plan(incident_id, None, state="cancelled", actor=actor)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.store import Store
-from bot.store.incident_records import IncidentRecord, set_planned_end
+from bot.store.incident_records import IncidentRecord
 from bot.store.incidents import IncidentScope
 
 
@@ -27,5 +27,5 @@ async def declare(
     )
     if end is None:
         return incident
-    await set_planned_end(store, incident.id, end, actor=actor)
+    await store.incidents.set_planned_end(incident.id, end, actor=actor)
     return await store.incidents.get(incident.id) or incident

@@ -11,7 +11,6 @@ from bot.loop_share import to_background_thread
 from bot.staff.linking import link_commands
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
 from bot.store import ORDER_STATUSES
-from bot.store.players import player_by_id
 from bot.vocabulary.dates import zoned_text
 from bot.vocabulary.particles import particle
 from tools import coupon_staff, ledger
@@ -48,7 +47,7 @@ async def cmd_order(inv: Invocation, args: dict[str, Any]) -> StaffReply:
 
 async def cmd_orders(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     pid = args["player_id"].strip()
-    player = await player_by_id(inv.conversations.store, pid)
+    player = await inv.conversations.store.players.by_id(pid)
     try:
         # One more than shown: whether there are more, even when the game's API gives no total.
         page = await _ctx(inv).orders.player_orders(pid, limit=ORDERS_SHOWN + 1)

@@ -1,14 +1,16 @@
 """`/incident open|update|close|list|show|report` and `/incident compensate <id> <plan|approve|cancel>`
 (DESIGN.md §8, issue 25): staff declare an incident, keep its notice current, preview and approve its
-bulk compensation, and read its report. Storage and rules: `bot.incidents`, `store.incidents`."""
+bulk compensation, and read its report. This module is the command: its parameters and its bilingual
+replies. What a command does lives in the domain (`bot.incidents`: scope, plan, preview, approval, run,
+report) and its storage in `store.incidents`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bot.game.orders import SourceUnavailable
-from bot.incidents import Limits, ScopeError, parse_plan, parse_scope, preview, run_compensation
-from bot.incidents.compensation import Progress
+from bot.incidents import Limits, ScopeError, parse_plan, parse_scope
+from bot.incidents.compensation import Preview, Progress, approve, cancel, propose
 from bot.incidents.notice import split_notice
 from bot.incidents.report import build_report, format_report
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
@@ -18,17 +20,6 @@ from bot.vocabulary.particles import particle
 
 PREVIEW_CARD = "incident_preview"
 """`data["card"]` of a compensation preview: a surface shows it as a card with Approve / Cancel."""
-
-
-def _limits(inv: Invocation) -> Limits:
-    rules = inv.conversations.services.coupon_rules
-    return Limits(
-        eligible_statuses=tuple(rules.eligible_statuses),
-        max_amount=rules.max_amount,
-        staff_max_amount=rules.staff_max_amount,
-        daily_max_count=rules.daily_max_count,
-        daily_max_amount=rules.daily_max_amount,
-    )
 
 
 def describe(i: IncidentRecord, zone: str) -> str:
@@ -114,69 +105,39 @@ async def cmd_report(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     return StaffReply(format_report(report, conv.services.timezone), data=report)
 
 
-class _ScopeUnreadable(Exception):
-    def __init__(self, reply: StaffReply) -> None:
-        self.reply = reply
-
-
-async def _preview(inv: Invocation, incident: Any, plan: Any) -> Any:
-    """The preview, with the scope's orders read fresh from the game's backend under the http source."""
-    conv = inv.conversations
-    try:
-        return await preview(
-            conv.store, incident, plan, _limits(inv), now=conv.clock(), orders=conv.services.orders
-        )
-    except SourceUnavailable as exc:
-        hint = (
-            " 플레이어 CSV로 장애를 선언하세요 / declare the incident with a players CSV."
-            if "no order search" in exc.reason
-            else " 잠시 후 다시 시도하세요 / try again later."
-        )
-        raise _ScopeUnreadable(
-            StaffReply(
-                f"[SOURCE_UNAVAILABLE] 게임 서버에서 장애 범위의 주문을 읽을 수 없습니다 / the game's backend "
-                f"cannot be read for the incident's orders: {exc.reason}.{hint}",
-                ok=False,
-            )
-        ) from None
+def _unreadable(exc: SourceUnavailable) -> StaffReply:
+    """The game's backend could not give the scope's orders (under the http order source)."""
+    hint = (
+        " 플레이어 CSV로 장애를 선언하세요 / declare the incident with a players CSV."
+        if "no order search" in exc.reason
+        else " 잠시 후 다시 시도하세요 / try again later."
+    )
+    return StaffReply(
+        f"[SOURCE_UNAVAILABLE] 게임 서버에서 장애 범위의 주문을 읽을 수 없습니다 / the game's backend "
+        f"cannot be read for the incident's orders: {exc.reason}.{hint}",
+        ok=False,
+    )
 
 
 async def cmd_compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     """A plan → its preview (stored, waiting); `approve` → audited overrides, then the run; `cancel`."""
     try:
         return await _compensate(inv, args)
-    except _ScopeUnreadable as exc:
-        return exc.reply
+    except SourceUnavailable as exc:
+        return _unreadable(exc)
 
 
 async def _compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
-    """A plan → its preview (stored, waiting); `approve` → audited overrides, then the run; `cancel`."""
     conv, store, actor = inv.conversations, inv.conversations.store, inv.actor.label
     incident = await store.incidents.get(args["id"])
     if incident is None:
         return _missing(args["id"])
     word = args["plan"].strip().lower()
-    rules = conv.services.coupon_rules
+    rules, orders = conv.services.coupon_rules, conv.services.orders
     if word in ("cancel", "취소"):
-        await store.incidents.set_plan(incident.id, None, state="cancelled", actor=actor)
+        await cancel(store, incident.id, actor=actor)
         return StaffReply(f"장애 #{incident.id} 보상을 취소했습니다. / Compensation cancelled.")
     if word in ("approve", "승인"):
-        plan = incident.plan(rules.valid_days)
-        if plan is None or incident.comp_state not in ("previewed", "approved", "done"):
-            return StaffReply("승인할 보상 미리보기가 없습니다. / No previewed plan to approve.", ok=False)
-        shown = await _preview(inv, incident, plan)
-        if shown.refused:
-            return StaffReply(shown.text(), ok=False)
-        await store.incidents.set_plan(
-            incident.id, None, state="approved", actor=actor, comp_approved_by=actor
-        )
-        await store.audit(
-            actor=actor,
-            action="incident.override",
-            target=f"incident:{incident.id}",
-            code="OK",
-            detail={"overrides": shown.overrides, "orders": shown.orders, "total": shown.total},
-        )
 
         async def report(step: Progress) -> None:
             if inv.progress is not None:
@@ -186,15 +147,22 @@ async def _compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
                 if hasattr(sent, "__await__"):
                     await sent
 
-        result = await run_compensation(
+        approval = await approve(
             store,
-            incident.id,
+            incident,
+            Limits.of(rules),
             actor=actor,
             clock=conv.clock,
+            orders=orders,
             progress=report,
             valid_days=rules.valid_days,
             timezone=conv.services.timezone,
         )
+        if approval.preview is None:
+            return StaffReply("승인할 보상 미리보기가 없습니다. / No previewed plan to approve.", ok=False)
+        if approval.result is None:
+            return StaffReply(approval.preview.text(), ok=False)
+        result = approval.result
         text = (
             f"장애 #{incident.id} 보상 완료 / compensation done: 발급 {result.issued:,}건 · "
             f"{result.spent:,}원 · 이미 발급 {result.already:,} · 제외 {result.excluded:,}"
@@ -213,8 +181,9 @@ async def _compensate(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         plan = parse_plan(incident.id, args["plan"], valid_days=rules.valid_days)
     except ScopeError as exc:
         return StaffReply(str(exc), ok=False)
-    shown = await _preview(inv, incident, plan)
-    await store.incidents.set_plan(incident.id, plan, state="previewed", actor=actor)
+    shown: Preview = await propose(
+        store, incident, plan, Limits.of(rules), actor=actor, now=conv.clock(), orders=orders
+    )
     return StaffReply(
         shown.text(),
         ok=shown.refused is None,

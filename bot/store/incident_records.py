@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import bindparam, distinct, func, select
 
@@ -17,9 +17,6 @@ from bot.store.incident_tables import Incident, IncidentExclusion
 from bot.store.incidents import NOT_ELIGIBLE, IncidentBatches, IncidentScope, Plan, Target
 from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
 from bot.store.units import Fetch, Unit, UnitRunner
-
-if TYPE_CHECKING:  # the store module imports this one
-    from bot.store.database import Store
 
 _OPEN = (
     select(*Incident.__table__.c).where(Incident.status == bindparam("status")).order_by(Incident.id.desc())
@@ -166,6 +163,23 @@ class Incidents:
                 comp_player_cap=plan.player_cap,
             )
         return await self._change(incident_id, actor, f"incident.compensation_{state}", **values)
+
+    async def set_planned_end(self, incident_id: int, end: datetime, *, actor: str) -> None:
+        """Keep `end` as the open incident's end until it is closed, audited (`incident.planned_end`) in the
+        same transaction (the row locked on PostgreSQL while it changes)."""
+        async with self._store.session() as s, s.begin():
+            row = await s.get(Incident, incident_id, with_for_update=True)
+            assert row is not None
+            row.ended_at = end
+            s.add(
+                AuditEntry(
+                    actor=actor,
+                    action="incident.planned_end",
+                    target=f"incident:{incident_id}",
+                    code="OK",
+                    detail=json.dumps({"ended_at": end.isoformat()}),
+                )
+            )
 
     async def get(self, incident_id: int) -> IncidentRecord | None:
         async with self._store.session() as s:
@@ -328,21 +342,3 @@ def _detail(values: dict[str, Any]) -> str:
     import json
 
     return json.dumps(values, ensure_ascii=False, default=str)
-
-
-async def set_planned_end(store: Store, incident_id: int, end: datetime, *, actor: str) -> None:
-    """Keep `end` as the open incident's end until it is closed, audited (`incident.planned_end`) in the
-    same transaction (the row locked on PostgreSQL while it changes)."""
-    async with store.session() as s, s.begin():
-        row = await s.get(Incident, incident_id, with_for_update=True)
-        assert row is not None
-        row.ended_at = end
-        s.add(
-            AuditEntry(
-                actor=actor,
-                action="incident.planned_end",
-                target=f"incident:{incident_id}",
-                code="OK",
-                detail=json.dumps({"ended_at": end.isoformat()}),
-            )
-        )

@@ -4,15 +4,11 @@ player see of their own."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy import bindparam, select
 
 from bot.store.models import Player
 from bot.store.units import Fetch, Unit, UnitRunner
-
-if TYPE_CHECKING:  # the store module imports this one
-    from bot.store.database import Store
 
 _BY_DISCORD_ID = select(Player.id).where(Player.discord_id == bindparam("discord_id"))
 _CONTACTS = select(Player.phone, Player.email).where(Player.id == bindparam("player_id"))
@@ -41,6 +37,11 @@ class Players:
 
         return await self._store.run(unit, write=False, snapshot=False)
 
+    async def by_id(self, player_id: str) -> Player | None:
+        """The player row of `player_id` (name, Discord link), None when there is none."""
+        async with self._store.session() as s:
+            return await s.get(Player, player_id)
+
     async def contacts(self, player_id: str) -> Contacts:
         """The player's phone and e-mail on file."""
 
@@ -51,9 +52,3 @@ class Players:
             return Contacts(tuple(p for p in [row[0]] if p), tuple(e for e in [row[1]] if e))
 
         return await self._store.run(unit, write=False, snapshot=False)
-
-
-async def player_by_id(store: Store, player_id: str) -> Player | None:
-    """The player row of `player_id` (name, Discord link), None when there is none."""
-    async with store.session() as s:
-        return await s.get(Player, player_id)

@@ -1,5 +1,5 @@
-"""What the players' Discord parts (outbox, link notices, tickets) need of the client that hosts them: a
-Protocol, so they are handed the one client (`bot.serving.discord_client`) without importing it."""
+"""What the players' Discord parts (messages, outbox, link notices, tickets) need of the client that hosts
+them: a Protocol, so they are handed the one client (`bot.serving.discord_client`) without importing it."""
 
 from __future__ import annotations
 
@@ -29,6 +29,5 @@ class SupportClient(Protocol):
 
     def add_listener(self, func: Callable[..., Awaitable[Any]], /, name: str = ...) -> None: ...
 
-    async def handle_message(
-        self, message: discord.Message, text: str, thread_id: str, *, channel: Any = None
-    ) -> None: ...
+    @property
+    def user(self) -> discord.ClientUser | None: ...

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.game.linking import linked_public_text, linked_text
 from bot.periodic import Periodic
 from bot.store.link_codes import LinkNotice, claim_notice, pending_notices, release_notice
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 TELL_WITHIN = timedelta(hours=1)
 """A notice not sent within this (Discord away for that long) is dropped."""
 

@@ -11,13 +11,12 @@ from typing import Any
 
 import discord
 
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.periodic import Periodic
 from bot.store import Store
 from bot.store.incident_records import IncidentRecord
 
 log = logging.getLogger(__name__)
-
-NO_MENTIONS = discord.AllowedMentions.none()
 
 
 def revision(incident: IncidentRecord) -> str:

@@ -12,12 +12,12 @@ import re
 import discord
 
 from bot.discord_kit.members import role_names
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.vocabulary.language import detect_language
 
 log = logging.getLogger(__name__)
 
 PERSON_PREFIX = "arca:person:"
-NO_MENTIONS = discord.AllowedMentions.none()
 REQUEST_WORDS = {"ko": "상담원 연결", "en": "talk to a person"}
 """What the press stands for in the thread's memory and the staff summary, in the answer's language."""
 

@@ -14,10 +14,10 @@ import discord
 
 from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.conversations.surface import ChannelTraits, SurfaceBase, SurfaceError
+from bot.discord_kit.posting import NO_MENTIONS
 
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 
 TYPING_REFRESH = 8.0
 """Discord's typing indicator lasts about 10 s per request."""

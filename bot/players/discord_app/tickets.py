@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from bot.analytics.staff_response import escalation_timings
 from bot.desk import ticket_texts as texts
 from bot.desk.auto_close import CLOSE_ACTION as ESCALATION_CLOSED
 from bot.discord_kit.members import role_names
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.store import audit_views, conversation_views
 from bot.store.tickets import (
     TicketRecord,
@@ -37,9 +39,11 @@ from bot.vocabulary.language import detect_language
 if TYPE_CHECKING:
     from bot.players.discord_app.host import SupportClient
 
+Answer = Callable[..., Awaitable[None]]
+"""`answer(message, text, thread_id, *, channel=None)`: the run that answers a player's message."""
+
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 ARCHIVE_AFTER_MINUTES = 10080
 """Discord's longest auto-archive; the bot archives a ticket itself when it closes."""
 CLAIM_WAIT = 10.0
@@ -51,9 +55,11 @@ CLOSING_NOTICE_GRACE = timedelta(seconds=30)
 class TicketDesk:
     """The ticket side of one Discord client: routes messages in ticket channels, watches for closing."""
 
-    def __init__(self, client: SupportClient, *, every: float = 60.0) -> None:
+    def __init__(self, client: SupportClient, answer: Answer, *, every: float = 60.0) -> None:
         settings = client.settings
         self.client = client
+        self.answer = answer
+        """Answers a message in its thread (`PlayerMessages.handle`); `channel=` where it is answered."""
         self.channels = frozenset(settings.ticket_channels)
         self.staff_role = settings.staff_role
         self.idle_close = timedelta(hours=settings.ticket_idle_close_hours)
@@ -152,7 +158,7 @@ class TicketDesk:
                 "ticket for %s in %s not opened (%s); answering in the channel", author.id, parent_id, exc
             )
             await release_claim(self.store, claim.ticket.id)
-            await self.client.handle_message(message, text, ThreadId.discord(channel.id))
+            await self.answer(message, text, ThreadId.discord(channel.id))
             return
         self.threads.add(thread.id)
         who = await self.client.conversations.resolve_actor(
@@ -164,7 +170,7 @@ class TicketDesk:
             thread_id=ThreadId.discord(thread.id),
             target=f"ticket:{claim.ticket.id}",
         )
-        await self.client.handle_message(message, text, ThreadId.discord(thread.id), channel=thread)
+        await self.answer(message, text, ThreadId.discord(thread.id), channel=thread)
 
     async def _open_private(
         self,

@@ -7,10 +7,9 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.incidents import Limits, ScopeError, players_from_csv
+from bot.incidents import ScopeError, players_from_csv
 from bot.store import ORDER_STATUSES
 from bot.store.incidents import IncidentScope
 from bot.vocabulary.dates import day_time_text
@@ -169,17 +168,6 @@ def plan_text(form: dict[str, str]) -> str:
         if value := _krw_field(form, key):
             words.append(f"{key}={value}")
     return " ".join(words)
-
-
-def limits_of(rules: Any) -> Limits:
-    """The coupon rules a preview is measured against (as `/incident compensate` builds them)."""
-    return Limits(
-        eligible_statuses=tuple(rules.eligible_statuses),
-        max_amount=rules.max_amount,
-        staff_max_amount=rules.staff_max_amount,
-        daily_max_count=rules.daily_max_count,
-        daily_max_amount=rules.daily_max_amount,
-    )
 
 
 def scope_words(scope: IncidentScope, zone: ZoneInfo, lang: str) -> str:

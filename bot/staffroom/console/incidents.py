@@ -22,7 +22,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sse_starlette import ServerSentEvent
 
-from bot.incidents import ScopeError, preview
+from bot.incidents import Limits, ScopeError, preview
 from bot.incidents.declare import declare
 from bot.incidents.notice import NOTICE_SEPARATOR, join_notice
 from bot.incidents.progress import RunProgress, progress
@@ -32,7 +32,6 @@ from bot.staffroom.console import auth, queries
 from bot.staffroom.console.auth import SESSION_COOKIE, StaffUser
 from bot.staffroom.console.incident_forms import (
     FormError,
-    limits_of,
     plan_text,
     read_declaration,
     scope_words,
@@ -191,7 +190,7 @@ def add_incident_routes(router: APIRouter) -> None:
         plan = incident.plan(rules.valid_days)
         shown = None
         if plan is not None and incident.comp_state == "previewed":
-            shown = await preview(conv.store, incident, plan, limits_of(rules), now=conv.clock())
+            shown = await preview(conv.store, incident, plan, Limits.of(rules), now=conv.clock())
         shown_progress = None
         if incident.comp_state in ("approved", "done"):
             got = await progress(conv.store, incident.id)

@@ -22,6 +22,7 @@ from discord.ext import commands
 
 from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.discord_kit.members import role_names
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.staff import Param, StaffCommand, StaffRegistry, StaffReply
 from bot.staff.incidents import PREVIEW_CARD
 from bot.vocabulary import ThreadId
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 
 GROUP_DESCRIPTIONS = {
     "coupon": "쿠폰 관리 / coupons (staff)",

@@ -17,6 +17,7 @@ from typing import Any
 import discord
 
 from bot.discord_kit.members import actor_of, refuse_staff_only
+from bot.discord_kit.posting import NO_MENTIONS
 from bot.incidents import RunProgress, progress
 from bot.store.incidents import EXCLUSION_REASONS
 from bot.vocabulary import ThreadId
@@ -24,7 +25,6 @@ from bot.vocabulary.rule_names import coupon_rule_words
 
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 PROGRESS_FIELD = "진행 / Progress"
 MIN_EDIT_INTERVAL = 0.1
 """Seconds between two progress edits at the least (the pace is twice the answer-stream edit interval)."""
