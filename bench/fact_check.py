@@ -10,7 +10,11 @@ without the check (`first_text_ratio`: the guard releases sentence by sentence; 
 waiting), and the same time counted from before the evidence is built. A/B interleaved in one run: the
 mode that goes first alternates round by round.
 
-    python -m bench.fact_check [--rounds 300]
+    python -m bench.fact_check [--rounds 300] [--compare-surface]
+
+`--compare-surface` prints the cost figures with the Korean surface topic test and without it (Kiwi for
+every sentence whose topic is weighed; `bot.guards.paraphrase.SURFACE_TOPIC`), in stints that alternate
+(on, off, off, on, …) in one run; `python -m bench.fact_check_diff` checks both decide alike.
 
 Figures only; nothing here asserts a time.
 """
@@ -95,6 +99,7 @@ def forget_answer_text() -> None:
     facts._extract.cache_clear()
     fact_check.is_model_note.cache_clear()
     paraphrase.content_words.cache_clear()
+    paraphrase.is_english.cache_clear()
     dates._named_weekdays.cache_clear()
     evidence.squash.cache_clear()
 
@@ -104,6 +109,32 @@ DELTA_CHARS = 4
 
 
 async def run(rounds: int) -> dict[str, Any]:
+    return {**await accuracy(), **_figures(await _measure(rounds))}
+
+
+async def compare(rounds: int, chunks: int = 4) -> dict[str, dict[str, Any]]:
+    """The figures with the Korean surface topic test (`bot.guards.paraphrase.SURFACE_TOPIC`) and
+    without it (Kiwi for every sentence that needs the topic), in one run: `chunks` stints each way,
+    alternating, each of `rounds / chunks` rounds."""
+    from bot.guards import paraphrase
+
+    raw: dict[str, dict[str, Any]] = {}
+    for i in range(chunks * 2):
+        surface = (i % 2 == 0) == (i // 2 % 2 == 0)  # on, off, off, on, on, off, …
+        paraphrase.SURFACE_TOPIC = surface
+        got = await _measure(max(1, rounds // chunks))
+        mine = raw.setdefault("surface_topic" if surface else "kiwi_only", {})
+        for key, value in got.items():
+            if isinstance(value, list):
+                mine[key] = mine.get(key, []) + value
+            else:  # the rounds add up; the answer's sentence count is the same each stint
+                mine[key] = mine.get(key, 0) + value if key == "rounds" else value
+    paraphrase.SURFACE_TOPIC = True
+    return {name: _figures(values) for name, values in raw.items()}
+
+
+async def _measure(rounds: int) -> dict[str, Any]:
+    """The raw timings (µs) of `rounds` rounds."""
     from bot.guards import dates, evidence, facts
     from bot.guards.output import OutputGuard
     from bot.vocabulary.sentences import split_sentences
@@ -156,15 +187,29 @@ async def run(rounds: int) -> dict[str, Any]:
                 per_sentence[mode].append((time.perf_counter() - start) * 1e6)
             await stream.finish()
     set_costs = await _set_costs(max(1, rounds // 30))
-    enforce, off = per_sentence["enforce"] + set_costs["enforce"], per_sentence["off"] + set_costs["off"]
-    first_on = statistics.median(from_delta_us["enforce"])
-    first_off = statistics.median(from_delta_us["off"])
-    built_on = statistics.median(with_build_us["enforce"])
-    built_off = statistics.median(with_build_us["off"])
     return {
-        **await accuracy(),
+        "enforce": per_sentence["enforce"] + set_costs["enforce"],
+        "off": per_sentence["off"] + set_costs["off"],
+        "cold": cold_us,
+        "warm": warm_us,
+        "from_delta_enforce": from_delta_us["enforce"],
+        "from_delta_off": from_delta_us["off"],
+        "with_build_enforce": with_build_us["enforce"],
+        "with_build_off": with_build_us["off"],
         "sentences_per_answer": len(sentences),
         "rounds": rounds,
+    }
+
+
+def _figures(raw: dict[str, Any]) -> dict[str, Any]:
+    enforce, off, cold_us, warm_us = raw["enforce"], raw["off"], raw["cold"], raw["warm"]
+    first_on = statistics.median(raw["from_delta_enforce"])
+    first_off = statistics.median(raw["from_delta_off"])
+    built_on = statistics.median(raw["with_build_enforce"])
+    built_off = statistics.median(raw["with_build_off"])
+    return {
+        "sentences_per_answer": raw["sentences_per_answer"],
+        "rounds": raw["rounds"],
         "sentences_timed": len(enforce),
         "guard_us_per_sentence_p50": round(_pct(enforce, 0.5), 1),
         "guard_us_per_sentence_p95": round(_pct(enforce, 0.95), 1),
@@ -233,7 +278,19 @@ async def _set_costs(rounds: int) -> dict[str, list[float]]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument(
+        "--compare-surface",
+        action="store_true",
+        help="time with and without the Korean surface topic test, alternating, in one run",
+    )
     args = parser.parse_args(argv)
+    if args.compare_surface:
+        both = asyncio.run(compare(args.rounds))
+        names = list(both)
+        print(f"{'figure':<46}" + "".join(f"{n:>16}" for n in names))
+        for key in both[names[0]]:
+            print(f"{key:<46}" + "".join(f"{both[n][key]!s:>16}" for n in names))
+        return both
     figures = asyncio.run(run(args.rounds))
     for key, value in figures.items():
         print(f"{key:<46}{value:>12}")

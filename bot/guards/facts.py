@@ -325,7 +325,16 @@ def _amounts(text: str, out: list[Fact]) -> str:
 
 
 def _has(text: str, words: tuple[str, ...]) -> bool:
-    return any(w in text for w in words)
+    """Whether any of `words` is in `text`: one scan of a compiled alternation (a Python loop of
+    substring tests cost ~2 µs on a sentence with none of the number words, the common case)."""
+    pattern = _WORDS_PATTERNS.get(words)
+    if pattern is None:
+        pattern = _WORDS_PATTERNS[words] = re.compile("|".join(map(re.escape, words)))
+    return pattern.search(text) is not None
+
+
+_WORDS_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
+"""`_has`'s patterns, one per word tuple (every tuple it is asked about is a module constant)."""
 
 
 def _units(text: str, out: list[Fact], lower: str) -> str:

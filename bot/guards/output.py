@@ -43,7 +43,7 @@ from bot.guards.voice import to_the_player, tool_names_said, without_own_label
 from bot.loop_share import give_way
 from bot.store import Store
 from bot.vocabulary.catalogue import PROMPT_NOT_SHARED
-from bot.vocabulary.model_notes import DATA_WRAPPER_TAG
+from bot.vocabulary.model_notes import DATA_WRAPPER_TAG, is_speaker_label
 from bot.vocabulary.sentences import split_sentences
 from tools.base import Actor, Tool
 
@@ -274,6 +274,11 @@ class StreamingOutputGuard:
 
     `await feed(delta)` returns the newly released, checked text (often ""); `await finish()` checks
     the unfinished tail and returns the full final text, which always starts with everything released.
+
+    Whitespace after the last released sentence is held until more text follows, so a withheld last
+    sentence leaves no blank lines behind (and none are released before the first sentence). A line that
+    is only a dialogue label ("You ask:", "Player:", "질문:") is held until the sentence it introduces is
+    judged: it goes when that sentence is withheld, and when the answer ends on it.
     """
 
     def __init__(self, guard: OutputGuard, *, outcomes: Iterable[Any]) -> None:
@@ -303,6 +308,10 @@ class StreamingOutputGuard:
         self._buffer = ""
         self._released: list[str] = []
         self._finished = False
+        self._space = ""
+        """Whitespace after the last released text, not released yet."""
+        self._labels = ""
+        """Label lines (and the whitespace after them) waiting for the sentence they introduce."""
 
     @property
     def text(self) -> str:
@@ -312,6 +321,12 @@ class StreamingOutputGuard:
     async def _release(self, sentences: Iterable[str]) -> str:
         out = []
         for sentence in sentences:
+            if not sentence.strip():
+                self._hold(sentence)
+                continue
+            if is_speaker_label(sentence):
+                self._labels += sentence
+                continue
             await give_way()  # each sentence's checks are a slice of the loop's turn (`bot.loop_share`)
             checked = await self.checker.check(sentence)
             if checked.strip() and self.guard.to_player:
@@ -320,10 +335,28 @@ class StreamingOutputGuard:
                     checked = said
             if checked.strip():
                 checked = await self.facts.check(checked)
-            out.append(self.guard._clean(checked, self))
+            checked = self.guard._clean(checked, self)
+            if not checked.strip():
+                if self._labels:  # the label introduced a withheld sentence: it goes with it
+                    self._log_rewrite(f"a label dropped with the sentence it introduced: {self._labels!r}")
+                    self._labels = ""
+                self._hold(checked)
+                continue
+            body = checked.rstrip()
+            lead = self._space if self._released or out else ""
+            out.append(lead + self._labels + body)
+            self._space, self._labels = checked[len(body) :], ""
         piece = "".join(out)
-        self._released.append(piece)
+        if piece:
+            self._released.append(piece)
         return piece
+
+    def _hold(self, whitespace: str) -> None:
+        """Keep whitespace back until text follows it (after a label: as part of the label's lines)."""
+        if self._labels:
+            self._labels += whitespace
+        else:
+            self._space += whitespace
 
     def _to_the_player(self, sentence: str) -> str:
         """The sentence in the second person when it spoke about the player, and with the tools it names
@@ -364,7 +397,20 @@ class StreamingOutputGuard:
             rest, self._buffer = self._buffer, ""
             if rest:
                 await self._release([rest])
+            if self._labels.strip():
+                self._finish_on_label()
         return self.text
+
+    def _finish_on_label(self) -> None:
+        """The answer ended on a label line: it introduces nothing, so it goes (as the fact check's quirk
+        rule for model notes; observing or off, it is delivered as written)."""
+        labels, self._labels = self._labels.rstrip(), ""
+        if self.facts.mode == ENFORCE and self.guard.quirks.acts(
+            "model_notes", f"dropped a label that ends the answer: {labels!r}"
+        ):
+            self._log_rewrite(f"a label that ends the answer dropped: {labels!r}")
+            return
+        self._released.append((self._space if self._released else "") + labels)
 
     def verdict(self) -> OutputVerdict:
         return OutputVerdict(

@@ -9,11 +9,17 @@ right result passed as backed. Content words (crudely stemmed, stop words out) t
 Korean sentences are split the way the policy search splits them (`bot.knowledge.analysis.analyze`:
 kiwipiepy nouns and verb stems), numbers out, so "구매 후 30일 이내 환불" is matched to the cash-shop
 sentence (구매, 이내, 환불) and not to the defective-goods one that states 30일.
+
+Kiwi costs about 6 µs a character (a short sentence: ~350 µs, on the event loop), so a Korean answer
+sentence is first read by its surface (`surface_topic`): the passages' words are known (each analysed once,
+`passage_words`), and which of them the sentence shows is a substring test. Only when that leaves the
+answer unclear (near a threshold, or a sentence that looks unrelated) is the sentence analysed.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -43,8 +49,11 @@ MARGIN = 1.5
 """How much better the paraphrased sentence must match than any sentence stating the answer's value."""
 
 
+@lru_cache(maxsize=2048)
 def is_english(text: str) -> bool:
-    letters = sum(c.isalpha() for c in text)
+    """Whether most of `text`'s letters are Latin. Cached: the fact check asks it of one sentence several
+    times (the topic tests, the voice rules), a character at a time."""
+    letters = sum(map(str.isalpha, text))
     return letters > 0 and sum("a" <= c.lower() <= "z" for c in text) * 2 > letters
 
 
@@ -67,6 +76,66 @@ content_words = lru_cache(maxsize=1024)(_content_words)
 passage_words = lru_cache(maxsize=4096)(_content_words)
 """`content_words` of an evidence sentence (a passage, a rule, a notice), cached apart from the answer's:
 the same sections come back run after run, while an answer's sentences are new text each time."""
+
+
+SURFACE_TOPIC = True
+"""Read a Korean answer sentence's surface first and call Kiwi only when that is unclear. False: Kiwi
+for every sentence (the differential run, `bench/fact_check_diff.py`, checks both give the same decisions)."""
+
+_HANGUL = re.compile(r"[가-힣]+")
+_NUMBER_UNIT = re.compile(
+    r"^(?:만|천|백|십|억)?(?:원|일|장|개|번|회|시간|분|주|개월|년|시|퍼센트|프로|명|세|살|단계|영업일)"
+)
+"""The unit right after a digit ("7일", "5만", "3장까지"): part of a number, never a content word."""
+_ENDINGS = frozenset(
+    "습니다 입니다 이에요 예요 에요 어요 아요 해요 돼요 세요 으세요 으실 으셔야 하셔야 셔야 으시 하시 시 실 "
+    "까지 부터 에서 에게 께서 으로 로 을 를 은 는 이 가 의 에 도 만 과 와 요 고 며 면 서 지 게 다 라 랍니다 "
+    "라면 이라면 하고 하면 하는 한 할 된 되는 될 하지 되지 되고 돼 해 했 됐 았 었 야 죠 네 니다".split()
+)
+_ENDING_LENGTHS = sorted({len(e) for e in _ENDINGS}, reverse=True)
+"""Particles and endings at the end of a piece of an eojeol: what is left is a content word's surface."""
+RELATED_MARGIN = 0.15
+"""How far above `RELATED_SHARE` the surface's share must be to decide without Kiwi: the surface counts
+the sentence's other words generously (a stem with its ending left on counts), so its share errs low."""
+
+
+def surface_topic(text: str, vocabulary: frozenset[str]) -> tuple[frozenset[str], int]:
+    """The words of `vocabulary` (passage words) a Korean sentence shows on its surface, and how many other
+    content words it seems to have. Cheap (substring tests), and close to `content_words`: a passage noun
+    written in the answer is found whole; a one-syllable stem counts where a piece of an eojeol begins
+    with it ("환불받으실" → 환불, 받)."""
+    low = unicodedata.normalize("NFKC", text).lower()
+    present = [v for v in vocabulary if v in low]
+    long = sorted((v for v in present if len(v) > 1), key=len, reverse=True)
+    short = frozenset(v for v in present if len(v) == 1)
+    found: set[str] = set()
+    others = 0
+    for m in _HANGUL.finditer(low):
+        run = m.group()
+        if m.start() and low[m.start() - 1].isdigit():
+            unit = _NUMBER_UNIT.match(run)
+            run = run[unit.end() :] if unit else run
+        for v in long:
+            if v in run:
+                found.add(v)
+                run = run.replace(v, " ")
+        for piece in run.split():
+            if piece[0] in short:
+                found.add(piece[0])
+                piece = piece[1:]
+            if len(_without_endings(piece)) >= 2:
+                others += 1
+    return frozenset(found - _KOREAN_STOP), others
+
+
+def _without_endings(piece: str) -> str:
+    """`piece` with the particles and endings at its end taken off, longest first (a set lookup per
+    length: a regular expression of alternatives repeated to the end backtracks on long pieces)."""
+    while True:
+        size = next((n for n in _ENDING_LENGTHS if n <= len(piece) and piece[-n:] in _ENDINGS), 0)
+        if not size:
+            return piece
+        piece = piece[:-size]
 
 
 def _stem(word: str) -> str:
@@ -101,6 +170,13 @@ def contradicting(
     passages = list(passages)
     if not any(_rival(p, key, kind, stated) for p in passages):
         return None  # no sentence states another value of the kind: nothing to weigh (and no analysis)
+    also_backing = list(also_backing)
+    if (
+        SURFACE_TOPIC
+        and not is_english(body)
+        and _clearly_no_rival(body, key, kind, passages, stated, also_backing)
+    ):
+        return None
     mine = content_words(body)
     best: tuple[Passage, int] | None = None
     backing = 0
@@ -118,6 +194,26 @@ def contradicting(
     if best is None or best[1] < MIN_SHARED or best[1] < MARGIN * max(backing, 1):
         return None
     return best[0]
+
+
+def _clearly_no_rival(
+    body: str,
+    key: object,
+    kind: str,
+    passages: list[Passage],
+    stated: frozenset[object],
+    also_backing: list[Passage],
+) -> bool:
+    """Whether the surface shows `contradicting` would find no rival: every rival shares at most one word
+    with `body` (a rival needs `MIN_SHARED`), or shares too few against the best backing sentence for a
+    word the surface missed to make it `MARGIN` times better."""
+    words = {p.sentence: passage_words(p.sentence) for p in (*passages, *also_backing)}
+    mine, _ = surface_topic(body, frozenset().union(*words.values()))
+    backing = max(
+        (len(mine & words[p.sentence]) for p in (*passages, *also_backing) if key in p.keys), default=0
+    )
+    best = max((len(mine & words[p.sentence]) for p in passages if _rival(p, key, kind, stated)), default=0)
+    return best + 1 < MIN_SHARED or best + 1 < MARGIN * max(backing - 1, 1)
 
 
 def _rival(p: Passage, key: object, kind: str, stated: frozenset[object]) -> bool:
@@ -149,6 +245,9 @@ def unrelated(body: str, stating: Iterable[Passage], *, joined: Iterable[Passage
     sentences = list(stating)
     if not sentences:
         return False
+    joined = list(joined)
+    if SURFACE_TOPIC and not is_english(body) and _clearly_related(body, sentences, joined):
+        return False
     mine = content_words(body) - _UNITS
     if len(mine) < MIN_TOPIC:
         return False
@@ -156,6 +255,18 @@ def unrelated(body: str, stating: Iterable[Passage], *, joined: Iterable[Passage
     # ("7일, 불량품은 … 30일 이내") is about both, so their words count together.
     also = frozenset().union(*(passage_words(p.sentence) for p in joined))
     return all(len(mine & (passage_words(p.sentence) | also)) < RELATED_SHARE * len(mine) for p in sentences)
+
+
+def _clearly_related(body: str, stating: list[Passage], joined: list[Passage]) -> bool:
+    """Whether the surface shows a sentence stating the number shares well over `RELATED_SHARE` of the
+    answer's words (so `unrelated` is False without Kiwi). Unclear, or unrelated by its look: Kiwi decides."""
+    also = frozenset().union(*(passage_words(p.sentence) for p in joined))
+    words = [passage_words(p.sentence) | also for p in stating]
+    mine, others = surface_topic(body, frozenset().union(*words))
+    mine -= _UNITS
+    size = len(mine) + others
+    shared = max(len(mine & w) for w in words)
+    return shared >= MIN_TOPIC and shared >= (RELATED_SHARE + RELATED_MARGIN) * size
 
 
 _CLAUSE_BREAK = re.compile(

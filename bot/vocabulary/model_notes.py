@@ -63,7 +63,7 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"이렇게\s*(?:답변|대답|응답|안내)\S*\s*(?:하면|드리면|해\s*주면|해\s*드리면)"
         r"|\b(?:answering|replying|responding)\s+(?:like\s+this|this\s+way|in\s+this\s+way)\b"
-        r"|^\W*(?:플레이어|사용자|유저|고객|user|player|customer)\s*[:：]",
+        r"|^\W*(?:you\s+ask(?:ed)?\s*[:：]\s*)?(?:플레이어|사용자|유저|고객|user|player|customer)\s*[:：]",
         re.IGNORECASE,
     ),
     # The framing of a policy search's result, echoed (seen live, 2026-12-04: a small model's answer to
@@ -76,6 +76,22 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
 )
 """A sentence matching one of these addresses the model, not the player."""
+
+SPEAKER_LABEL = re.compile(
+    r"^[\s>#*_-]*(?:you\s+ask(?:ed)?|(?:the\s+)?(?:player|user|customer)|q|question"
+    r"|질문|플레이어|사용자|유저|고객)[\s*_]*[:：][\s*_]*$",
+    re.IGNORECASE,
+)
+"""A line that is nothing but a label for the player's side of a dialogue ("You ask:", "Player:", "Q:",
+"**질문:**"). Seen live (2026-12-07, Qwen2.5-Coder-1.5B): "You ask:" on a line of its own before a "Player: …"
+line the fact check withheld; the label stayed behind. The output guard holds such a line until it knows
+what it introduces (`bot.guards.output`). A label inside prose ("자주 묻는 질문: 환불은 …") is no such line."""
+
+
+def is_speaker_label(line: str) -> bool:
+    """Whether `line` is only a label for the player's side of a dialogue (`SPEAKER_LABEL`)."""
+    return SPEAKER_LABEL.match(line) is not None
+
 
 DATA_WRAPPER_TAG = re.compile(r"</?\s*policy_excerpts\s*>", re.IGNORECASE)
 """The tags policy excerpts travel in to the model (`tools.policy_search`): a document must not close

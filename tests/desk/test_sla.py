@@ -91,7 +91,7 @@ async def test_stats_give_first_staff_response_percentiles_and_sla_met_share(sto
 
 
 def test_the_staff_channel_post_says_which_target_and_how_long_is_left() -> None:
-    from bot.staffroom.discord_staff.cog import format_staff_notice
+    from bot.staffroom.discord_staff.channel import format_staff_notice
 
     post = format_staff_notice(
         "sla",

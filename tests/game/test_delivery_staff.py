@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bot.game.delivery import DeadLetterAlert
-from bot.staffroom.discord_staff.cog import format_staff_notice
+from bot.staffroom.discord_staff.channel import format_staff_notice
 from bot.store import Store
 from tests.support.context import LUNA, NOW, STAFF
 from tests.support.deliveries import open_store, worker_for

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.staffroom.discord_staff.cog import format_staff_notice
+from bot.staffroom.discord_staff.channel import format_staff_notice
 
 APPROVAL = {"order_id": "ORD301", "amount": 10000, "player_id": "P300", "thread_id": "discord:555"}
 

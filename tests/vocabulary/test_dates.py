@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from bot.incidents.report import format_report
-from bot.staffroom.discord_staff.cog import format_staff_notice
+from bot.staffroom.discord_staff.channel import format_staff_notice
 from bot.vocabulary.dates import day_text, day_time_text, zoned_text
 
 SEOUL = "Asia/Seoul"

@@ -1,5 +1,5 @@
 """The one Discord client: `ArcaDiscordBot` hands gateway messages to the players' side
-(`bot.players.discord_app.messages`), loads the staff cog and posts to the staff channel
+(`bot.players.discord_app.messages`), loads the staff cog, gives the staff channel its posts
 (`bot.staffroom.discord_staff`), and registers both rooms' persistent buttons; `bot.serving.process`
 starts it with `bot.serving.discord_client.launch`. It only assembles: which messages are answered, and
 how, is decided in the rooms and by `Conversations`.
@@ -16,7 +16,6 @@ import discord
 from discord.ext import commands
 
 from bot.analytics.staff_response import SlaTargets
-from bot.conversations.renderer import DISCORD_LIMIT, split_message
 from bot.desk.sla import SlaWatch
 from bot.discord_kit.posting import NO_MENTIONS
 from bot.players.discord_app.feedback import FeedbackButton, tell_closed
@@ -25,8 +24,9 @@ from bot.players.discord_app.messages import PlayerMessages
 from bot.players.discord_app.notices import NoticePoster
 from bot.players.discord_app.outbox import discord_outbox
 from bot.players.discord_app.person import PersonButton
-from bot.staffroom.discord_staff.buttons import ApprovalButton, HandoffButton, staff_notice_view
-from bot.staffroom.discord_staff.cog import ArcaCommandTree, format_staff_notice, install_staff_commands
+from bot.staffroom.discord_staff.buttons import ApprovalButton, HandoffButton
+from bot.staffroom.discord_staff.channel import StaffChannel
+from bot.staffroom.discord_staff.cog import ArcaCommandTree, install_staff_commands
 from bot.staffroom.discord_staff.incidents import IncidentButton
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def bot_intents() -> discord.Intents:
 
 
 class ArcaDiscordBot(commands.Bot):
-    """The Discord client. Each addressed message is handled in its own task; the gateway never waits."""
+    """The Discord client: one login carrying both rooms' Discord parts, started and stopped together."""
 
     def __init__(
         self,
@@ -99,6 +99,8 @@ class ArcaDiscordBot(commands.Bot):
         """Reminds the staff channel of escalations about to miss their targets (`bot.desk.sla`)."""
         self.desk_watch = desk_watch
         """False when the serving process runs the one desk watch for all its channels (`bot.serving.process`)."""
+        self.staff_channel = StaffChannel(self, settings)
+        """Posts escalations, approval requests and reminders into `ARCA_STAFF_CHANNEL`."""
         self.player_messages = PlayerMessages(self, feedback_buttons=feedback_buttons)
         """Players' messages: which are addressed to the bot, each answered in its own task."""
         self.tickets = self.player_messages.tickets  # a private thread per player in ARCA_TICKET_CHANNELS
@@ -109,8 +111,8 @@ class ArcaDiscordBot(commands.Bot):
         # Runs once per login (not on reconnects): the right place to sync slash commands.
         if self.staff_commands and self.conversations.staff is not None:
             await install_staff_commands(self, self.conversations, self.settings.guild_ids)
-        if self.post_to_staff not in self.conversations.staff_sinks:
-            self.conversations.staff_sinks.append(self.post_to_staff)
+        if self.staff_channel.post not in self.conversations.staff_sinks:
+            self.conversations.staff_sinks.append(self.staff_channel.post)
         register_components(self)  # persistent buttons, also on messages from before a restart
         self.outbox.start()
         if self.desk_watch:
@@ -136,32 +138,13 @@ class ArcaDiscordBot(commands.Bot):
         await self.tickets.stop()
         await self.player_messages.finish(self.shutdown_grace)
         with contextlib.suppress(ValueError):
-            self.conversations.staff_sinks.remove(self.post_to_staff)
+            self.conversations.staff_sinks.remove(self.staff_channel.post)
         await super().close()
 
     # ---- messages ---------------------------------------------------------------------------
 
     async def on_message(self, message: discord.Message) -> None:
         await self.player_messages.on_message(message)  # only players write to the bot in a message
-
-    # ---- staff channel ----------------------------------------------------------------------
-
-    async def post_to_staff(self, kind: str, payload: dict[str, Any]) -> None:
-        """Staff sink: escalations and approval requests go to `ARCA_STAFF_CHANNEL`."""
-        channel_id = self.settings.staff_channel
-        if channel_id is None:
-            log.warning("%s not posted: ARCA_STAFF_CHANNEL is not set", kind)
-            return
-        if kind == "handoff" and payload.get("on_card"):
-            return  # Take over was pressed on a card: that card is edited instead
-        channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
-        if not isinstance(channel, discord.abc.Messageable):
-            log.error("ARCA_STAFF_CHANNEL %s is not a text channel", channel_id)
-            return
-        chunks = split_message(format_staff_notice(kind, payload), DISCORD_LIMIT)
-        for i, chunk in enumerate(chunks):
-            view = staff_notice_view(kind, payload) if i == len(chunks) - 1 else None
-            await channel.send(chunk, allowed_mentions=NO_MENTIONS, **({"view": view} if view else {}))
 
     async def wait_idle(self) -> None:
         """Wait until no message task is in flight (tests, shutdown)."""

@@ -1,4 +1,4 @@
-"""The one web server's HTTP app, carrying both rooms: the players' widget (`GET /`) and chat API
+"""The one web server's HTTP app, carrying both rooms: the players' widget (its page `GET /`) and chat API
 streaming seed 000's SSE events (`bot.players.web`), the staff console under `/staff`
 (`bot.staffroom.console`), the game's signed events, and the probes `/healthz`, `/livez` and `/readyz`.
 
@@ -9,13 +9,12 @@ features add their routers to the returned app (`app.include_router(...)`) and r
 from __future__ import annotations
 
 from collections import OrderedDict
-from importlib import resources
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from bot.players.web.sse.outbox import web_outbox
@@ -27,6 +26,7 @@ from bot.players.web.widget.feedback import feedback_router
 from bot.players.web.widget.limits import ByteBudget, SlidingWindowLimiter, WebLimits
 from bot.players.web.widget.notice_watch import NoticeWatch
 from bot.players.web.widget.notices import notices_router
+from bot.players.web.widget.page import page_router, static_dir
 from bot.serving.web.game_events import install as install_game_events
 from bot.staffroom.console import install as install_staff_console
 from bot.staffroom.console.incident_runs import CompensationResumer
@@ -91,37 +91,21 @@ def create_app(deps: WebDeps) -> FastAPI:
         # Never pydantic's details (they quote the input): the API's error shape, one plain sentence.
         return JSONResponse({"error": "invalid_request", "message": "The request is not valid."}, 400)
 
-    app.include_router(page_router())
+    app.include_router(page_router())  # the widget's page, `GET /`
+    app.include_router(probes_router())
     app.include_router(chat_router())
     app.include_router(feedback_router())
     app.include_router(notices_router())
     app.include_router(attachments_router())
     install_staff_console(app)
     install_game_events(app)  # `POST /game/v1/events`, when ARCA_GAME_WEBHOOK_SECRET is set
-    app.mount("/static", StaticFiles(directory=str(_static_dir())), name="static")
+    app.mount("/static", StaticFiles(directory=str(static_dir())), name="static")
     return app
 
 
-def _static_dir() -> Any:
-    return resources.files("bot.players.web.widget") / "static"
-
-
-def page_router() -> APIRouter:
+def probes_router() -> APIRouter:
+    """The operator's probes: `/healthz` (what is loaded), `/livez` (the loop answers), `/readyz`."""
     router = APIRouter()
-
-    @router.get("/", include_in_schema=False)
-    async def index(request: Request) -> Response:
-        response = FileResponse(str(_static_dir() / "index.html"), media_type="text/html; charset=utf-8")
-        response.headers["Cache-Control"] = "no-store"
-        deps = deps_of(request)
-        # Embeddable in an iframe by the allowed origins (anywhere when none are configured).
-        ancestors = " ".join(["'self'", *deps.origins]) if deps.origins else "*"
-        response.headers["Content-Security-Policy"] = (
-            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-            f"connect-src 'self'; frame-ancestors {ancestors}"
-        )
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        return response
 
     @router.get("/healthz")
     async def healthz(request: Request) -> dict[str, Any]:
