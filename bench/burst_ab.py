@@ -3,8 +3,8 @@
 On a machine shared with other work the same burst gives 2× different throughput a minute apart, so a
 change is judged against the code without it in the same sitting: each round runs every variant once, in
 turn, on the same policy index with its query caches emptied first (every variant embeds the burst's
-questions itself). A variant is a named set of patches (`VARIANTS`): module constants or functions set
-for its runs and put back after.
+questions itself). A variant is a named set of patches (`VARIANTS`): module constants, functions or the
+shared policy index's attributes set for its runs and put back after.
 
     python -m bench.burst_ab [--variants base,no-writer] [--rounds 3] [--conversations 200]
 
@@ -53,13 +53,13 @@ class _Collector:
 _COLLECTOR = _Collector()
 
 
-def _inline_writes() -> list[Patch]:
+def _inline_writes(_index: Any) -> list[Patch]:
     from bot.store.backends import sqlite_writer
 
     return [(sqlite_writer, "background_busy", lambda: False), (sqlite_writer, "INLINE_TURN_S", 1.0)]
 
 
-def _writer_thread() -> list[Patch]:
+def _writer_thread(_index: Any) -> list[Patch]:
     """Wave 4's writes: what is not committed inline goes to the writer thread, never to the loop's group."""
     from bot.store.backends.sqlite_writer import SQLiteWriter, _Pending
 
@@ -74,8 +74,8 @@ def _writer_thread() -> list[Patch]:
     return [(SQLiteWriter, "write", write)]
 
 
-def _loop_group(size: int) -> Callable[[], list[Patch]]:
-    def patches() -> list[Patch]:
+def _loop_group(size: int) -> Callable[[Any], list[Patch]]:
+    def patches(_index: Any) -> list[Patch]:
         from bot.store.backends import sqlite_writer
 
         return [(sqlite_writer, "LOOP_GROUP_MAX", size)]
@@ -83,21 +83,56 @@ def _loop_group(size: int) -> Callable[[], list[Patch]]:
     return patches
 
 
-def _full_collections_every(gen1_collections: int) -> Callable[[], list[Patch]]:
+def _full_collections_every(gen1_collections: int) -> Callable[[Any], list[Patch]]:
     """The collector's oldest threshold for the run (CPython's default: a full collection after 10
     collections of the middle generation)."""
-    return lambda: [(_COLLECTOR, "oldest", gen1_collections)]
+    return lambda _index: [(_COLLECTOR, "oldest", gen1_collections)]
 
 
-VARIANTS: dict[str, Callable[[], list[Patch]]] = {
-    "base": list,
+def _embed_twice(_index: Any) -> list[Patch]:
+    """Before 2026-12-07: a new question both lanes got at once was embedded by each."""
+    from bot.knowledge import batching
+    from bot.knowledge.embedders import embed_queries
+
+    def many(self: Any, queries: Any) -> list[Any]:
+        with self._lock:
+            found = {q: self._cache.get(q) for q in dict.fromkeys(queries)}
+        missing = [q for q, vector in found.items() if vector is None]
+        if missing:
+            vectors = embed_queries(self._embedder, missing)
+            with self._lock:
+                for query, vector in zip(missing, vectors, strict=True):
+                    self._cache[query] = found[query] = vector
+        return [found[q] for q in queries]
+
+    return [(batching.QueryVectors, "many", many)]
+
+
+def _search_lanes(lanes: int) -> Callable[[Any], list[Patch]]:
+    """How many search batches run at once (`SEARCH_WORKERS`: 2)."""
+    return lambda index: [(index._batcher, "_lanes", lanes)]
+
+
+def _search_batch(size: int) -> Callable[[Any], list[Patch]]:
+    """How many searches one lane takes together (`SEARCH_BATCH`: 16)."""
+    return lambda index: [(index._batcher, "_max_batch", size)]
+
+
+VARIANTS: dict[str, Callable[[Any], list[Patch]]] = {
+    "base": lambda _index: [],
     "inline-writes": _inline_writes,
     "writer-thread": _writer_thread,
     "loop-group-8": _loop_group(8),
     "loop-group-128": _loop_group(128),
     "full-gc-every-10": _full_collections_every(10),
+    "full-gc-every-1000": _full_collections_every(1000),
+    "embed-twice": _embed_twice,
+    "one-lane": _search_lanes(1),
+    "search-batch-4": _search_batch(4),
+    "search-batch-64": _search_batch(64),
 }
-"""The variants by name; each gives its patches when its run starts (a module imported lazily)."""
+"""The variants by name; each gives its patches, given the shared policy index, when its run starts (a
+module imported lazily)."""
 
 FIGURES = (
     "conversations_per_s",
@@ -142,7 +177,7 @@ async def _sitting(names: list[str], rounds: int, n: int, data_dir: Path) -> dic
         for r in range(rounds):
             for name in names:
                 _empty_caches(index)
-                with patched(VARIANTS[name]()):
+                with patched(VARIANTS[name](index)):
                     figures = await concurrency.run(n, 0.05, data_dir, policy_index=index, idle_s=1.0)
                 figures["load"] = os.getloadavg()[0]
                 runs[name].append(figures)

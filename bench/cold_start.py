@@ -3,13 +3,18 @@ stored beside the index, the same without it (what every start paid before: the 
 background vectors fitted by embedding ~600 sentences), and the bot's first player question after its
 start-up against the ones after it.
 
-    python bench/cold_start.py [--runs N] [--unstored-runs N] [--skip-unstored]
+    python bench/cold_start.py [--runs N] [--unstored-runs N] [--skip-unstored] [--against DIR]
 
 Prints `name=value` lines (`cold_search_wall_s=…`, `cold_search_cpu_s=…`, `unstored_search_wall_s=…`,
 `first_question_ms=…`, `later_question_ms=…`, `web_healthz_wall_s=…`, …). The goals are a cold search of
 at most 3 s on 2 cores and a fresh `arca-bot web` (no LLM, empty data directory) answering `/healthz`
 within 10 s;
 on a machine shared with other work the wall time grows with the load (printed), the CPU time does not.
+The CPU time counts the search's own children (its query's Korean analysis runs in a second process).
+
+`--against DIR`: DIR is another checkout (e.g. `git worktree add /tmp/before main`); the cold searches
+alternate between it and this one, each with an index built by its own code, and print `before_…` figures
+and `cold_search_wall_over_before` beside this checkout's (one sitting, the same load).
 Not a test: nothing here asserts a time.
 """
 
@@ -47,19 +52,19 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _cli(data_dir: Path, *args: str) -> tuple[float, float]:
-    """(wall s, CPU s) of one `python -m bot …` process."""
+def _cli(data_dir: Path, *args: str, repo: Path = REPO) -> tuple[float, float]:
+    """(wall s, CPU s) of one `python -m bot …` process of the checkout in `repo`."""
     env = {
         **os.environ,
         "ARCA_DATA_DIR": str(data_dir),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "ANONYMIZED_TELEMETRY": "False",
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": str(repo),
     }
     cpu, start = _children_cpu(), time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "bot", *args], cwd=REPO, env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "bot", *args], cwd=repo, env=env, capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - start
     if done.returncode != 0:
@@ -76,6 +81,27 @@ def _searches(data_dir: Path, runs: int, *, stored: bool) -> tuple[float, float]
         walls.append(wall)
         cpus.append(cpu)
     return statistics.median(walls), statistics.median(cpus)
+
+
+def _against(before: Path, data_dir: Path, runs: int) -> dict[str, float]:
+    """Cold searches alternating between the checkout `before` and this one (medians of each)."""
+    before_dir = data_dir / "before"
+    _cli(before_dir, "index", repo=before)
+    times: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
+    for _ in range(runs):
+        times["before"].append(_cli(before_dir, "search", QUERY, "--json", repo=before))
+        times["after"].append(_cli(data_dir, "search", QUERY, "--json"))
+    figures: dict[str, float] = {}
+    for name, pairs in times.items():
+        figures[f"{name}_cold_search_wall_s"] = round(statistics.median(w for w, _ in pairs), 2)
+        figures[f"{name}_cold_search_cpu_s"] = round(statistics.median(c for _, c in pairs), 2)
+    figures["cold_search_wall_over_before"] = round(
+        figures["after_cold_search_wall_s"] / figures["before_cold_search_wall_s"], 2
+    )
+    figures["cold_search_cpu_over_before"] = round(
+        figures["after_cold_search_cpu_s"] / figures["before_cold_search_cpu_s"], 2
+    )
+    return figures
 
 
 def _first_question(data_dir: Path) -> dict[str, float]:
@@ -152,9 +178,12 @@ def _web_healthz(data_dir: Path) -> float:
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=3, help="cold searches with the stored model")
+    parser.add_argument("--runs", type=int, default=5, help="cold searches with the stored model")
     parser.add_argument("--unstored-runs", type=int, default=1, help="cold searches without it")
     parser.add_argument("--skip-unstored", action="store_true")
+    parser.add_argument(
+        "--against", type=Path, help="another checkout: its cold searches alternate with this one's"
+    )
     args = parser.parse_args(argv)
 
     figures: dict[str, float] = {"cores": os.cpu_count() or 0, "load_1min": round(os.getloadavg()[0], 1)}
@@ -164,6 +193,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         figures.update(index_wall_s=round(wall, 2), index_cpu_s=round(cpu, 2))
         wall, cpu = _searches(data_dir, args.runs, stored=True)
         figures.update(cold_search_wall_s=round(wall, 2), cold_search_cpu_s=round(cpu, 2))
+        figures["load_1min_after_searches"] = round(os.getloadavg()[0], 1)
+        if args.against is not None:
+            figures.update(_against(args.against.resolve(), data_dir, args.runs))
         figures.update(_first_question(data_dir))
         figures["web_healthz_wall_s"] = round(_web_healthz(data_dir / "web"), 2)
         if not args.skip_unstored:

@@ -8,10 +8,17 @@ our code (`bot/`, `tools/`, `bench/`) and the innermost frame of all, with how m
 A stall in which the loop thread sat in the selector means it waited for the GIL, not that it worked:
 the other threads' frames of that stall are printed then.
 
+The loop's longest steps by wall time are split (Linux scheduler figures of the loop thread) into time on
+a CPU, time runnable but waiting for a CPU (the machine is busy), and the rest: the thread asleep inside
+the step, which is a wait for the GIL (or a lock, or I/O). `--no-sampler` leaves the stack sampler out
+(its thread takes the GIL every millisecond) for that split alone.
+
     python -m bench.loop_stalls [--bench burst|incident] [--conversations 200] [--over 20] [--top 12]
+                                [--no-sampler]
 
 Prints the stalls by length, the culprits summed over all stalls, the collector's pauses by generation,
-and `loop_stall_culprit=…` for the culprit with the most stalled milliseconds.
+the longest steps split as above (`loop_max_step_wall_ms`, `…_cpu_ms`, `…_run_queue_ms`), and
+`loop_stall_culprit=…` for the culprit with the most stalled milliseconds.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import sys
 import tempfile
 import threading
@@ -121,29 +129,56 @@ def _owner(handle: Any) -> str:
     return getattr(callback, "__qualname__", repr(callback))
 
 
+def _schedstat_reader() -> Any:
+    """A reader of the calling thread's scheduler figures (Linux `/proc/thread-self/schedstat`): its
+    nanoseconds on a CPU and waiting in a run queue (runnable, but no CPU free). None elsewhere."""
+    try:
+        fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    except OSError:
+        return None
+
+    def read() -> tuple[int, int]:
+        on_cpu, queued, _ = os.pread(fd, 64, 0).split()
+        return int(on_cpu), int(queued)
+
+    return read
+
+
 @dataclass
 class StepRecorder:
     """Every loop callback that held the loop thread for more than `over_ms` of CPU: (wall start, wall end,
     CPU ms, the coroutine it stepped). A stall with no long step in it was the loop waiting (the GIL or
-    the OS), not working."""
+    the OS), not working.
+
+    Also every callback longer than `wall_over_ms` of wall time, in `waits`: (wall start, wall ms, CPU ms,
+    ms waiting for a CPU in the run queue, owner). What is neither CPU nor run queue is the loop thread
+    asleep inside the step: waiting for the GIL (or a lock, or I/O)."""
 
     over_ms: float = 5.0
+    wall_over_ms: float = 10.0
     steps: list[tuple[float, float, float, str]] = field(default_factory=list)
+    waits: list[tuple[float, float, float, float, str]] = field(default_factory=list)
     _original: Any = None
 
     def __enter__(self) -> StepRecorder:
         handle = asyncio.events.Handle
         original = self._original = handle._run
         recorder = self
+        schedstat = _schedstat_reader()
 
         def timed(h: Any) -> None:
             wall, cpu = time.perf_counter(), time.thread_time()
+            queued = schedstat()[1] if schedstat is not None else 0
             try:
                 original(h)
             finally:
+                end = time.perf_counter()
                 spent = (time.thread_time() - cpu) * 1000
                 if spent > recorder.over_ms:
-                    recorder.steps.append((wall, time.perf_counter(), spent, _owner(h)))
+                    recorder.steps.append((wall, end, spent, _owner(h)))
+                if (end - wall) * 1000 > recorder.wall_over_ms:
+                    waited = (schedstat()[1] - queued) / 1e6 if schedstat is not None else float("nan")
+                    recorder.waits.append(((wall), (end - wall) * 1000, spent, waited, _owner(h)))
 
         handle._run = timed  # type: ignore[method-assign]
         return self
@@ -219,11 +254,14 @@ def attribute(
     return stalls, blame
 
 
-async def _measure(bench: str, n: int, latency: float, data_dir: Path) -> dict[str, Any]:
+async def _measure(
+    bench: str, n: int, latency: float, data_dir: Path, *, sample: bool = True
+) -> dict[str, Any]:
     dogs: list[concurrency.LoopWatchdog] = []
     sampler = Sampler(threading.get_ident())
     with CollectorTimer() as collector, StepRecorder() as steps:
-        sampler.start()
+        if sample:
+            sampler.start()
         try:
             if bench == "incident":
                 url = f"sqlite+aiosqlite:///{data_dir / 'bulk.db'}"
@@ -234,12 +272,18 @@ async def _measure(bench: str, n: int, latency: float, data_dir: Path) -> dict[s
             sampler.stop()
     burst = [s for s in steps.steps if s[1] >= dogs[0].started]
     figures["loop_max_step_cpu_ms"] = round(max((s[2] for s in burst), default=0.0), 1)
+    waits = sorted((w for w in steps.waits if w[0] >= dogs[0].started), key=lambda w: -w[1])
+    longest = waits[0] if waits else (0.0, 0.0, 0.0, 0.0, "-")
+    figures["loop_max_step_wall_ms"] = round(longest[1], 1)
+    figures["loop_max_step_wall_cpu_ms"] = round(longest[2], 1)
+    figures["loop_max_step_wall_run_queue_ms"] = round(longest[3], 1)
     return {
         "figures": figures,
         "late": dogs[0].late,
         "samples": sampler.samples,
         "pauses": collector.pauses,
         "steps": burst,
+        "waits": waits,
         "started": dogs[0].started,
     }
 
@@ -252,11 +296,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--over", type=float, default=20.0, help="attribute wake-ups later than this (ms)")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--data-dir", type=Path)
+    parser.add_argument(
+        "--no-sampler",
+        action="store_true",
+        help="no stack sampler (its thread takes the GIL every ms): the loop steps' wall split alone",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
         data_dir = args.data_dir or Path(tmp)
         data_dir.mkdir(parents=True, exist_ok=True)
-        got = asyncio.run(_measure(args.bench, args.conversations, args.latency_ms / 1000, data_dir))
+        got = asyncio.run(
+            _measure(
+                args.bench, args.conversations, args.latency_ms / 1000, data_dir, sample=not args.no_sampler
+            )
+        )
     figures = got["figures"]
     stalls, blame = attribute(got["late"], got["samples"], got["pauses"], got["steps"], args.over)
     print(
@@ -293,6 +346,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(
             f"  generation {gen}: {len(pauses)} pauses, longest {max(pauses):.1f} ms, total {sum(pauses):.1f} ms"
         )
+    waits = got["waits"]
+    print(
+        f"\nthe longest loop steps by wall time ({len(waits)} over 10 ms): wall, on the CPU, runnable but "
+        "waiting for a CPU, the rest asleep (the GIL, a lock, I/O)"
+    )
+    for _, wall, cpu, queued, owner in waits[: args.top]:
+        print(
+            f"  {wall:>7.1f} ms  cpu {cpu:>6.1f}  run queue {queued:>6.1f}  asleep {wall - cpu - queued:>6.1f}  {owner}"
+        )
+    if waits:
+        asleep = sum(w[1] - w[2] - w[3] for w in waits)
+        print(
+            f"  over all {len(waits)}: wall {sum(w[1] for w in waits):.0f} ms, cpu {sum(w[2] for w in waits):.0f}, "
+            f"run queue {sum(w[3] for w in waits):.0f}, asleep {asleep:.0f}"
+        )
+    for key in ("loop_max_step_wall_ms", "loop_max_step_wall_cpu_ms", "loop_max_step_wall_run_queue_ms"):
+        print(f"{key}={figures[key]}")
     top = blame.most_common(1)
     print(f"loop_max_lag_ms={figures['loop_max_lag_ms']}")
     print(f"loop_stall_culprit={top[0][0] if top else '-'}")

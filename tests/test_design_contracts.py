@@ -448,10 +448,13 @@ def test_search_json_prints_one_array_with_design_fields(monkeypatch: pytest.Mon
     )
 
     class FakeIndex:
-        def loading(self, _query: str) -> contextlib.nullcontext[None]:
+        def loading(self, _query: str, *, analyzer: bool = True) -> contextlib.nullcontext[None]:
             return contextlib.nullcontext()
 
         def ensure_built(self, _dir: Any) -> None:
+            return None
+
+        def read_chunks(self) -> None:
             return None
 
         def search_sync(self, query: str, top_k: int = 3) -> list[PolicyHit]:

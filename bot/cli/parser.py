@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("--top-k", type=int, default=3, dest="top_k")
     p.add_argument("--json", action="store_true", help="print one JSON array on stdout")
-    p.set_defaults(fn=cmd_search)
+    p.set_defaults(fn=cmd_search, short_lived=True)
 
     p = sub.add_parser("chat", help="talk to the bot in the terminal (the console channel)")
     p.add_argument(

@@ -99,7 +99,11 @@ def cmd_questions(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from bot.knowledge.commands import search_command
+    from bot.knowledge.query_terms import QueryTermsAside
 
-    settings = checked_settings()
-    return search_command(settings, args.query, args.top_k, args.json)
+    # Started before anything heavy is imported: Kiwi loads in a second process on the other core.
+    with QueryTermsAside(args.query) as terms:
+        from bot.knowledge.commands import search_command
+
+        settings = checked_settings()
+        return search_command(settings, args.query, args.top_k, args.json, terms=terms)

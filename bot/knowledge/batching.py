@@ -15,7 +15,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -39,6 +39,11 @@ def outcome_of(call: Callable[..., Res], *args: Any) -> Res | Exception:
 class QueryVectors:
     """Query text → unit vector, with a bounded LRU cache; `many` embeds all of its misses in one batch.
 
+    A query another thread is embedding at the moment is not embedded again: its vector is waited for.
+    Two search lanes run side by side, and in the 200-conversation burst (64 new questions, each asked by
+    3–4 conversations) they embedded 80 questions for 64 distinct ones: the same new question in both
+    lanes' batches at once (`bench.concurrency`, 2026-12-07).
+
     Callable like the `functools.lru_cache` it replaces (`vectors(query)`, `vectors.cache_clear()`).
     """
 
@@ -46,20 +51,36 @@ class QueryVectors:
         self._embedder = embedder
         self._cache: LRUCache[str, np.ndarray] = LRUCache(maxsize=maxsize)
         self._lock = threading.Lock()
+        self._embedding: dict[str, Future[np.ndarray]] = {}
+        """The queries being embedded by some thread now, and where their vectors will be."""
 
     def __call__(self, query: str) -> np.ndarray:
         return self.many([query])[0]
 
     def many(self, queries: Sequence[str]) -> list[np.ndarray]:
-        """The vector of each query, in order; the uncached distinct ones are embedded in one call."""
+        """The vector of each query, in order; the uncached distinct ones that no other thread is
+        embedding are embedded in one call, the others' vectors waited for."""
         with self._lock:
             found = {q: self._cache.get(q) for q in dict.fromkeys(queries)}
-        missing = [q for q, vector in found.items() if vector is None]
-        if missing:
-            vectors = embed_queries(self._embedder, missing)
+            missing = [q for q, vector in found.items() if vector is None]
+            theirs = {q: self._embedding[q] for q in missing if q in self._embedding}
+            mine = [q for q in missing if q not in theirs]
+            for query in mine:
+                self._embedding[query] = Future()
+        if mine:
+            try:
+                vectors = embed_queries(self._embedder, mine)
+            except BaseException as exc:
+                with self._lock:
+                    for query in mine:
+                        self._embedding.pop(query).set_exception(exc)
+                raise
             with self._lock:
-                for query, vector in zip(missing, vectors, strict=True):
+                for query, vector in zip(mine, vectors, strict=True):
                     self._cache[query] = found[query] = vector
+                    self._embedding.pop(query).set_result(vector)
+        for query, future in theirs.items():
+            found[query] = future.result()
         return [found[q] for q in queries]  # type: ignore[misc]
 
     def cache_clear(self) -> None:

@@ -21,6 +21,7 @@ from bot.knowledge.index import PolicyIndex, Progress
 
 if TYPE_CHECKING:
     from bot.config import Settings
+    from bot.knowledge.query_terms import QueryTermsAside
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +108,17 @@ def _hit_json(hit: PolicyHit) -> dict[str, object]:
 
 
 def search_command(
-    settings: Settings, query: str, top_k: int = 3, as_json: bool = False, *, out: TextIO | None = None
+    settings: Settings,
+    query: str,
+    top_k: int = 3,
+    as_json: bool = False,
+    *,
+    out: TextIO | None = None,
+    terms: QueryTermsAside | None = None,
 ) -> int:
-    """Print the best policy passages for `query`; builds the index from the policies dir if missing."""
+    """Print the best policy passages for `query`; builds the index from the policies dir if missing.
+    `terms`: the query's terms being worked out in a second process (`arca-bot search`), adopted here
+    instead of loading Kiwi in this one."""
     out = out or sys.stdout
     query = (query or "").strip()
     if not query:
@@ -120,8 +129,11 @@ def search_command(
         return EXIT_USAGE
     index = PolicyIndex.from_settings(settings)
     try:
-        with index.loading(query):  # the models load while Chroma opens
+        with index.loading(query, analyzer=terms is None):  # the models load while Chroma opens
             built = index.ensure_built(settings.policies_dir)
+            index.read_chunks()
+        if terms is not None:
+            terms.adopt()
         if built is not None:
             log.info("no policy index yet; %s", built)
         hits = index.search_sync(query, top_k=top_k)

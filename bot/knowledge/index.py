@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bot.knowledge.abstain import Yardstick
-from bot.knowledge.analysis import ANALYZER_VERSION, analyze_query, keyword_head
+from bot.knowledge.analysis import ANALYZER_VERSION, MAX_QUERY_CHARS, analyze_query, keyword_head, search_text
 from bot.knowledge.background import text_languages
 from bot.knowledge.batching import QueryVectors, SearchBatcher, outcome_of
 from bot.knowledge.candidates import CANDIDATES, CandidateSet, gather, steered_alone
@@ -45,9 +45,6 @@ log = logging.getLogger(__name__)
 COLLECTION_NAME = "arca_policies"
 INDEX_FORMAT = 2
 """Bump when chunking, stored metadata or the analyzer change: an index of another format is rebuilt."""
-
-MAX_QUERY_CHARS = 2000
-"""A query is cut to this first: no policy question needs more (the embedder caps it further)."""
 
 SEARCH_WORKERS, QUERY_CACHE, SEARCH_BATCH = 2, 512, 16
 
@@ -148,6 +145,12 @@ class PolicyIndex:
         with self._lock:
             collection = self._open()
             return collection is not None and collection.count() > 0
+
+    def read_chunks(self) -> None:
+        """Read the stored chunks and build the lexical index now rather than on the first search: a
+        cold `arca-bot search` does it while its query's terms are still being made elsewhere."""
+        with self._lock:
+            self._current()
 
     def count(self) -> int:
         with self._lock:
@@ -260,13 +263,14 @@ class PolicyIndex:
                     self.second.refresh(self._built_at, self._chunks)
 
     @contextmanager
-    def loading(self, query: str = "쿠폰 한도") -> Iterator[None]:
+    def loading(self, query: str = "쿠폰 한도", *, analyzer: bool = True) -> Iterator[None]:
         """Load the Korean analyzer and both models (embedding `query` with each) in threads while the
         caller does other work, such as opening Chroma; they are loaded when the block ends.
 
         The analyzer's and e5's loads are native code that runs beside Python's imports on a second
-        core (a cold `arca-bot search` waited for each in turn). A failure here is only logged: the
-        search that follows loads the same thing again and reports it there."""
+        core (a cold `arca-bot search` waited for each in turn). `analyzer=False`: the query's terms
+        come from elsewhere (`bot.knowledge.query_terms`), so Kiwi is not loaded here. A failure here
+        is only logged: the search that follows loads the same thing again and reports it there."""
 
         def load(name: str, step: Callable[[], object]) -> threading.Thread:
             def run() -> None:
@@ -279,10 +283,10 @@ class PolicyIndex:
             thread.start()
             return thread
 
-        threads = [
-            load("analyzer", lambda: (analyze_query(query), keyword_head(query))),
-            load("embedder", lambda: self._query_vector(query)),
-        ]
+        threads = []
+        if analyzer:
+            threads.append(load("analyzer", lambda: (analyze_query(query), keyword_head(query))))
+        threads.append(load("embedder", lambda: self._query_vector(query)))
         if self.second is not None:
             second = self.second
             threads.append(load("second", lambda: second.warm_up(query)))
@@ -339,7 +343,7 @@ class PolicyIndex:
         neighbours, `context.with_neighbours`), and the abstain evidence (no cut). `rest=False`: the
         first `top_k` hits only (what a search returns; the evaluation ranks the rest too)."""
         params = fusion or self.fusion
-        query = (query or "").strip()[:MAX_QUERY_CHARS]
+        query = search_text(query)
         if not query:
             raise EmptyQueryError("the search query is empty")
         vector = self._query_vector(query)

@@ -144,6 +144,57 @@ def test_the_query_vector_cache_is_bounded_and_embeds_each_miss_once(e5: E5Embed
     assert len(vectors) == 0
 
 
+def test_a_query_another_lane_is_embedding_is_waited_for_not_embedded_again(e5: E5Embedder) -> None:
+    embedder = BatchRecordingEmbedder(e5, held=1)
+    vectors = QueryVectors(embedder, maxsize=16)
+    first: list[np.ndarray] = []
+    lane = threading.Thread(target=lambda: first.extend(vectors.many(["쿠폰 한도", "배송 지연 쿠폰"])))
+    lane.start()
+    assert embedder.all_held.wait(30)  # the first lane is embedding both
+    second: list[np.ndarray] = []
+    other = threading.Thread(target=lambda: second.extend(vectors.many(["배송 지연 쿠폰", "이름 변경 제한"])))
+    other.start()
+    other.join(0.3)
+    assert other.is_alive(), "the second lane did not wait for the query the first is embedding"
+    embedder.gate.set()
+    lane.join(30)
+    other.join(30)
+    assert embedder.batches == [["쿠폰 한도", "배송 지연 쿠폰"], ["이름 변경 제한"]]
+    np.testing.assert_array_equal(second[0], first[1])
+    np.testing.assert_allclose(second[1], e5.embed_query("이름 변경 제한"), atol=1e-6)
+
+
+def test_a_failed_embedding_fails_its_waiters_and_is_tried_again_later(e5: E5Embedder) -> None:
+    class FailingOnce(BatchRecordingEmbedder):
+        def embed_queries(self, texts: list[str]) -> np.ndarray:
+            out = super().embed_queries(texts)
+            if len(self.batches) == 1:
+                raise RuntimeError("model handle lost")
+            return out
+
+    embedder = FailingOnce(e5, held=1)
+    vectors = QueryVectors(embedder, maxsize=16)
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            vectors.many(["쿠폰 한도"])
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    lanes = [threading.Thread(target=ask) for _ in range(2)]
+    lanes[0].start()
+    assert embedder.all_held.wait(30)
+    lanes[1].start()
+    lanes[1].join(0.2)
+    embedder.gate.set()
+    for lane in lanes:
+        lane.join(30)
+    assert [str(e) for e in errors] == ["model handle lost"] * 2 and len(embedder.batches) == 1
+    np.testing.assert_allclose(vectors("쿠폰 한도"), e5.embed_query("쿠폰 한도"), atol=1e-6)
+    assert len(embedder.batches) == 2
+
+
 @pytest.mark.parametrize("cancel_first", [True, False])
 async def test_a_cancelled_search_does_not_break_the_others(
     tmp_path: Path, small_corpus: Path, e5: E5Embedder, cancel_first: bool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -88,3 +89,56 @@ def test_search_json_prints_an_empty_array_for_small_talk(
     assert search_command(settings, "오늘 점심 뭐 먹을까요?", 3, True) == 0
     out, _ = capfd.readouterr()
     assert json.loads(out) == []
+
+
+def test_cli_search_with_terms_from_a_second_process_answers_as_the_command_alone(
+    settings, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    """`arca-bot search` makes its query's terms in a second process (`bot.knowledge.query_terms`) and
+    holds the garbage collector off while it loads: the same answer, and the collector back on after."""
+    from bot import cli
+    from bot.knowledge import analysis
+    from bot.knowledge.query_terms import QueryTermsAside
+
+    query = "쿠폰한도가 얼마예요"
+    assert search_command(settings, query, 2, True) == 0  # builds the index, analyses in this process
+    alone, _ = capfd.readouterr()
+    analysis.analyze_query.cache_clear()
+    analysis.keyword_head.cache_clear()
+    adopted: list[bool] = []
+    original = QueryTermsAside.adopt
+
+    def adopt(self: QueryTermsAside, timeout: float = 60.0) -> bool:
+        adopted.append(original(self, timeout))
+        return adopted[-1]
+
+    monkeypatch.setattr(QueryTermsAside, "adopt", adopt)
+    monkeypatch.setenv("ARCA_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("ARCA_POLICIES_DIR", str(settings.policies_dir))
+    try:
+        assert cli.main(["search", query, "--top-k", "2", "--json"]) == 0
+    finally:
+        analysis._given.clear()
+    out, _ = capfd.readouterr()
+    assert adopted == [True]
+    assert json.loads(out) == json.loads(alone) != []
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("argv", ["None", "sys.argv[1:]"])
+def test_the_collector_is_frozen_only_when_the_search_ends_the_process(argv: str) -> None:
+    """`main()` without argv is the process's own command line: a one-shot search freezes the heap so
+    the interpreter's last collections skip it; `main(argv)` (tests, embedders) leaves it as it was."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, sys\n"
+        "sys.argv = ['arca-bot', 'search', 'refund', '--top-k', '0']\n"
+        "from bot.cli import main\n"
+        f"code = main({argv})\n"
+        "print(code, gc.get_freeze_count() > 0, gc.isenabled())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    frozen, enabled = ("True", "False") if argv == "None" else ("False", "True")
+    assert done.stdout.split() == ["2", frozen, enabled], done.stderr

@@ -68,3 +68,17 @@ async def test_a_loop_that_only_waits_has_nothing_of_ours_to_blame() -> None:
     # A loaded machine may leave the process unscheduled for a while (a stall), but no step of ours held
     # the loop: every stall is the loop waiting.
     assert all(stall["long_steps"] == [] for stall in stalls), (stalls, blame)
+
+
+async def _asleep_in_step() -> None:
+    await asyncio.sleep(0.01)
+    time.sleep(0.06)  # noqa: ASYNC251 - the loop thread asleep inside a step, as when it waits for the GIL
+
+
+async def test_a_step_that_sleeps_is_split_into_cpu_run_queue_and_asleep() -> None:
+    with StepRecorder() as steps:
+        await asyncio.create_task(_asleep_in_step())
+    [(_, wall, cpu, queued, _)] = [w for w in steps.waits if "_asleep_in_step" in w[4]]
+    assert wall >= 60 and cpu < 20, (wall, cpu)
+    assert wall - cpu - queued >= 40, (wall, cpu, queued)  # most of it asleep, not working or queued
+    assert all("_asleep_in_step" not in s[3] for s in steps.steps)  # not a long step of CPU
