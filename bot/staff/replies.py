@@ -72,8 +72,9 @@ async def cmd_reply(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     staff = inv.actor.display_name or inv.actor.label
     # Queued only where a process posts it (a Discord or web thread), on purpose: typed in a terminal
     # (`console:`) or a transcript (`replay:`), the command's printed reply is how that channel shows it, and
-    # a queued copy would only wait `REPLY_TTL` to be given up. The console's reply box queues every kind
-    # for its reason (bot/staffroom/console/routes.py).
+    # a queued copy would only wait `REPLY_TTL` to be given up. Sent from the console's conversation page
+    # (`shows_delivery`) it is queued for every kind, as that page's reply box does
+    # (bot/staffroom/console/routes.py): the page shows one nobody posts as not delivered.
     posted = posted_by_outbox(inv.channel)
     await send_staff_reply(
         conv.memory,
@@ -82,7 +83,7 @@ async def cmd_reply(inv: Invocation, args: dict[str, Any]) -> StaffReply:
         text,
         author=inv.actor.discord_id or staff,
         signed=staff,
-        queue=posted,
+        queue=posted or inv.shows_delivery,
     )
     await conv.store.audit(
         actor=inv.actor.label,

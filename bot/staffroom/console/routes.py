@@ -230,8 +230,9 @@ def staff_router() -> APIRouter:
         # Queued for every thread kind, on purpose: the process that owns the thread's channel posts it
         # (Discord or the web widget), and one nobody posts (a `dm:` or terminal thread) is given up after
         # `REPLY_TTL` and shown on this page as not delivered (tests/web/staff/test_console_outbox_expiry.py)
-        # — the staff member typed it here and sees each reply's delivery. `/reply` differs for its reason
-        # (bot/staff/replies.py).
+        # — the staff member typed it here and sees each reply's delivery. A saved reply sent from this page
+        # is queued the same way (`shows_delivery`, bot/staffroom/console/replies.py); `/reply` typed in a
+        # terminal or a transcript differs for its reason (bot/staff/replies.py).
         await send_staff_reply(
             conv.memory, conv.store, thread_id, text, author=user.staff_id, signed=user.name, queue=True
         )

@@ -1,7 +1,7 @@
 """Both rooms send a staff reply through the desk's one function (`bot.desk.staff_reply`): the console's
 reply box and `/reply` (here run by the console's saved-reply button, as Discord runs it) keep the reply as a
-staff answer and queue it. The reply box queues for every thread kind (a `dm:` reply is then shown as not
-delivered), `/reply` only where a process posts it."""
+staff answer and queue it. The page's two ways queue for every thread kind (a `dm:` reply is then shown as
+not delivered); `/reply` run anywhere else queues only where a process posts it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import bot.staffroom.console.routes as console_routes
 from bot.desk import staff_reply
 from bot.store.outbox import reply_statuses
 from bot.store.saved_replies import save_reply
+from tests.support.context import STAFF
 from tests.support.staff_console import sign_in
 
 
@@ -49,9 +50,14 @@ async def test_the_reply_box_and_the_reply_command_send_through_the_desk(
     await staff.client.post(f"{here}/reply", data={"csrf": staff.csrf, "text": "담당자 미나입니다."})
     await staff.client.post(f"{here}/saved-reply", data={"csrf": staff.csrf, "name": "wait", "values": ""})
 
+    # The same command typed as a line (Discord, a terminal) in this thread.
+    conv = web.conversations
+    await conv.staff.dispatch("/reply wait", actor=STAFF, channel=thread, conversations=conv)
+
     posted = thread.startswith("web:")
-    assert sent == [("console", thread, True), ("command", thread, posted)]
-    history = [m.content for m in await web.conversations.memory.recent(thread)]
-    assert "담당자 미나입니다." in history and "잠시만 기다려 주세요." in history
+    assert sent == [("console", thread, True), ("command", thread, True), ("command", thread, posted)]
+    history = [m.content for m in await conv.memory.recent(thread)]
+    assert history.count("잠시만 기다려 주세요.") == 2 and "담당자 미나입니다." in history
     queued = [s.reply.text for s in await reply_statuses(store, thread)]
-    assert queued == (["담당자 미나입니다.", "잠시만 기다려 주세요."] if posted else ["담당자 미나입니다."])
+    from_page = ["담당자 미나입니다.", "잠시만 기다려 주세요."]
+    assert queued == ([*from_page, "잠시만 기다려 주세요."] if posted else from_page)
