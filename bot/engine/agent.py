@@ -204,6 +204,11 @@ class AgentRun:
         self.open_calls: dict[str, str] = {}
         """Calls whose assistant message is in the history but whose result is not yet appended."""
         self.calls = self._tool_calls()
+        self.held_step: dict[str, Any] | None = None
+        """A native step whose calls are all reads: stored with its results, in one transaction (the
+        lone conversation's thread commits went from 7 to 5). A read that ends without a result loses
+        nothing: the step is handed over when the run is cancelled or fails (`ThreadMemory.load` closes
+        its calls as interrupted), and a step with a side effect is stored before it runs, as before."""
         self.deadline: float | None = None
         self.ids = CallIds(ctx.run_id)
         self.raw_estimate = 0
@@ -239,9 +244,17 @@ class AgentRun:
         await self.persist([message], kind)
 
     async def persist(self, messages: list[dict[str, Any]], kind: str) -> None:
-        """Hand messages to the thread writer in order; the commit overlaps what the loop does next."""
+        """Hand messages to the thread writer in order; the commit overlaps what the loop does next. A
+        held step goes first (`held_step`)."""
         if self.writer is not None:
+            self.release_held()
             self.writer.submit(messages, kind=kind)
+
+    def release_held(self) -> None:
+        """Hand the held step to the writer now (its results follow, or the run ends without them)."""
+        if self.held_step is not None and self.writer is not None:
+            self.writer.submit([self.held_step], kind="step")
+        self.held_step = None
 
     async def finish_writes(self, *, quiet: bool = False) -> None:
         if self.writer is None:
@@ -287,6 +300,7 @@ class AgentRun:
             await self.finish_writes(quiet=True)
             raise
         except BaseException:
+            self.release_held()
             await self.finish_writes(quiet=True)
             raise
         await self.finish_writes()
@@ -490,6 +504,7 @@ class AgentRun:
             if cid in self.calls.finished
         ]
         self.open_calls = {}
+        self.release_held()
         if results:
             self.messages.extend(results)
             await self.persist(results, kind="tool_result")
@@ -549,7 +564,12 @@ class AgentRun:
     async def _native_calls(self, step: CallTools, iteration: int) -> None:
         self.open_calls = {c.id: c.name for c in step.calls}
         self.calls.finished = {}
-        await self.add(step.message, kind="step")
+        if self.calls.reads_only(step.calls):
+            self.release_held()
+            self.messages.append(step.message)
+            self.held_step = step.message  # stored with the results (`held_step`)
+        else:
+            await self.add(step.message, kind="step")
         outcomes = await self.calls.run_batch(step.calls, iteration)
         # All results first: the API requires them right after the assistant message.
         results = [{"role": "tool", "tool_call_id": o.call_id, "content": o.observation} for o in outcomes]
@@ -583,7 +603,7 @@ class AgentRun:
                 await self.inject(injected)
 
     async def send_back(self, missing: list[RequiredCall]) -> None:
-        """The answer came before a required call: ask for exactly that call, once per self."""
+        """The answer came before a required call: ask for exactly that call, once per run."""
         self.sent_back += 1
         text = send_back_text(missing, self.query, json_mode=not self.native)
         await self.add(tagged({"role": "user", "content": text}), kind="reformat")

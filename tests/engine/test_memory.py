@@ -13,7 +13,8 @@ from bot.llm.base import api_message
 from bot.memory import INTERRUPTED_RESULT, ThreadMemory
 from bot.store import Store
 from tests.support.context import make_ctx
-from tests.support.engine import MODES
+from tests.support.engine import MODES, CouponArgs, OrderArgs
+from tools.base import ToolContext, ToolRegistry, ToolResult, tool
 
 T = "test:thread"
 LOOKUP = {"tool": "lookup_order", "args": {"order_id": "ORD001"}}
@@ -92,6 +93,42 @@ async def test_cancelling_a_run_mid_tool_leaves_a_valid_resumable_history(tools,
         await ReActAgent(nxt, tools).run("계속", make_ctx(run_id="r2"), memory=memory)
     ).answer == "다시 시작"
     assert nxt.violations == []
+
+
+async def test_a_step_of_reads_is_stored_with_its_results_and_a_step_with_a_side_effect_before_it_runs(
+    memory,
+):
+    seen: dict[str, list[str]] = {}
+
+    async def stored_roles() -> list[str]:
+        await asyncio.sleep(0.05)  # time for the thread writer to commit what it was handed
+        return [m["role"] for m in await memory.load(T)]
+
+    @tool(name="lookup_order")
+    async def lookup_order(args: OrderArgs, ctx: ToolContext) -> ToolResult:
+        """Look up an order."""
+        seen["read"] = await stored_roles()
+        return ToolResult(True, "OK", f"주문 {args.order_id}: 배송 지연")
+
+    @tool(name="issue_coupon", side_effect=True)
+    async def issue_coupon(args: CouponArgs, ctx: ToolContext) -> ToolResult:
+        """Issue a coupon."""
+        seen["side_effect"] = await stored_roles()
+        return ToolResult(True, "ISSUED", f"{args.order_id}에 {args.amount:,}원 쿠폰 발급")
+
+    llm = ScriptedLLM(
+        [LOOKUP, {"tool": "issue_coupon", "args": {"order_id": "ORD001", "amount": 5000}}, {"final": "발급"}]
+    )
+    tools = ToolRegistry([lookup_order, issue_coupon])
+    result = await ReActAgent(llm, tools).run("ORD001 5000원 쿠폰 주세요", make_ctx(), memory=memory)
+    assert result.answer == "발급" and llm.violations == []
+    # The read's step is not stored yet while it runs: it goes with its result, in one transaction.
+    assert seen["read"] == ["user"]
+    # The coupon's step is stored before the coupon is issued (`load` closes it as interrupted meanwhile).
+    assert seen["side_effect"] == ["user", "assistant", "tool", "assistant", "tool"]
+    stored = await memory.load(T)
+    assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert stored[4]["content"].startswith("[ISSUED]") and valid(stored)
 
 
 async def test_load_closes_a_dangling_tool_call_left_by_a_crash(memory):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.llm import ScriptedLLM, ScriptExhausted, ScriptViolation
+from bot.llm import ScriptedLLM, ScriptExhausted, ScriptViolation, validate_history
 
 USER = {"role": "user", "content": "hi"}
 TOOLS = [{"type": "function", "function": {"name": "lookup_order", "parameters": {"type": "object"}}}]
@@ -157,3 +157,38 @@ async def test_compact_summary_keeps_exact_ids_and_numbers():
 def test_a_malformed_step_is_rejected():
     with pytest.raises(ValueError):
         ScriptedLLM([{"final": "x", "tool": "y"}])
+
+
+async def test_a_history_sent_again_with_new_messages_is_checked_as_a_whole_would_be():
+    # The double checks only the messages after the ones the previous call sent (the same objects): every
+    # call's verdict is still that of the whole history, and a history that is not a continuation (other
+    # objects, or shorter) is checked from the start.
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "lookup_order", "arguments": "{}"}}
+        ],
+    }
+    result = {"role": "tool", "tool_call_id": "c1", "content": "[OK]"}
+    stray = {"role": "tool", "tool_call_id": "ghost", "content": "[OK]"}
+    histories = [
+        [USER],
+        [USER, call],  # ends with a call without its result
+        [USER, call, result],
+        [USER, call, result, stray],  # a result for no pending call
+        [USER, call, result, stray, dict(USER)],
+        [dict(USER), call, result],  # not a continuation: checked afresh
+        [USER],  # shorter: checked afresh
+        [USER, call, {"role": "user", "content": "또"}, result],
+    ]
+    llm = ScriptedLLM(answer="ok")
+    for history in histories:
+        expected = validate_history(history)
+        try:
+            await llm.chat(history, purpose="compact")
+        except ScriptViolation as exc:
+            assert expected and str(exc).endswith("; ".join(expected))
+        else:
+            assert expected == []
+    assert len(llm.violations) == 4
