@@ -153,7 +153,7 @@ _COUNT_EN = re.compile(
 )
 
 _COUNT_EN_AFTER = re.compile(
-    r"\b(?:coupons?|vouchers?|boxes|box|chests?|items?|tickets?|attempts?|rewards?|requests?|codes?)\b"
+    r"\b(?=[cvbitar])(?:coupons?|vouchers?|boxes|box|chests?|items?|tickets?|attempts?|rewards?|requests?|codes?)\b"
     r"[^.!?\d\n]{0,60}?\b(?:is|are|was|were|would\s+be|will\s+be)\s+"
     r"(?:up\s+to\s+|at\s+most\s+|only\s+|just\s+|a\s+maximum\s+of\s+|maximum\s+|max\s+)?"
     + _EN_NUM
@@ -165,8 +165,9 @@ _COUNT_EN_AFTER = re.compile(
 
 # ---- orders and statuses -----------------------------------------------------------------------------
 
-ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
-"""`ORD001`: letters then digits, as the store's order ids are written (any case)."""
+ORDER_ID = re.compile(r"(?=[A-Za-z])(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
+"""`ORD001`: letters then digits, as the store's order ids are written (any case). (The letter is tested
+before the look-behind: the scan passes other positions at one character test.)"""
 
 STATUS_WORDS: dict[str, re.Pattern[str]] = {
     "delayed": re.compile(r"배송\s*지연|배송이\s*(?:\S+\s+)?지연|지연\s*(?:중|상태|되|됐|돼)|\bdelayed\b", re.I),
@@ -427,7 +428,9 @@ _ORDER_WORD = re.compile(r"주문|\border\b", re.IGNORECASE)
 
 def order_ids(text: str) -> list[str]:
     """The order ids `text` names, upper-cased, in order, without repeats."""
-    return list(dict.fromkeys(o.upper() for o in ORDER_ID.findall(_COUPON_CODE.sub(" ", text))))
+    if "arca-" in fold_case(text):  # `_COUPON_CODE` needs it (case ignored); a scan otherwise
+        text = _COUPON_CODE.sub(" ", text)
+    return list(dict.fromkeys(o.upper() for o in ORDER_ID.findall(text)))
 
 
 def statuses(text: str) -> list[str]:

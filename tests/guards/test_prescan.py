@@ -205,3 +205,12 @@ def test_the_weekday_lookaheads_admit_every_date_and_day_name_start() -> None:
     text = "2026-03-09, 2026년 3월 9일, 3월 9일, March 9, Mar. 9th, 9 March 2026, ſept 9, 9th OCT"
     starts = {m.group()[0] for m in re.finditer(dates._DATE_TEXT, text, re.IGNORECASE)}
     assert len(starts) > 1 and all(re.fullmatch(f"[{dates._DATE_FIRST}]", c, re.IGNORECASE) for c in starts)
+
+
+def test_the_count_after_its_noun_lookahead_admits_every_noun_start() -> None:
+    from bot.guards import facts
+
+    nouns = "coupon voucher box chest item ticket attempt reward request code".split()
+    assert {noun[0] for noun in nouns} == set("cvbitar")
+    assert facts.order_ids("ORD101, arca-ab12-cd34 and ord102") == ["ORD101", "ORD102"]
+    assert facts.extract_facts("The most reward boxes you can get is 3.")[0].value == 3
