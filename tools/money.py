@@ -27,7 +27,7 @@ class AmountMention:
 # look-behind (the same matches, ~30% less scan).
 _NUM = r"(?=\d)(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)"
 _SUFFIXED = re.compile(_NUM + r"\s*(?:원|KRW\b|krw\b|won\b|Won\b)")
-_PREFIXED = re.compile(r"(?:₩|￦|\bKRW\s?)\s*(\d{1,3}(?:,\d{3})+|\d+)(?![\d,])")
+_PREFIXED = re.compile(r"(?:₩|￦|\bKRW\s?)\s*(\d{1,3}(?:,\d{3})+|\d+)(?!\d|,\d)")
 # Korean myriad units: 3만원, 2만 원, 1만5천원, 5천원, 1만 5,000원.
 _MYRIAD = re.compile(
     r"(?=\d)(?<![\w.,])(?:(\d+)\s*만\s*(?:(\d+)\s*천\s*|(\d{1,3}(?:,\d{3})*)\s*)?원"

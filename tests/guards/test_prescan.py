@@ -214,3 +214,11 @@ def test_the_count_after_its_noun_lookahead_admits_every_noun_start() -> None:
     assert {noun[0] for noun in nouns} == set("cvbitar")
     assert facts.order_ids("ORD101, arca-ab12-cd34 and ord102") == ["ORD101", "ORD102"]
     assert facts.extract_facts("The most reward boxes you can get is 3.")[0].value == 3
+
+
+def test_a_prefixed_amount_followed_by_a_comma_is_still_an_amount() -> None:
+    # "₩30,000, valid until …": the comma ends the amount; only a comma followed by a digit continues it.
+    assert [a.value for a in find_krw_amounts("₩30,000, 쿠폰 코드는 ARCA-1234입니다")] == [30000]
+    assert [a.value for a in find_krw_amounts("KRW 5,000, valid for 30 days")] == [5000]
+    assert find_krw_amounts("₩30,000,5") == []  # a broken group is no amount
+    assert find_krw_amounts("₩1,00") == []
