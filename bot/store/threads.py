@@ -6,10 +6,11 @@ What a history means for the model (repairing dangling tool calls, write-behind)
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, false, func, literal_column, null, select, union_all
+from sqlalchemy import Text, bindparam, false, func, literal_column, null, select, type_coerce, union_all
 
 from bot.store.models import ThreadMessage, ThreadState, ThreadSummary, utcnow
 from bot.store.units import Fetch, Insert, TableRows, Unit, UnitRunner
@@ -52,7 +53,9 @@ _THREAD = union_all(
         _MESSAGES.c.id,
         _MESSAGES.c.role,
         _MESSAGES.c.content,
-        _MESSAGES.c.tool_calls,
+        # Read as the stored text and decoded in `_to_message` only when there are calls: most rows hold
+        # JSON `null`, which the column type would decode for every row of every load.
+        type_coerce(_MESSAGES.c.tool_calls, Text).label("tool_calls"),
         _MESSAGES.c.tool_call_id,
         _MESSAGES.c.name,
         _MESSAGES.c.pinned,
@@ -122,10 +125,19 @@ def answer_rows(thread_id: str, text: str, run_id: str | None) -> TableRows:
     ]
 
 
+def _tool_calls(stored: Any) -> Any:
+    """A row's `tool_calls` as the JSON column would give it: SQLite hands over the stored text, a
+    PostgreSQL connection's JSON codec the decoded value already."""
+    if isinstance(stored, str):
+        return None if stored == "null" else json.loads(stored)
+    return stored
+
+
 def _to_message(row: Any) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": row.role, "content": row.content}
-    if row.tool_calls:
-        msg["tool_calls"] = row.tool_calls
+    calls = _tool_calls(row.tool_calls)
+    if calls:
+        msg["tool_calls"] = calls
     if row.tool_call_id:
         msg["tool_call_id"] = row.tool_call_id
     if row.name:
