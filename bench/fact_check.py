@@ -10,11 +10,15 @@ without the check (`first_text_ratio`: the guard releases sentence by sentence; 
 waiting), and the same time counted from before the evidence is built. A/B interleaved in one run: the
 mode that goes first alternates round by round.
 
-    python -m bench.fact_check [--rounds 300] [--compare-surface]
+    python -m bench.fact_check [--rounds 300] [--compare-surface] [--slowest 20]
 
 `--compare-surface` prints the cost figures with the Korean surface topic test and without it (Kiwi for
 every sentence whose topic is weighed; `bot.guards.paraphrase.SURFACE_TOPIC`), in stints that alternate
 (on, off, off, on, …) in one run; `python -m bench.fact_check_diff` checks both decide alike.
+
+`--slowest N` prints, after the figures, the N sentences of the sets that cost the most (the median of
+`--rounds / 30` rounds, each sentence's caches emptied) with each stage's share: the coupon claim check,
+the voice rules, the fact check (and the Kiwi analyses inside it) and the personal-data clean-up.
 
 Figures only; nothing here asserts a time.
 """
@@ -275,6 +279,79 @@ async def _set_costs(rounds: int) -> dict[str, list[float]]:
     return out
 
 
+STAGES = {
+    "claims": "checker.check",
+    "voice": "_to_the_player",
+    "facts": "facts.check",
+    "clean": "guard._clean",
+}
+"""The output guard's steps for one sentence (`bot.guards.output.StreamingOutputGuard._release`), by the
+attribute of the stream each is reached through."""
+
+
+async def slowest(rounds: int, count: int) -> list[dict[str, Any]]:
+    """The `count` costliest sentences of both sets with the check on: the median µs of `rounds` rounds
+    and, for that round, the µs of each stage (`STAGES`) and of the Kiwi analyses."""
+    from bot.guards import paraphrase
+    from bot.guards.output import OutputGuard
+    from bot.vocabulary.sentences import split_sentences
+    from tests.guards.fact_set import load
+
+    spent: dict[str, float] = {}
+
+    def timed(fn: Any, stage: str) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[stage] = spent.get(stage, 0.0) + (time.perf_counter() - start) * 1e6
+
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                spent[stage] = spent.get(stage, 0.0) + (time.perf_counter() - start) * 1e6
+
+        return run_async if asyncio.iscoroutinefunction(fn) else run
+
+    seen: dict[str, list[tuple[float, dict[str, float]]]] = {}
+    analyze = paraphrase.analyze
+    paraphrase.analyze = timed(analyze, "kiwi")
+    try:
+        for _ in range(rounds):
+            for case in [*load("precision"), *load("grounding")]:
+                for text in filter(None, (case.answer, case.false)):
+                    done, rest = split_sentences(text)
+                    stream = OutputGuard(locale=case.lang, facts=case.context("enforce")).stream(
+                        outcomes=case.outcomes()
+                    )
+                    for stage, path in STAGES.items():
+                        owner_name, _, name = path.rpartition(".")
+                        owner = getattr(stream, owner_name) if owner_name else stream
+                        # Instance attributes shadow the methods for this stream only.
+                        setattr(owner, name, timed(getattr(owner, name), stage))
+                    for sentence in [*done, rest] if rest else done:
+                        forget_answer_text()
+                        spent.clear()
+                        start = time.perf_counter()
+                        await stream.feed(sentence)
+                        total = (time.perf_counter() - start) * 1e6
+                        seen.setdefault(sentence.strip(), []).append((total, dict(spent)))
+                    await stream.finish()
+    finally:
+        paraphrase.analyze = analyze
+    rows = []
+    for sentence, runs in seen.items():
+        total, stages = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+        rows.append(
+            {"us": round(total, 1), **{k: round(v, 1) for k, v in stages.items()}, "sentence": sentence}
+        )
+    rows.sort(key=lambda r: r["us"], reverse=True)
+    return rows[:count]
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=300)
@@ -282,6 +359,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--compare-surface",
         action="store_true",
         help="time with and without the Korean surface topic test, alternating, in one run",
+    )
+    parser.add_argument(
+        "--slowest",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the N costliest sentences of the sets with each stage's µs",
     )
     args = parser.parse_args(argv)
     if args.compare_surface:
@@ -294,6 +378,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     figures = asyncio.run(run(args.rounds))
     for key, value in figures.items():
         print(f"{key:<46}{value:>12}")
+    if args.slowest:
+        rows = asyncio.run(slowest(max(3, args.rounds // 30), args.slowest))
+        print(f"\nslowest sentences (µs, median of {max(3, args.rounds // 30)} rounds; stages of that round)")
+        for row in rows:
+            stages = " ".join(f"{k}={row[k]:.0f}" for k in (*STAGES, "kiwi") if k in row)
+            print(f"{row['us']:>8.0f}  {stages:<44} {row['sentence'][:90]!r}")
+        figures["slowest"] = rows
     return figures
 
 

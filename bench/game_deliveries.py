@@ -42,7 +42,8 @@ from bench.incident_seed import SEEDED_AT, order_id, seed_orders  # noqa: E402
 from bot.game.delivery import DeliveryCaps  # noqa: E402
 from bot.incidents import run_compensation  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.incidents import IncidentScope, Plan  # noqa: E402
+from bot.store.incident_grant import Plan  # noqa: E402
+from bot.store.incident_scope import IncidentScope  # noqa: E402
 
 TOKEN = "bench-game-token"
 LIVE_TASKS = 20

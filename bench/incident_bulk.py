@@ -31,7 +31,8 @@ from bench.coupon_ledger import _pg_dsn, _postgres_url  # noqa: E402
 from bench.incident_seed import SEEDED_AT, order_id, seed_orders  # noqa: E402
 from bot.incidents import run_compensation  # noqa: E402
 from bot.store import Store  # noqa: E402
-from bot.store.incidents import IncidentScope, Plan  # noqa: E402
+from bot.store.incident_grant import Plan  # noqa: E402
+from bot.store.incident_scope import IncidentScope  # noqa: E402
 
 NOW = SEEDED_AT
 LIVE_TASKS = 20

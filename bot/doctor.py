@@ -118,7 +118,7 @@ async def check_policies(settings: Settings) -> Check:
 
 async def check_database(settings: Settings) -> Check:
     from bot.store import Store, StoreError
-    from bot.store.health import database_facts
+    from bot.store.database_facts import database_facts
     from bot.store.schema import sqlite_integrity_problem
 
     missing = _missing_sqlite_file(settings.database_url)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.guards.facts import fold_case
 from tools.money import find_krw_amounts
 
 _LIST_ITEM = re.compile(r"^(\s*(?:[-*+•]|\d{1,2}[.)])\s+)(?:\*\*|__)?")
@@ -41,7 +42,6 @@ _ALREADY_KO = re.compile(
     r"(?:이미\s*(?:\S+\s*){0,3}?(?:발급|지급)\s*(?:되|된|받|했|하였|해|돼)"
     r"|이미\s*(?:\S+\s+){0,3}?쿠폰(?:을|를|이|은)?\s*(?:받|있|갖|보유))" + _NOT_QUESTION_KO
 )
-_COUPON_CONTEXT = re.compile(r"쿠폰|보상|coupon|voucher|compensation|credit", re.IGNORECASE)
 
 _CLAIM_EN = [
     re.compile(
@@ -83,21 +83,21 @@ _NEGATION_EN = re.compile(
 _CLAUSE_BREAK = re.compile(r"[,;:—–()]|\bbut\b|\band\b", re.IGNORECASE)
 
 # Cheap tests first: the English patterns above each need one of these words, matched the same way
-# (case ignored); most sentences about coupons have none ("I'm sorry — you've already received 3 coupons
-# today …" ran all nine patterns, ~150 µs).
-_ISSUED_WORD = (re.compile("issued", re.IGNORECASE),)
+# (case ignored: looked for in the sentence case-folded, `bot.guards.facts.fold_case`); most sentences
+# about coupons have none ("I'm sorry — you've already received 3 coupons today …" ran all nine patterns,
+# ~150 µs), and a substring test costs less than a pattern's scan.
+_ISSUED_WORD = ("issued",)
 """`_CLAIM_EN`: every pattern needs "issued"."""
-_CONTEXT_VERBS = tuple(
-    re.compile(w, re.IGNORECASE) for w in ("granted", "sent", "added", "credited", "applied", "created")
-)
-"""`_CLAIM_EN_CONTEXT`: every pattern needs one of its verbs (each a literal search: an alternation of
-them, case ignored, costs more than the six)."""
-_ALREADY_WORD = (re.compile("already", re.IGNORECASE),)
+_CONTEXT_VERBS = ("granted", "sent", "added", "credited", "applied", "created")
+"""`_CLAIM_EN_CONTEXT`: every pattern needs one of its verbs."""
+_ALREADY_WORD = ("already",)
 """`_ALREADY_EN`: each alternative needs "already"."""
+_CONTEXT_WORDS = ("쿠폰", "보상", "coupon", "voucher", "compensation", "credit")
+"""A sentence with one of these words is about a coupon (where "지급했습니다" means one)."""
 
 
-def _may(words: tuple[re.Pattern[str], ...], text: str) -> bool:
-    return any(w.search(text) for w in words)
+def _may(words: tuple[str, ...], folded: str) -> bool:
+    return any(w in folded for w in words)
 
 
 _COUPON_CODE = re.compile(r"(?<![A-Za-z0-9])ARCA-[A-Z0-9]{4}-[A-Z0-9]{4}(?![A-Za-z0-9])", re.IGNORECASE)
@@ -142,29 +142,35 @@ def _first_positive(patterns: Iterable[re.Pattern[str]], sentence: str, *, engli
     return False
 
 
-_MAY_CLAIM = re.compile(
-    r"발급|지급|적립|쿠폰|issue|grant|sent|added|credit|applied|created|coupon|voucher|arca-", re.IGNORECASE
-)
-"""Cheap test first: a sentence with none of these words claims nothing (every claim pattern needs one);
-the claim patterns cost ~100 µs a sentence, most sentences have none of them."""
+_MAY_CLAIM = (
+    "발급", "지급", "적립", "쿠폰", "issue", "grant", "sent", "added", "credit", "applied", "created", "coupon",
+    "voucher", "arca-",
+)  # fmt: skip
+"""Cheap test first (in the sentence case-folded): a sentence with none of these words claims nothing
+(every claim pattern and a coupon code need one); the claim patterns cost ~100 µs a sentence, most
+sentences have none of them."""
 _SPACE_RUN = re.compile(r"\s+")
+_ODD_SPACE = re.compile(r"\s\s|[^\S ]")
+"""Whitespace `_SPACE_RUN` would change (two in a row, or one that is not a space): most sentences have
+none, and replacing each single space by itself cost ~15 µs a long sentence."""
 
 
 def parse_claim(sentence: str) -> Claim:
     """Find issue / already-issued claims, coupon codes, order ids and amounts in one sentence."""
-    if not _MAY_CLAIM.search(sentence):
+    folded = fold_case(sentence)
+    if not _may(_MAY_CLAIM, folded):
         return Claim()
-    text = _SPACE_RUN.sub(" ", sentence)
-    context = bool(_COUPON_CONTEXT.search(text))
+    text = _SPACE_RUN.sub(" ", sentence) if _ODD_SPACE.search(sentence) else sentence
+    context = _may(_CONTEXT_WORDS, folded)
     issued = _first_positive(_CLAIM_KO, text, english=False) or (
-        _may(_ISSUED_WORD, text) and _first_positive(_CLAIM_EN, text, english=True)
+        _may(_ISSUED_WORD, folded) and _first_positive(_CLAIM_EN, text, english=True)
     )
     if not issued and context:
         issued = _first_positive(_CLAIM_KO_CONTEXT, text, english=False) or (
-            _may(_CONTEXT_VERBS, text) and _first_positive(_CLAIM_EN_CONTEXT, text, english=True)
+            _may(_CONTEXT_VERBS, folded) and _first_positive(_CLAIM_EN_CONTEXT, text, english=True)
         )
     already = bool(_ALREADY_KO.search(text)) or (
-        _may(_ALREADY_WORD, text) and _first_positive([_ALREADY_EN], text, english=True)
+        _may(_ALREADY_WORD, folded) and _first_positive([_ALREADY_EN], text, english=True)
     )
     codes = tuple(dict.fromkeys(c.upper() for c in _COUPON_CODE.findall(text)))
     if not (issued or already or codes):

@@ -205,6 +205,10 @@ _EN_DAYS = {
 }  # fmt: skip
 _KO_DAYS = {"월": 0, "화": 1, "수": 2, "목": 3, "금": 4, "토": 5, "일": 6}
 _EN_DAY = "|".join(sorted(_EN_DAYS, key=len, reverse=True))
+_DAY_FIRST = "mtwfs"
+"""The letters the English day names start with."""
+_DATE_FIRST = r"\djfmasond"
+"""What a date (`_DATE_TEXT`) starts with: a digit or a month name's first letter."""
 _MONTH = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
@@ -215,15 +219,20 @@ _DATE_TEXT = (
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH})\.?(?:,?\s+\d{{4}})?)"
 )
 _WEEKDAY_AFTER = re.compile(
-    rf"(?P<d>{_DATE_TEXT})\s*(?:\*\*)?\s*(?:[(（,]\s*)?(?:(?P<ko>[월화수목금토일])(?:요일)?(?=\s*[)）])|(?P<kofull>[월화수목금토일])요일|\b(?P<en>{_EN_DAY})\b\.?)",
+    # The lookaheads name the characters a date and a weekday's name start with: the same matches, but the
+    # scan passes every other position at one character test.
+    rf"(?=[{_DATE_FIRST}])(?P<d>{_DATE_TEXT})\s*(?:\*\*)?\s*(?:[(（,]\s*)?(?:(?P<ko>[월화수목금토일])(?:요일)?(?=\s*[)）])|(?P<kofull>[월화수목금토일])요일|\b(?P<en>{_EN_DAY})\b\.?)",
     re.IGNORECASE,
 )
-_WEEKDAY_BEFORE = re.compile(rf"\b(?P<en>{_EN_DAY})\b\.?,?\s+(?:the\s+)?(?P<d>{_DATE_TEXT})", re.IGNORECASE)
+_WEEKDAY_BEFORE = re.compile(
+    rf"\b(?=[{_DAY_FIRST}])(?P<en>{_EN_DAY})\b\.?,?\s+(?:the\s+)?(?P<d>{_DATE_TEXT})", re.IGNORECASE
+)
 
 
-_WEEKDAY_NEEDS = re.compile(r"[월화수목금토일]|mon|tue|wed|thu|fri|sat|sun")
+_WEEKDAY_NEEDS = re.compile(r"[월화수목금토일](?:요일|\s*[)）])|\b(?:mon|tue|wed|thu|fri|sat|sun)")
 """Cheap test first (on the text case-folded): both weekday patterns need a weekday's name, and each
-English name starts with one of these; they need a date too, and every date has a digit."""
+English name starts with one of these; a Korean one is "요일" or a day's syllable before a closing bracket
+(the "일" of every "7일" is not); they need a date too, and every date has a digit."""
 _DIGIT = re.compile(r"\d")
 
 

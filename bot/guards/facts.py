@@ -83,9 +83,13 @@ _DATE_PATTERNS = (
 )
 _YEAR_KO = re.compile(r"(?<!\d)(\d{4})\s*년")
 """`2026년` alone: a year (value "2026"), not a duration of 2,026 years."""
+_MONTH_FIRST = "[jfmasond]"
+"""The letters month names start with. `(?={_MONTH_FIRST})` before the names changes no match (every name
+starts with one) but lets the scan pass a word at one character test instead of trying every name
+(half the pattern's cost); the same for the number words below (`_EN_NUM_FIRST`)."""
 _DATE_EN = re.compile(
-    rf"\b({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b"
-    rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_NAMES})\.?(?:,?\s+(\d{{4}}))?\b",
+    rf"\b(?={_MONTH_FIRST})({_MONTH_NAMES})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b"
+    rf"|\b(?=\d)(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_NAMES})\.?(?:,?\s+(\d{{4}}))?\b",
     re.IGNORECASE,
 )
 _TIME_PATTERNS = (
@@ -105,14 +109,15 @@ _NATIVE_KO = {"한": 1, "하나": 1, "두": 2, "둘": 2, "세": 3, "셋": 3, "�
               "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10}  # fmt: skip
 _WORDS_EN = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
              "nine": 9, "ten": 10, "twice": 2, "once": 1, "a single": 1}  # fmt: skip
-_PERCENT = re.compile(
-    r"(?<![\w.,])" + _NUMBER + r"\s*(?:%|퍼센트|프로(?!그|모|필|젝)|percent\b)", re.IGNORECASE
-)
+_AT_DIGIT = r"(?=\d)(?<![\w.,])"
+"""Where a number starts: a digit not inside a word or a longer number. The digit is tested first (one
+character) so the scan passes other positions without the look-behind: the same matches, ~40% less scan."""
+_PERCENT = re.compile(_AT_DIGIT + _NUMBER + r"\s*(?:%|퍼센트|프로(?!그|모|필|젝)|percent\b)", re.IGNORECASE)
 
 _KO_DURATION_UNITS = {"영업일": 1440, "일": 1440, "시간": 60, "분": 1, "주일": 10080, "주": 10080,
                       "개월": 43200, "달": 43200, "년": 525600}  # fmt: skip
 _DURATION_KO = re.compile(
-    r"(?<![\w.,])"
+    _AT_DIGIT
     + _NUMBER
     + r"\s*(영업일|주일|개월|시간|일(?!반|부|정|단|시|괄|련|어|요일)|분(?!의|기|류|야|할|쟁|명|께|들)|주(?!문|소|의|요|말|로|간)|년)"
 )
@@ -125,20 +130,22 @@ _KO_DURATION_WORDS = {"하루": 1440, "이틀": 2880, "사흘": 4320, "나흘": 
 _EN_DURATION_UNITS = {"business day": 1440, "working day": 1440, "day": 1440, "hour": 60, "hr": 60,
                       "minute": 1, "min": 1, "week": 10080, "month": 43200, "year": 525600}  # fmt: skip
 _EN_NUM = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|a single)"
+_EN_NUM_FIRST = r"[\dotfsena]"
+"""The characters `_EN_NUM` (and "once", "twice") start with: a digit or o, t, f, s, e, n, a."""
 _DURATION_EN = re.compile(
-    r"\b"
+    rf"\b(?={_EN_NUM_FIRST})"
     + _EN_NUM
     + r"[\s-]*(business days?|working days?|days?|hours?|hrs?|minutes?|mins?|weeks?|months?|years?)\b",
     re.IGNORECASE,
 )
 _COUNT_KO = re.compile(
-    r"(?<![\w.,])" + _NUMBER + r"\s*(장|개(?!월)|회(?!원|사|의|차)|번(?!째|호)|건|명|상자|박스|차례|매)"
+    _AT_DIGIT + _NUMBER + r"\s*(장|개(?!월)|회(?!원|사|의|차)|번(?!째|호)|건|명|상자|박스|차례|매)"
 )
 _COUNT_KO_NATIVE = re.compile(
     r"(?<![가-힣])(한|하나|두|둘|세|셋|석|네|넷|다섯|여섯|일곱|여덟|아홉|열)\s*(장|개(?!월)|번(?!째)|건|명|상자|박스|차례)"
 )
 _COUNT_EN = re.compile(
-    r"\b"
+    rf"\b(?={_EN_NUM_FIRST})"
     + _EN_NUM
     + r"\s+[\"“'‘]?(?:[a-z-]+\s+){0,2}(coupons?|vouchers?|boxes|box|chests?|times|items?|tickets?|attempts?|"
     r"rewards?|orders?|people|players?|requests?|codes?)(?![A-Za-z])|\b(once|twice)\b",
@@ -146,7 +153,7 @@ _COUNT_EN = re.compile(
 )
 
 _COUNT_EN_AFTER = re.compile(
-    r"\b(?:coupons?|vouchers?|boxes|box|chests?|items?|tickets?|attempts?|rewards?|requests?|codes?)\b"
+    r"\b(?=[cvbitar])(?:coupons?|vouchers?|boxes|box|chests?|items?|tickets?|attempts?|rewards?|requests?|codes?)\b"
     r"[^.!?\d\n]{0,60}?\b(?:is|are|was|were|would\s+be|will\s+be)\s+"
     r"(?:up\s+to\s+|at\s+most\s+|only\s+|just\s+|a\s+maximum\s+of\s+|maximum\s+|max\s+)?"
     + _EN_NUM
@@ -158,8 +165,9 @@ _COUNT_EN_AFTER = re.compile(
 
 # ---- orders and statuses -----------------------------------------------------------------------------
 
-ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
-"""`ORD001`: letters then digits, as the store's order ids are written (any case)."""
+ORDER_ID = re.compile(r"(?=[A-Za-z])(?<![A-Za-z0-9])([A-Za-z]{2,5}\d{2,})(?![A-Za-z0-9])")
+"""`ORD001`: letters then digits, as the store's order ids are written (any case). (The letter is tested
+before the look-behind: the scan passes other positions at one character test.)"""
 
 STATUS_WORDS: dict[str, re.Pattern[str]] = {
     "delayed": re.compile(r"배송\s*지연|배송이\s*(?:\S+\s+)?지연|지연\s*(?:중|상태|되|됐|돼)|\bdelayed\b", re.I),
@@ -199,8 +207,8 @@ _DATE_NEEDS = (("-", ".", "/"), ("년",), ("월",))
 """`_DATE_PATTERNS`, in order."""
 _MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 """`_DATE_EN`: every month name starts with one."""
-_TIME_NEEDS = ((":",), ("시",), ("m",))
-"""`_TIME_PATTERNS`, in order (am, pm, a.m., p.m. all have an m)."""
+_TIME_NEEDS = ((":",), ("시",), ("am", "pm", "a.m.", "p.m."))
+"""`_TIME_PATTERNS`, in order (the last needs its am/pm: an "m" alone is in most English sentences)."""
 _AMOUNT_NEEDS = ("원", "KRW", "krw", "won", "Won", "₩", "￦")
 """`tools.money.find_krw_amounts` and `_MAN_WON` (case as written there)."""
 _PERCENT_NEEDS = ("%", "퍼센트", "프로", "percent")
@@ -236,15 +244,16 @@ _STATUS_NEEDS = {
     "refunded": ("환불", "refunded"),
 }
 """`STATUS_WORDS`, by status."""
-_CASE_FOLDS = str.maketrans({"ſ": "s", "ı": "i"})
-"""Letters `re.IGNORECASE` takes for an ASCII s or i that `str.lower` leaves as they are."""
+_CASE_FOLDS = str.maketrans({"ſ": "s", "ı": "i", "İ": "i", "K": "k"})
+"""Every letter `re.IGNORECASE` takes for an ASCII letter that `str.lower` does not turn into it ("ſ",
+"ı" stay; "İ" becomes two characters, "i̇"), folded first (the guard tests check every code point)."""
 
 
 def fold_case(text: str) -> str:
     """`text` lower-cased the way a case-ignoring pattern compares ASCII letters (a pattern's match
-    looked up in a table of lower-case words is looked up folded too: "ſeptember" matched)."""
-    lower = text.lower()
-    return lower if lower.isascii() else lower.translate(_CASE_FOLDS)
+    looked up in a table of lower-case words is looked up folded too: "ſeptember" and "FRİDAY" matched),
+    one character for one."""
+    return text.lower() if text.isascii() else text.translate(_CASE_FOLDS).lower()
 
 
 def _int(text: str) -> int | float:
@@ -419,7 +428,9 @@ _ORDER_WORD = re.compile(r"주문|\border\b", re.IGNORECASE)
 
 def order_ids(text: str) -> list[str]:
     """The order ids `text` names, upper-cased, in order, without repeats."""
-    return list(dict.fromkeys(o.upper() for o in ORDER_ID.findall(_COUPON_CODE.sub(" ", text))))
+    if "arca-" in fold_case(text):  # `_COUPON_CODE` needs it (case ignored); a scan otherwise
+        text = _COUPON_CODE.sub(" ", text)
+    return list(dict.fromkeys(o.upper() for o in ORDER_ID.findall(text)))
 
 
 def statuses(text: str) -> list[str]:

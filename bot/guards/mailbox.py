@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.guards.claims import _negated_en
+from bot.guards.facts import fold_case
 from bot.store import Store
 from bot.vocabulary.catalogue import Text
 from tools.results import ResultCode
@@ -81,9 +82,15 @@ def _claims_arrival_en(text: str) -> bool:
 def parse_arrival(sentence: str, *, granted_means_mailbox: bool = False) -> Arrival | None:
     """The arrival `sentence` claims, or None. `granted_means_mailbox` (delivery `game`): "지급 완료"
     of a reward says it is in the game, too."""
+    # Cheap tests first: each pattern needs a word ("우편함"; "box" of "mailbox"/"inbox", case ignored;
+    # "지급"), and most sentences have none (the English pattern alone scanned ~20 µs a long sentence).
+    korean, english = "우편함" in sentence, "box" in fold_case(sentence)
+    granted = granted_means_mailbox and "지급" in sentence
+    if not (korean or english or granted):
+        return None
     text = re.sub(r"\s+", " ", sentence)
-    claimed = bool(_MAILBOX_KO.search(text)) or _claims_arrival_en(text)
-    if not claimed and granted_means_mailbox:
+    claimed = (korean and bool(_MAILBOX_KO.search(text))) or (english and _claims_arrival_en(text))
+    if not claimed and granted:
         claimed = bool(_GRANTED_KO.search(text))
     if not claimed:
         return None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from bot.config import Settings
     from bot.store import Store
-    from bot.store.incident_records import IncidentRecord
+    from bot.store.incidents import IncidentRecord
 
 # The store, the report and the scope parser are imported by the actions that use them: this module is
 # imported by every `arca-bot` command to build the parser, and the store alone costs ~0.7 s of CPU.
@@ -35,7 +35,7 @@ def _text(i: IncidentRecord) -> str:
 async def _open(store: Store, args: argparse.Namespace, settings: Settings) -> tuple[Any, str]:
     from bot.incidents.scope import ScopeError, parse_scope, players_from_csv
     from bot.store import utcnow
-    from bot.store.incidents import IncidentScope
+    from bot.store.incident_scope import IncidentScope
 
     try:
         scope = parse_scope(args.scope, zone=settings.timezone)

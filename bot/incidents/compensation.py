@@ -20,8 +20,8 @@ from bot.game.orders import OrderSource
 from bot.incidents.scope_orders import pull_scope
 from bot.incidents.tell import tell_compensated
 from bot.store import RaceLost, Store
-from bot.store.incident_records import IncidentRecord
-from bot.store.incidents import EXCLUSION_REASONS, Plan, Target, decide_batch
+from bot.store.incident_grant import EXCLUSION_REASONS, Plan, Target, decide_batch
+from bot.store.incidents import IncidentRecord
 from bot.vocabulary.rule_names import coupon_rule_words
 
 log = logging.getLogger(__name__)

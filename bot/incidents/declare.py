@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.store import Store
-from bot.store.incident_records import IncidentRecord
-from bot.store.incidents import IncidentScope
+from bot.store.incident_scope import IncidentScope
+from bot.store.incidents import IncidentRecord
 
 
 async def declare(

@@ -5,7 +5,7 @@ treat these texts as backed (`open_notices`)."""
 from __future__ import annotations
 
 from bot.store import Store
-from bot.store.incident_records import IncidentRecord
+from bot.store.incidents import IncidentRecord
 
 NOTICE_HEAD = "[INCIDENT NOTICE]"
 NOTICE_SEPARATOR = "||"

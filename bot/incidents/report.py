@@ -13,8 +13,8 @@ from typing import Any
 from bot.analytics.stats import conversations
 from bot.store import Store
 from bot.store.feedback_votes import vote_tally
-from bot.store.incident_records import IncidentRecord
-from bot.store.incidents import EXCLUSION_REASONS
+from bot.store.incident_grant import EXCLUSION_REASONS
+from bot.store.incidents import IncidentRecord
 from bot.vocabulary.dates import zoned_text
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.incidents.compensation import RunResult, run_compensation
 from bot.store import Store
-from bot.store.incident_records import IncidentRecord
+from bot.store.incidents import IncidentRecord
 
 QUIET = timedelta(seconds=30)
 """A live run writes a batch every fraction of a second; this long without one, nobody is running it."""

@@ -13,7 +13,8 @@ import re
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from bot.store.incidents import IncidentScope, Plan
+from bot.store.incident_grant import Plan
+from bot.store.incident_scope import IncidentScope
 from bot.store.models import ORDER_STATUSES
 
 

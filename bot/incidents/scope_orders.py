@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from bot.game.orders import OrderSource
-from bot.store.incident_records import IncidentRecord
+from bot.store.incidents import IncidentRecord
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from zoneinfo import ZoneInfo
 
 from bot.store import Store
-from bot.store.incident_posts import Granted
+from bot.store.incident_deliveries import GrantedCoupon
 from bot.vocabulary.dates import day_text
 
 STATUS_TOOL = "incident_status"
@@ -16,12 +16,12 @@ STATUS_TOOL = "incident_status"
 incident's pinned notice (recorded with the run, `bot.guards.notice_use`)."""
 
 
-def _when(granted: Granted, zone: ZoneInfo, locale: str) -> str:
+def _when(granted: GrantedCoupon, zone: ZoneInfo, locale: str) -> str:
     """The last day the coupon works, as the player reads it (`2026년 4월 1일(수)`, `Wed Apr 1, 2026`)."""
     return day_text(granted.expires_at, locale, zone, year=True) if granted.expires_at else "-"
 
 
-def compensation_message(title: str, coupons: list[Granted], locale: str, zone: ZoneInfo) -> str:
+def compensation_message(title: str, coupons: list[GrantedCoupon], locale: str, zone: ZoneInfo) -> str:
     if locale == "en":
         lines = [f"Compensation for “{title}” has been issued to you:"]
         for c in coupons:

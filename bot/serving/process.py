@@ -245,14 +245,17 @@ def desk_watch(
     async def tell(thread_id: str, text: str) -> object:
         if ThreadId(thread_id).kind == "web":
             from bot.desk.auto_close import latest_run
-            from bot.store.outbox import enqueue_reply
+            from bot.store.outbox import keep_and_queue_reply
+            from bot.store.threads import message_row
 
             # Shown in the history under the latest answer's run: the widget draws its 👍 / 👎 under it.
+            # Kept and queued in one transaction, as a staff reply is: never in the history unsent.
             run_id = await latest_run(conv.store, thread_id)
-            await conv.memory.append(
-                thread_id, {"role": "assistant", "content": text}, run_id=run_id, kind="answer"
+            message = message_row(
+                thread_id, {"role": "assistant", "content": text}, run_id=run_id, pinned=False, kind="answer"
             )
-            return await enqueue_reply(conv.store, thread_id, DESK_NAME, text)
+            _, reply_id = await keep_and_queue_reply(conv.store, message, DESK_NAME)
+            return reply_id
         from bot.players.discord_app.feedback import tell_closed
 
         return await tell_closed(bot, thread_id, text)

@@ -23,7 +23,7 @@ from bot.simulate.recording import RecordedModel
 from bot.simulate.scenario import Scenario
 from bot.store import Store
 from bot.store.end_state import read_end_state
-from bot.store.incidents import IncidentScope
+from bot.store.incident_scope import IncidentScope
 from bot.store.seed import apply_seed
 from bot.vocabulary import ThreadId
 

@@ -14,7 +14,7 @@ from bot.incidents.compensation import Preview, Progress, approve, cancel, propo
 from bot.incidents.notice import split_notice
 from bot.incidents.report import build_report, format_report
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
-from bot.store.incident_records import IncidentRecord
+from bot.store.incidents import IncidentRecord
 from bot.vocabulary.dates import zoned_text
 from bot.vocabulary.particles import particle
 

@@ -68,6 +68,9 @@ class Invocation:
     on_card: bool = False
     """A staff-channel card's button runs the command and the card shows its outcome: the command's own
     staff notice says so (`on_card` in its payload), so the staff channel gets no second card."""
+    shows_delivery: bool = False
+    """Sent from a page that lists each staff reply's delivery (the console's conversation page): a staff
+    reply is queued for every thread kind, so one no process posts is shown there as not delivered."""
 
     @property
     def locale(self) -> Locale:
@@ -304,10 +307,11 @@ class StaffRegistry:
         channel: str,
         conversations: Conversations,
         on_card: bool = False,
+        shows_delivery: bool = False,
     ) -> StaffReply:
         """A command whose options arrived typed (Discord's slash options, e.g. `amount` as an `int`; a
-        card's button, `on_card`): the same role check, audit and reply as `dispatch`, and the values
-        reach the handler as given."""
+        card's button, `on_card`; a console page's form, `shows_delivery`): the same role check, audit and
+        reply as `dispatch`, and the values reach the handler as given."""
         given = any(v is not None and str(v).strip() != "" for v in values.values())
         if cmd.staff_only_for(given) and not actor.is_staff:
             return await _deny(conversations, actor=actor, channel=channel, name=cmd.name)
@@ -323,6 +327,7 @@ class StaffRegistry:
             command=cmd,
             text=typed,
             on_card=on_card,
+            shows_delivery=shows_delivery,
         )
         return await _run(inv, args)
 

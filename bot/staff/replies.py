@@ -2,9 +2,10 @@
 and send one, filled, into the conversation they are in. Rules: `bot.desk.saved_replies`; storage:
 `bot.store.saved_replies`. Sending is audited (`reply.used`); saving and deleting are audited by the store.
 
-A sent reply is kept in the conversation's memory as a staff answer (the bot reads it later) and, in a
-Discord or web conversation, queued in the staff outbox, which the process owning the channel posts —
-the same path as a reply typed in the staff web console. In the console the reply is printed."""
+A sent reply goes through `bot.desk.staff_reply`, as one typed in the staff web console: kept in the
+conversation's memory as a staff answer (the bot reads it later) and, in a Discord or web conversation,
+queued in the staff outbox, which the process owning the channel posts. In a terminal or a transcript the
+reply is printed."""
 
 from __future__ import annotations
 
@@ -18,14 +19,11 @@ from bot.desk.saved_replies import (
     parse_texts,
     parse_values,
 )
+from bot.desk.staff_reply import posted_by_outbox, send_staff_reply
 from bot.staff.registry import Invocation, Param, StaffCommand, StaffReply
-from bot.store.outbox import enqueue_reply
 from bot.store.saved_replies import delete_reply, get_reply, list_replies, save_reply
-from bot.vocabulary import ThreadId
 from bot.vocabulary.particles import particle
 
-POSTED_BY_OUTBOX = ("discord", "web")
-"""Thread kinds whose channel process polls the staff outbox; other kinds see the reply printed."""
 MAX_CHOICES = 25
 """Discord shows at most 25 autocomplete choices."""
 
@@ -72,14 +70,21 @@ async def cmd_reply(inv: Invocation, args: dict[str, Any]) -> StaffReply:
     except ReplyError as exc:
         return StaffReply(f"⚠ {exc}", ok=False)
     staff = inv.actor.display_name or inv.actor.label
-    await conv.memory.append(
+    # Queued only where a process posts it (a Discord or web thread), on purpose: typed in a terminal
+    # (`console:`) or a transcript (`replay:`), the command's printed reply is how that channel shows it, and
+    # a queued copy would only wait `REPLY_TTL` to be given up. Sent from the console's conversation page
+    # (`shows_delivery`) it is queued for every kind, as that page's reply box does
+    # (bot/staffroom/console/routes.py): the page shows one nobody posts as not delivered.
+    posted = posted_by_outbox(inv.channel)
+    await send_staff_reply(
+        conv.memory,
+        conv.store,
         inv.channel,
-        {"role": "assistant", "content": text, "name": f"staff:{inv.actor.discord_id or staff}"[:100]},
-        kind="answer",  # shown to the player and kept in the history the bot reads
+        text,
+        author=inv.actor.discord_id or staff,
+        signed=staff,
+        queue=posted or inv.shows_delivery,
     )
-    posted = ThreadId(inv.channel).kind in POSTED_BY_OUTBOX
-    if posted:
-        await enqueue_reply(conv.store, inv.channel, staff, text)
     await conv.store.audit(
         actor=inv.actor.label,
         action="reply.used",

@@ -3,8 +3,8 @@
 from bot.store.attachments import AttachmentRow  # registers the table with the schema
 from bot.store.coupons import ActiveCoupon, CouponRow, DailyUsage, IssueFacts, IssueWrite
 from bot.store.database import Store, StoreError, StoreSession, TableRows
-from bot.store.deliveries import Backlog, DeliveryView
 from bot.store.desk_claims import DeskClaim  # registers the table with the schema
+from bot.store.game_deliveries import Backlog, DeliveryView
 from bot.store.game_events import GameEvent  # registers the table with the schema
 from bot.store.game_order_facts import GameOrderFacts  # registers the table with the schema
 from bot.store.link_codes import LinkCode  # registers the table with the schema

@@ -16,7 +16,7 @@ from sqlalchemy import Integer, String, bindparam, column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.store.backends.engine import begin_immediate
-from bot.store.deliveries import JOB_COLUMNS, GameDeliveries, GameDelivery, grant_job
+from bot.store.game_deliveries import JOB_COLUMNS, GameDeliveries, GameDelivery, grant_job
 from bot.store.game_order_facts import FACT_COLUMNS, GameOrderFacts, fact_row
 from bot.store.models import AuditEntry, Coupon, Order, Player, UTCDateTime
 from bot.store.units import Fetch, Insert, Lock, Unit, UnitRunner

@@ -30,8 +30,8 @@ from bot.store.backends.postgres_direct import DirectPostgres
 from bot.store.backends.sqlite_direct import DirectSQLite, with_column_defaults
 from bot.store.counts import StoreCounts
 from bot.store.coupons import CouponLedger
-from bot.store.deliveries import GameDeliveries
-from bot.store.incident_records import Incidents
+from bot.store.game_deliveries import GameDeliveries
+from bot.store.incidents import Incidents
 from bot.store.models import AuditEntry, utcnow
 from bot.store.orders import Orders
 from bot.store.players import Players

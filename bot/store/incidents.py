@@ -1,304 +1,346 @@
-"""`store.incidents`: declared incidents (stored, listed, updated, closed), the orders and players their
-scope covers, and the bulk grant's batch unit: one transaction per batch that takes the incident's
-lock, reads what this incident already granted, decides each target (`decide_batch`, pure) and writes
-the coupons, the exclusions and one audit row. Each coupon carries the idempotency key
-`incident:<id>:<per>:<target>`, so the ledger's unique index makes a second run, a second process or a
-restart grant nothing twice.
-"""
+"""`store.incidents`: incidents stored, changed (each change audited in its own transaction), listed,
+the targets their scope covers, who they concern, and the facts of their report."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select, text
+from sqlalchemy import bindparam, distinct, func, select
 
-from bot.store.coupon_codes import new_coupon_code
-from bot.store.coupons import AUDIT_COLUMNS, INSERTED_COLUMNS, LIVE_STATUSES
-from bot.store.deliveries import JOB_COLUMNS, GameDeliveries, GameDelivery, grant_job
+from bot.store.coupons import LIVE_STATUSES
+from bot.store.game_deliveries import GameDeliveries
+from bot.store.incident_deliveries import IncidentDeliveries
+from bot.store.incident_grant import NOT_ELIGIBLE, IncidentBatches, Plan, Target
+from bot.store.incident_posts import IncidentPosts
+from bot.store.incident_scope import IncidentScope
 from bot.store.incident_tables import Incident, IncidentExclusion
-from bot.store.models import AuditEntry, Coupon, Order, utcnow
-from bot.store.units import Fetch, Insert, Lock, Unit, UnitRunner
+from bot.store.models import AuditEntry, Coupon, Order, Player, utcnow
+from bot.store.units import Fetch, Unit, UnitRunner
 
-EXCLUSION_REASONS = {
-    "already_compensated": "이미 이 장애로 보상됨 / already compensated for this incident",
-    "order_not_eligible": "보상 대상이 아닌 주문 상태 / order not eligible",
-    "order_has_coupon": "주문에 이미 다른 쿠폰이 있음 / the order already holds a live coupon",
-    "no_order": "쿠폰을 붙일 주문이 없음 / no order to attach the coupon to",
-    "over_player_cap": "플레이어당 한도 초과 / over the per-player cap",
-    "budget_reached": "예산 소진 / budget reached",
-}
-"""Why a target got no coupon; `already_compensated` is shown in previews, never stored as an exclusion."""
+_OPEN = (
+    select(*Incident.__table__.c).where(Incident.status == bindparam("status")).order_by(Incident.id.desc())
+)
 
-NOT_ELIGIBLE = ("cancelled", "refunded")
-"""Order statuses a bulk grant never compensates."""
+RUN_ACTIONS = ("incident.compensation_approved", "incident.grant_batch", "incident.compensation_resumed")
+"""The audit actions of a compensation run's life (`last_activity`)."""
 
 
 @dataclass(frozen=True)
-class IncidentScope:
-    """Whom an incident affects: `all` players; `orders` matching statuses / an item / a date window;
-    `players` named in a list (an uploaded CSV)."""
+class IncidentRecord:
+    """A stored incident as callers read it (the columns of `Incident`, the scope parsed)."""
 
-    kind: str = "all"
-    statuses: tuple[str, ...] = ()
-    item: str | None = None
-    """A part of the item's name (`한정판`)."""
-    since: datetime | None = None
-    until: datetime | None = None
-    player_ids: tuple[str, ...] = ()
-
-    def to_json(self) -> str:
-        data: dict[str, Any] = {"kind": self.kind}
-        if self.statuses:
-            data["statuses"] = list(self.statuses)
-        if self.item:
-            data["item"] = self.item
-        if self.since:
-            data["since"] = self.since.isoformat()
-        if self.until:
-            data["until"] = self.until.isoformat()
-        if self.player_ids:
-            data["player_ids"] = list(self.player_ids)
-        return json.dumps(data, ensure_ascii=False)
+    id: int
+    title: str
+    notice_ko: str
+    notice_en: str
+    notice_version: int
+    status: str
+    scope: IncidentScope
+    started_at: datetime
+    ended_at: datetime | None
+    created_by: str
+    updated_at: datetime
+    comp_per: str | None
+    comp_amount: int | None
+    comp_budget: int | None
+    comp_player_cap: int | None
+    comp_state: str | None
+    comp_approved_by: str | None
 
     @classmethod
-    def from_json(cls, text: str) -> IncidentScope:
-        d = json.loads(text or "{}")
-        when = {k: datetime.fromisoformat(d[k]) if d.get(k) else None for k in ("since", "until")}
-        return cls(
-            kind=d.get("kind", "all"),
-            statuses=tuple(d.get("statuses", ())),
-            item=d.get("item"),
-            player_ids=tuple(d.get("player_ids", ())),
-            **when,
+    def of(cls, row: Incident) -> IncidentRecord:
+        values = {f.name: getattr(row, f.name) for f in fields(cls)}
+        values["scope"] = IncidentScope.from_json(row.scope)
+        return cls(**values)
+
+    def plan(self, valid_days: int = 30) -> Plan | None:
+        if self.comp_per is None or self.comp_amount is None:
+            return None
+        return Plan(
+            self.id, self.comp_per, self.comp_amount, self.comp_budget, self.comp_player_cap, valid_days
         )
 
-    def order_filter(self) -> Any:
-        """The SQL condition on `orders` (joined to nothing) for the orders this scope covers."""
-        conds: list[Any] = []
-        if self.kind == "players":
-            conds.append(Order.player_id.in_(self.player_ids or ("",)))
-        if self.statuses:
-            conds.append(Order.status.in_(self.statuses))
-        if self.item:
-            conds.append(Order.item.contains(self.item, autoescape=True))
-        if self.since:
-            conds.append(Order.ordered_at >= self.since)
-        if self.until:
-            conds.append(Order.ordered_at < self.until)
-        return and_(*conds) if conds else None
+    def notice(self, locale: str) -> str:
+        return self.notice_en if locale == "en" and self.notice_en else self.notice_ko
 
 
 @dataclass(frozen=True)
-class Target:
-    """One thing a bulk grant may compensate: an order (per order) or a player (per player)."""
+class GrantSummary:
+    """The incident's live coupons: how many, for how many players, and their total in KRW."""
 
-    target: str
-    player_id: str
-    order_id: str | None
-    order_status: str | None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A compensation plan: the amount per target, the optional total budget and per-player cap."""
-
-    incident_id: int
-    per: str
-    amount: int
-    budget: int | None = None
-    player_cap: int | None = None
-    valid_days: int = 30
-
-    def key(self, target: str) -> str:
-        return f"incident:{self.incident_id}:{self.per}:{target}"
-
-    @property
-    def key_pattern(self) -> str:
-        """`LIKE` pattern of this incident's keys (a range would follow PostgreSQL's collation)."""
-        return f"incident:{self.incident_id}:%"
+    coupons: int
+    players: int
+    spent: int
 
 
-@dataclass
-class Granted:
-    """What this incident's coupons hold so far (read inside the batch's transaction)."""
+class Incidents:
+    """Incidents and their bulk grant (`batches`)."""
 
-    keys: set[str] = field(default_factory=set)
-    spent: int = 0
-    by_player: Counter[str] = field(default_factory=Counter)
-    live_orders: set[str] = field(default_factory=set)
-    """Orders (in the batch's id range) whose one live-coupon slot is taken."""
-    excluded: set[str] = field(default_factory=set)
-
-
-@dataclass
-class BatchOutcome:
-    """One batch's decisions: the coupons to insert, the exclusions (target, order, player, reason)."""
-
-    coupons: list[dict[str, Any]] = field(default_factory=list)
-    exclusions: list[tuple[Target, str]] = field(default_factory=list)
-    already: int = 0
-    spent: int = 0
-
-
-def decide_batch(
-    plan: Plan, targets: Sequence[Target], granted: Granted, *, now: datetime, actor: str
-) -> BatchOutcome:
-    """Each target in order: already granted (by key), already excluded, else the first reason to
-    exclude it, else a coupon. Pure; the caller writes the result. `granted` is updated as it goes."""
-    out = BatchOutcome()
-    expires = now + timedelta(days=plan.valid_days)
-    for t in targets:
-        key = plan.key(t.target)
-        if key in granted.keys:
-            out.already += 1
-            continue
-        if t.target in granted.excluded:
-            continue
-        reason = None
-        if t.order_id is None:
-            reason = "no_order"
-        elif t.order_status in NOT_ELIGIBLE:
-            reason = "order_not_eligible"
-        elif t.order_id in granted.live_orders:
-            reason = "order_has_coupon"
-        elif plan.player_cap is not None and granted.by_player[t.player_id] + plan.amount > plan.player_cap:
-            reason = "over_player_cap"
-        elif plan.budget is not None and granted.spent + plan.amount > plan.budget:
-            reason = "budget_reached"
-        if reason is not None:
-            out.exclusions.append((t, reason))
-            granted.excluded.add(t.target)
-            continue
-        granted.keys.add(key)
-        granted.spent += plan.amount
-        granted.by_player[t.player_id] += plan.amount
-        granted.live_orders.add(t.order_id or "")
-        out.spent += plan.amount
-        out.coupons.append(
-            {
-                "code": new_coupon_code(),
-                "order_id": t.order_id,
-                "player_id": t.player_id,
-                "amount": plan.amount,
-                "status": "active",
-                "reason": f"incident:{plan.incident_id}",
-                "issued_by": actor[:64],
-                "idempotency_key": key,
-                "created_at": now,
-                "expires_at": expires,
-            }
-        )
-    return out
-
-
-LOCK_INCIDENT = select(Incident.id).where(Incident.id == bindparam("incident_id")).with_for_update()
-"""Batches of one incident take turns, across processes: the budget and the caps are counted exactly."""
-PLAYERS_COUPONS = select(
-    Coupon.order_id, Coupon.player_id, Coupon.amount, Coupon.status, Coupon.idempotency_key
-).where(Coupon.player_id >= bindparam("first"), Coupon.player_id <= bindparam("last"))
-"""The coupons of the batch's players: targets come ordered by player id in the database's own order, so
-this range holds every coupon a batch's decisions depend on (its keys, live slots, per-player sums)."""
-SPENT = select(func.coalesce(func.sum(Coupon.amount), 0).label("spent")).where(
-    Coupon.idempotency_key.like(bindparam("pattern")),
-    text("coupons.status IN ('active', 'pending')"),  # LIVE_STATUSES; a literal IN list needs no values
-)
-"""What the incident's live coupons hold so far (read only when the plan has a budget)."""
-EXCLUDED = select(IncidentExclusion.target).where(
-    IncidentExclusion.incident_id == bindparam("incident_id"),
-    IncidentExclusion.player_id >= bindparam("first"),
-    IncidentExclusion.player_id <= bindparam("last"),
-)
-EXCLUSION_COLUMNS = ("incident_id", "target", "player_id", "order_id", "reason", "created_at")
-
-
-def _granted_unit(plan: Plan, targets: Sequence[Target]) -> Unit[Granted]:
-    """Reads (inside the caller's transaction) what this incident granted and excluded for the batch's
-    players, and its total when the plan has a budget: work in proportion to the batch, not the run."""
-    granted = Granted()
-    if not targets:
-        return granted
-    span = {"first": targets[0].player_id, "last": targets[-1].player_id}
-    prefix = plan.key_pattern[:-1]
-    for row in (yield Fetch(PLAYERS_COUPONS, span)):
-        live = row.status in LIVE_STATUSES
-        if live:
-            granted.live_orders.add(row.order_id)
-        if row.idempotency_key is not None and row.idempotency_key.startswith(prefix):
-            granted.keys.add(row.idempotency_key)
-            if live:
-                granted.by_player[row.player_id] += row.amount
-    if plan.budget is not None:
-        granted.spent = int((yield Fetch(SPENT, {"pattern": plan.key_pattern}, one=True)).spent)
-    rows = yield Fetch(EXCLUDED, {"incident_id": plan.incident_id, **span})
-    granted.excluded = {r.target for r in rows}
-    return granted
-
-
-def exclusion_rows(plan: Plan, out: BatchOutcome, now: datetime) -> list[dict[str, Any]]:
-    return [
-        {
-            "incident_id": plan.incident_id,
-            "target": t.target,
-            "player_id": t.player_id,
-            "order_id": t.order_id,
-            "reason": reason,
-            "created_at": now,
-        }
-        for t, reason in out.exclusions
-    ]
-
-
-class IncidentBatches:
-    """The bulk grant's reads and its batch unit (`store.incidents.batches`)."""
-
-    def __init__(self, store: UnitRunner, deliveries: GameDeliveries | None = None) -> None:
+    def __init__(self, store: UnitRunner, game_deliveries: GameDeliveries | None = None) -> None:
         self._store = store
-        self._deliveries = deliveries
+        self.batches = IncidentBatches(store, game_deliveries)
+        self.posts = IncidentPosts(store)
+        self.deliveries = IncidentDeliveries(store)
 
-    async def granted(self, plan: Plan, targets: Sequence[Target]) -> Granted:
-        """What the incident holds now, outside any write (the preview's facts)."""
+    async def _change(
+        self, incident_id: int, actor: str, action: str, **values: Any
+    ) -> IncidentRecord | None:
+        async with self._store.session() as s, s.begin():
+            row = await s.get(Incident, incident_id, with_for_update=True)
+            if row is None:
+                return None
+            for name, value in values.items():
+                setattr(row, name, value)
+            row.updated_at = utcnow()
+            s.add(
+                AuditEntry(
+                    actor=actor,
+                    action=action,
+                    target=f"incident:{incident_id}",
+                    code="OK",
+                    detail=_detail(values),
+                )
+            )
+            await s.flush()
+            return IncidentRecord.of(row)
 
-        def unit() -> Unit[Granted]:
-            return (yield from _granted_unit(plan, targets))
+    async def open(
+        self, *, title: str, notice_ko: str, notice_en: str, scope: IncidentScope, actor: str, now: datetime
+    ) -> IncidentRecord:
+        async with self._store.session() as s, s.begin():
+            row = Incident(
+                title=title,
+                notice_ko=notice_ko,
+                notice_en=notice_en,
+                scope=scope.to_json(),
+                status="open",
+                started_at=now,
+                created_by=actor,
+                updated_at=now,
+                notice_version=1,
+            )
+            s.add(row)
+            await s.flush()
+            s.add(
+                AuditEntry(
+                    actor=actor,
+                    action="incident.open",
+                    target=f"incident:{row.id}",
+                    code="OK",
+                    detail=_detail({"title": title, "scope": scope.to_json()}),
+                )
+            )
+            return IncidentRecord.of(row)
 
-        return await self._store.run(unit, write=False, plain=True)
+    async def update_notice(
+        self, incident_id: int, *, notice_ko: str, notice_en: str | None, actor: str
+    ) -> IncidentRecord | None:
+        current = await self.get(incident_id)
+        if current is None:
+            return None
+        return await self._change(
+            incident_id,
+            actor,
+            "incident.update",
+            notice_ko=notice_ko,
+            notice_en=current.notice_en if notice_en is None else notice_en,
+            notice_version=current.notice_version + 1,
+        )
 
-    async def grant(
-        self, plan: Plan, targets: Sequence[Target], *, now: datetime, actor: str
-    ) -> BatchOutcome:
-        """One batch in one transaction; raises `RaceLost` when a unique index refused a row (nothing of
-        the batch is stored then: run it again)."""
+    async def close(self, incident_id: int, *, actor: str, now: datetime) -> IncidentRecord | None:
+        return await self._change(incident_id, actor, "incident.close", status="closed", ended_at=now)
 
-        deliver = self._deliveries is not None and self._deliveries.enabled
+    async def set_plan(
+        self, incident_id: int, plan: Plan | None, *, state: str, actor: str, **extra: Any
+    ) -> IncidentRecord | None:
+        values: dict[str, Any] = {"comp_state": state, **extra}
+        if plan is not None:
+            values.update(
+                comp_per=plan.per,
+                comp_amount=plan.amount,
+                comp_budget=plan.budget,
+                comp_player_cap=plan.player_cap,
+            )
+        return await self._change(incident_id, actor, f"incident.compensation_{state}", **values)
 
-        def unit() -> Unit[BatchOutcome]:
-            yield Lock(LOCK_INCIDENT, {"incident_id": plan.incident_id})
-            granted = yield from _granted_unit(plan, targets)
-            out = decide_batch(plan, targets, granted, now=now, actor=actor)
-            if out.coupons:
-                yield Insert(Coupon.__table__, INSERTED_COLUMNS, out.coupons)
-                if deliver:  # the batch's grant jobs commit with its coupons (one statement), or nothing does
-                    yield Insert(GameDelivery.__table__, JOB_COLUMNS, [grant_job(c) for c in out.coupons])
-            if out.exclusions:
-                yield Insert(IncidentExclusion.__table__, EXCLUSION_COLUMNS, exclusion_rows(plan, out, now))
-            detail = {"issued": len(out.coupons), "excluded": len(out.exclusions), "spent": out.spent}
-            audit = {
-                "at": utcnow(),
-                "actor": actor,
-                "thread_id": None,
-                "action": "incident.grant_batch",
-                "target": f"incident:{plan.incident_id}",
-                "code": "ISSUED" if out.coupons else "OK",
-                "detail": json.dumps(detail),
-            }
-            yield Insert(AuditEntry.__table__, AUDIT_COLUMNS, [audit])
-            return out
+    async def set_planned_end(self, incident_id: int, end: datetime, *, actor: str) -> None:
+        """Keep `end` as the open incident's end until it is closed, audited (`incident.planned_end`) in the
+        same transaction (the row locked on PostgreSQL while it changes)."""
+        async with self._store.session() as s, s.begin():
+            row = await s.get(Incident, incident_id, with_for_update=True)
+            assert row is not None
+            row.ended_at = end
+            s.add(
+                AuditEntry(
+                    actor=actor,
+                    action="incident.planned_end",
+                    target=f"incident:{incident_id}",
+                    code="OK",
+                    detail=json.dumps({"ended_at": end.isoformat()}),
+                )
+            )
 
-        # Hundreds of rows: decided off the loop thread (file SQLite: the whole unit; PostgreSQL: its Python
-        # work between round trips), so live conversations keep their latency.
-        return await self._store.run(unit, write=True, plain=True, off_loop=True)
+    async def get(self, incident_id: int) -> IncidentRecord | None:
+        async with self._store.session() as s:
+            row = await s.get(Incident, incident_id)
+            return IncidentRecord.of(row) if row is not None else None
+
+    async def list(self, *, status: str | None = None) -> list[IncidentRecord]:
+        query = select(Incident).order_by(Incident.id.desc())
+        if status:
+            query = query.where(Incident.status == status)
+        async with self._store.session() as s:
+            return [IncidentRecord.of(r) for r in (await s.execute(query)).scalars()]
+
+    async def targets(self, incident: IncidentRecord, per: str) -> list[Target]:
+        """What a grant `per` order or player covers, ordered by player id (then order id) in the
+        database's own order (the batch unit reads live coupons by that player range)."""
+        scope = incident.scope
+        cond = scope.order_filter()
+        query = select(Order.player_id, Order.id, Order.status).order_by(Order.player_id, Order.id)
+        if cond is not None:
+            query = query.where(cond)
+        async with self._store.session() as s:
+            rows = (await s.execute(query)).all()
+            players: list[str] = []
+            if per == "player" and scope.kind in ("all", "players") and not _order_filtered(scope):
+                pq = select(Player.id).order_by(Player.id)
+                if scope.kind == "players":
+                    pq = pq.where(Player.id.in_(scope.player_ids or ("",)))
+                players = list((await s.execute(pq)).scalars())
+                known = set(players)  # ids of a CSV that name no player: reported, never granted
+                players += [p for p in scope.player_ids if p not in known]
+        if per == "order":
+            return [Target(r.id, r.player_id, r.id, r.status) for r in rows]
+        first: dict[str, Target] = {}  # insertion order is the database's player order
+        for r in rows:  # the player's first order that may hold a coupon carries the player's coupon
+            if r.player_id not in first or first[r.player_id].order_status in NOT_ELIGIBLE:
+                first[r.player_id] = Target(r.player_id, r.player_id, r.id, r.status)
+        if players:
+            return [first.get(p) or Target(p, p, None, None) for p in players]
+        return list(first.values())
+
+    async def order_page(self, incident: IncidentRecord, after: str | None, limit: int) -> list[Target]:
+        """The scope's orders of the next whole players after player id `after`, about `limit` of them
+        (all of one player's orders, even more), in the order of `targets`: a run reads its targets a
+        batch at a time through the player index, so no step holds them all or sorts them all."""
+        base = select(Order.player_id, Order.id, Order.status).order_by(Order.player_id, Order.id)
+        cond = incident.scope.order_filter()
+        if cond is not None:
+            base = base.where(cond)
+        query = base.limit(limit) if after is None else base.where(Order.player_id > after).limit(limit)
+        async with self._store.session() as s:
+            rows = (await s.execute(query)).all()
+            if len(rows) == limit:  # the last player's orders may go on: leave them to the next page
+                last = rows[-1].player_id
+                rows = [r for r in rows if r.player_id != last]
+                if not rows:  # one player holds more than a page
+                    rows = (await s.execute(base.where(Order.player_id == last))).all()
+        return [Target(r.id, r.player_id, r.id, r.status) for r in rows]
+
+    async def count_orders(self, incident: IncidentRecord) -> int:
+        query = select(func.count(Order.id))
+        cond = incident.scope.order_filter()
+        if cond is not None:
+            query = query.where(cond)
+        async with self._store.session() as s:
+            return int((await s.execute(query)).scalar_one())
+
+    async def last_activity(self, incident_id: int) -> datetime | None:
+        """When the incident's run last showed life in the audit (its approval, a grant batch, a resume):
+        a run still going anywhere writes a row at every batch. By action first (indexed)."""
+        query = select(func.max(AuditEntry.at)).where(
+            AuditEntry.action.in_(RUN_ACTIONS), AuditEntry.target == f"incident:{incident_id}"
+        )
+        async with self._store.session() as s:
+            latest = (await s.execute(query)).scalar_one()
+        if isinstance(latest, str):  # SQLite's max() loses the column type
+            latest = datetime.fromisoformat(latest)
+        if latest is not None and latest.tzinfo is None:
+            latest = latest.replace(tzinfo=UTC)
+        return latest
+
+    async def revision(self) -> tuple[int, int, str]:
+        """A fingerprint of every incident's state (how many, their notice versions, the latest change): it
+        changes when one is declared, its notice updated or it is closed. One cheap read: what a process
+        watching for notice changes compares (`bot.players.web.widget.notice_watch`)."""
+        query = select(
+            func.count(Incident.id),
+            func.coalesce(func.sum(Incident.notice_version), 0),
+            func.max(Incident.updated_at),
+        )
+        async with self._store.session() as s:
+            count, versions, latest = (await s.execute(query)).one()
+        return int(count), int(versions), str(latest)
+
+    async def open_for(self, player_id: str | None) -> list[IncidentRecord]:
+        """The open incidents whose scope covers this player (unlinked: only those for all players). Every
+        run reads them (their notices ride in the system prompt): the open ones in one store unit on the
+        fast read path; an order-filtered scope's count of the player's orders on the engine (its filter
+        binds lists and literals)."""
+
+        def unit() -> Unit[list[IncidentRecord]]:
+            return [IncidentRecord.of(row) for row in (yield Fetch(_OPEN, {"status": "open"}))]
+
+        out: list[IncidentRecord] = []
+        for incident in await self._store.run(unit, write=False, snapshot=False):
+            scope = incident.scope
+            if scope.kind == "all" and not _order_filtered(scope):
+                out.append(incident)
+            elif player_id is None:
+                continue
+            elif scope.kind == "players" and not _order_filtered(scope):
+                if player_id in scope.player_ids:
+                    out.append(incident)
+            else:
+                query = select(func.count(Order.id)).where(Order.player_id == player_id)
+                cond = scope.order_filter()
+                if cond is not None:
+                    query = query.where(cond)
+                async with self._store.session() as s:
+                    if (await s.execute(query)).scalar_one():
+                        out.append(incident)
+        return out
+
+    async def grant_summary(self, incident_id: int) -> GrantSummary:
+        query = select(
+            func.count(Coupon.id),
+            func.count(distinct(Coupon.player_id)),
+            func.coalesce(func.sum(Coupon.amount), 0),
+        ).where(Coupon.idempotency_key.like(f"incident:{incident_id}:%"), Coupon.status.in_(LIVE_STATUSES))
+        async with self._store.session() as s:
+            n, players, spent = (await s.execute(query)).one()
+        return GrantSummary(int(n), int(players), int(spent))
+
+    async def run_counts(self, incident_id: int) -> tuple[int, int]:
+        """(targets excluded so far, grant batches written so far): what any process reads of a run."""
+        excluded = select(func.count(IncidentExclusion.id)).where(
+            IncidentExclusion.incident_id == incident_id
+        )
+        batches = select(func.count(AuditEntry.id)).where(
+            AuditEntry.action == "incident.grant_batch", AuditEntry.target == f"incident:{incident_id}"
+        )
+        async with self._store.session() as s:
+            return int((await s.execute(excluded)).scalar_one()), int((await s.execute(batches)).scalar_one())
+
+    async def exclusions(self, incident_id: int) -> list[IncidentExclusion]:
+        query = (
+            select(IncidentExclusion)
+            .where(IncidentExclusion.incident_id == incident_id)
+            .order_by(IncidentExclusion.id)
+        )
+        async with self._store.session() as s:
+            return list((await s.execute(query)).scalars())
+
+
+def _order_filtered(scope: IncidentScope) -> bool:
+    return bool(scope.statuses or scope.item or scope.since or scope.until)
+
+
+def _detail(values: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(values, ensure_ascii=False, default=str)

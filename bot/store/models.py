@@ -35,7 +35,7 @@ deliveries, saved replies and the desk's claims (bot/store/saved_replies.py, bot
 attachments (bot/store/attachments.py) and tickets (bot/store/tickets.py); version 8 only adds
 `incident_notice_answers` (answers that relayed an incident's notice); version 9 only adds the game
 connection's `game_events` and `link_codes` (bot/store/game_events.py, bot/store/link_codes.py); version
-10 only adds `game_deliveries` (the outbox of grants into the game: bot/store/deliveries.py); version 11
+10 only adds `game_deliveries` (the outbox of grants into the game: bot/store/game_deliveries.py); version 11
 only adds `game_order_facts` (the order facts each coupon was decided on, bot/store/game_order_facts.py);
 version 12 only adds `link_code_failures` (refused link codes, counted across processes:
 bot/store/link_codes.py)."""

@@ -17,16 +17,21 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import insert, select, update
 
 from bot.periodic import Periodic
 from bot.store.database import Store
-from bot.store.models import AuditEntry, StaffOutbox, StaffSession, utcnow
+from bot.store.models import AuditEntry, StaffOutbox, StaffSession, ThreadMessage, utcnow
+from bot.store.threads import MESSAGE_COLUMNS
+from bot.store.units import Insert, Unit
 
 log = logging.getLogger(__name__)
 
 _OUTBOX = StaffOutbox.__table__
+_OUTBOX_COLUMNS = ("thread_id", "staff", "text", "created_at")
+_MESSAGES = ThreadMessage.__table__
 REPLY_TTL = timedelta(minutes=15)
 """A staff reply not posted within this is given up and shown as not delivered."""
 EXPIRED_ACTION = "console.reply_expired"
@@ -48,6 +53,21 @@ async def enqueue_reply(store: Store, thread_id: str, staff: str, text: str) -> 
             insert(_OUTBOX).values(thread_id=thread_id, staff=staff, text=text, created_at=utcnow())
         )
         return int(result.inserted_primary_key[0])
+
+
+async def keep_and_queue_reply(store: Store, message: dict[str, Any], staff: str) -> tuple[int, int]:
+    """Store a staff reply's thread message (a `bot.store.threads.message_row`) and queue its text for
+    the player's channel signed `staff`, in one transaction: a reply is never kept in the history the
+    player and the bot read without being queued, nor queued without being kept. Returns the message's
+    id and the outbox row's."""
+
+    def unit() -> Unit[tuple[int, int]]:
+        [message_id] = yield Insert(_MESSAGES, MESSAGE_COLUMNS, [message], ids=True)
+        queued = {"thread_id": message["thread_id"], "staff": staff, "text": message["content"]}
+        [reply_id] = yield Insert(_OUTBOX, _OUTBOX_COLUMNS, [{**queued, "created_at": utcnow()}], ids=True)
+        return int(message_id), int(reply_id)
+
+    return await store.run(unit, write=True)
 
 
 async def pending_replies(store: Store, prefix: str, limit: int = 50) -> list[OutboxReply]:

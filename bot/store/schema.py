@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.redaction import redact_url
-from bot.store import deliveries, incident_tables  # noqa: F401  (register their tables in Base.metadata)
+from bot.store import game_deliveries, incident_tables  # noqa: F401  (register their tables in Base.metadata)
 from bot.store.models import SCHEMA_VERSION, UPGRADABLE_FROM, Base, SchemaMeta
 
 

@@ -33,6 +33,32 @@ class RaceLost(Exception):
     """An insert hit a unique constraint: another writer (or the same key) got there first."""
 
 
+UNIQUE_SQLITE_ERRORS = frozenset({"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"})
+UNIQUE_SQLSTATE = "23505"
+
+
+def is_unique_violation(exc: BaseException) -> bool:
+    """Whether a driver's integrity error is a unique (or primary key) constraint refusing a row.
+
+    Only that is a lost race: a CHECK, NOT NULL, foreign key or trigger refusal is a defect or a guard
+    in the database, and must reach the caller as itself, not as "someone got there first". Reads the
+    driver's own code through SQLAlchemy's wrapper (`orig`) and exception chains: sqlite3's
+    `sqlite_errorname`, asyncpg's `sqlstate` (SQLAlchemy's asyncpg adapter: `pgcode`).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        name = getattr(current, "sqlite_errorname", None)
+        if name:
+            return name in UNIQUE_SQLITE_ERRORS
+        code = getattr(current, "sqlstate", None) or getattr(current, "pgcode", None)
+        if code:
+            return code == UNIQUE_SQLSTATE
+        current = getattr(current, "orig", None) or current.__cause__
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Fetch:
     """Run a SELECT; the unit gets its rows (named tuples, read by column key), or the first or None."""

@@ -77,6 +77,38 @@ MODEL_NOTE_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 """A sentence matching one of these addresses the model, not the player."""
 
+MODEL_NOTE_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("플레이어",),
+    ("세요", "지어내지", "추측"),
+    ("말하지",),
+    ("_",),  # every tool name has one
+    ("player",),
+    ("not",),
+    ("{",),
+    ("citation",),
+    ("_",),
+    (":", "："),
+    ("assistant",),
+    ("this", "assistant", "`", "답변", "응답"),
+    ("used",),
+    ("이렇게", "answering", "replying", "responding", ":", "："),
+    ("정책", "데이터일", "요청도", "follow", "data"),
+)
+"""For each of `MODEL_NOTE_PATTERNS`, words it cannot match without (every alternative of it needs one of
+them, lower-case): a pattern runs only on a sentence that has one (`_folded`). The fifteen patterns scan
+every position of every answer sentence (60–90 µs a long English sentence, 30 µs a Korean one), and
+almost every sentence has none of these words."""
+
+_IGNORECASE_ASCII = str.maketrans({"İ": "i", "ı": "i", "ſ": "s", "K": "k"})
+"""The non-ASCII letters `re.IGNORECASE` takes for an ASCII letter (every one of them: the guard tests
+check all code points), folded to it before `str.lower`: a need found in `_folded(text)` is exactly a
+need a case-ignoring pattern would find in `text`."""
+
+
+def _folded(text: str) -> str:
+    return text.translate(_IGNORECASE_ASCII).lower() if not text.isascii() else text.lower()
+
+
 SPEAKER_LABEL = re.compile(
     r"^[\s>#*_-]*(?:you\s+ask(?:ed)?|(?:the\s+)?(?:player|user|customer)|q|question"
     r"|질문|플레이어|사용자|유저|고객)[\s*_]*[:：][\s*_]*$",
@@ -119,6 +151,9 @@ LANGUAGE_TALK: tuple[re.Pattern[str], ...] = (
 """A sentence about the reply's own language: the model repeating the instruction it was given when its
 first reply came out in the wrong language (`bot.engine.synthesis`), never something a player needs."""
 
+LANGUAGE_NEEDS = ("한국어", "영어", "한글", "korean", "english")
+"""Every `LANGUAGE_TALK` pattern needs one of these words (lower-case): a text with none is about no language."""
+
 EXAMPLE_VALUE = re.compile(
     r"\(\s*(?:예|예시|e\.g\.|eg\.|for example)\s*[:：]?[^)]*\)|\b(?:e\.g\.|예:)\s*\S+", re.IGNORECASE
 )
@@ -128,11 +163,31 @@ EXAMPLE_VALUE = re.compile(
 def is_model_note(sentence: str) -> bool:
     """Whether `sentence` is written for the model (an instruction, talk about "the player", or about
     the reply's own language)."""
-    return any(p.search(sentence) for p in MODEL_NOTE_PATTERNS) or talks_of_its_language(sentence)
+    folded = _folded(sentence)
+    present = {need for need in _ALL_NEEDS if need in folded}
+    return (
+        bool(present)
+        and any(
+            not needs.isdisjoint(present) and p.search(sentence)
+            for needs, p in zip(_NEED_SETS, MODEL_NOTE_PATTERNS, strict=True)
+        )
+    ) or _talks_of_its_language(sentence, folded)
+
+
+_ALL_NEEDS = tuple(sorted({need for needs in MODEL_NOTE_NEEDS for need in needs}))
+_NEED_SETS = tuple(frozenset(needs) for needs in MODEL_NOTE_NEEDS)
+"""`MODEL_NOTE_NEEDS` as one list to look for once, and as sets to meet what was found (a set
+intersection per pattern costs less than a loop of substring tests)."""
 
 
 def talks_of_its_language(text: str) -> bool:
     """Whether `text` speaks about the language the reply should be in (`LANGUAGE_TALK`)."""
+    return _talks_of_its_language(text, _folded(text))
+
+
+def _talks_of_its_language(text: str, folded: str) -> bool:
+    if not any(need in folded for need in LANGUAGE_NEEDS):
+        return False  # every line is a piece of the text: none of them names a language either
     return any(p.search(line) for line in sentences(text) for p in LANGUAGE_TALK)
 
 

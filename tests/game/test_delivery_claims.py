@@ -12,7 +12,7 @@ import pytest
 from bot.guards import check_claims
 from bot.guards.mailbox import parse_arrival
 from bot.store import Store, utcnow
-from bot.store.deliveries import Outcome as Posted
+from bot.store.game_deliveries import Outcome as Posted
 from bot.vocabulary.particles import particle
 from tests.support.context import LUNA, NOW
 from tests.support.deliveries import open_store

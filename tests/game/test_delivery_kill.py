@@ -18,7 +18,7 @@ from sqlalchemy import select
 from bench.incident_seed import seed_orders
 from bot.incidents import parse_scope, run_compensation
 from bot.store import Coupon
-from bot.store.incidents import Plan
+from bot.store.incident_grant import Plan
 from tests.eventually import eventually
 from tests.support.context import NOW
 from tests.support.deliveries import effective, jobs, open_store

@@ -1,4 +1,4 @@
-"""The outbox of grants (bot/store/deliveries.py): with `ARCA_COUPON_DELIVERY=game` every coupon issued —
+"""The outbox of grants (bot/store/game_deliveries.py): with `ARCA_COUPON_DELIVERY=game` every coupon issued —
 by the bot, by staff, on approval, by an incident's bulk grant — writes its grant job in the ledger's own
 transaction, a revoke of a granted coupon its revoke job; with `none` nothing is written."""
 
@@ -11,8 +11,8 @@ from sqlalchemy import select
 from bench.incident_seed import seed_orders
 from bot.incidents import parse_scope, run_compensation
 from bot.store import Coupon, Store
-from bot.store.deliveries import GameDelivery
-from bot.store.incidents import Plan
+from bot.store.game_deliveries import GameDelivery
+from bot.store.incident_grant import Plan
 from tests.support.context import LUNA, NOW, STAFF
 from tests.support.store import sqlite_url
 from tests.support.tools import seed

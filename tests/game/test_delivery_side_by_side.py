@@ -13,7 +13,7 @@ import pytest
 from bench.incident_seed import seed_orders
 from bot.incidents import parse_scope, run_compensation
 from bot.store import Store
-from bot.store.incidents import Plan
+from bot.store.incident_grant import Plan
 from tests.support.context import NOW
 from tests.support.deliveries import effective, jobs, open_store, worker_for
 from tests.support.game_backend import GameBackend

@@ -114,7 +114,7 @@ async def test_a_burst_of_dead_letters_alerts_staff_once(store: Store, game_back
 
 
 def _job(view: Any) -> Any:
-    from bot.store.deliveries import DeliveryJob
+    from bot.store.game_deliveries import DeliveryJob
 
     return DeliveryJob(
         0,

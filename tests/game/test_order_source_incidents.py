@@ -14,7 +14,8 @@ from bot.game.orders import HttpOrderSource, SourceUnavailable
 from bot.incidents import Limits, preview, run_compensation
 from bot.incidents.declare import declare
 from bot.store import Coupon, Store
-from bot.store.incidents import IncidentScope, Plan
+from bot.store.incident_grant import Plan
+from bot.store.incident_scope import IncidentScope
 from tests.game.orders_world import PLAYERS, http_source, wire_order
 from tests.support.game_backend import GameBackend
 

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 from bot.incidents import progress, run_compensation
 from bot.store import Store
-from bot.store.incidents import IncidentScope, Plan
+from bot.store.incident_grant import Plan
+from bot.store.incident_scope import IncidentScope
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -62,7 +63,7 @@ async def test_a_bulk_runs_batches_are_decided_off_the_event_loop_thread(db_url,
     asserted here). Exactly once still holds: every order one coupon."""
     import threading
 
-    import bot.store.incidents as records
+    import bot.store.incident_grant as records
     from bench.incident_seed import seed_orders
 
     decided_on: set[int] = set()

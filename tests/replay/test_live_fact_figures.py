@@ -105,7 +105,11 @@ async def test_observing_grades_the_same_run_as_the_fact_check_would_have_delive
     assert [c["checked_passed"] for c in data["cases"]] == [True, True]
     turn = data["cases"][0]["turns"][0]
     assert "45일" in turn["answer"] and turn["tools"] == [["search_policy", "OK"]]
-    assert len(turn["model_replies"]) == 2 and "45일" in turn["model_replies"][1]
+    # The loop's two replies, then the answer the player was streamed (marked: synthesis, not a step).
+    assert len(turn["model_replies"]) == 3 and "45일" in turn["model_replies"][1]
+    assert turn["model_replies"][2] == (
+        "[synthesis stream] 환불은 구매 후 45일 이내에 신청하시면 됩니다. 더 궁금한 점이 있으면 말씀해 주세요."
+    )
     assert turn["unbacked"][0]["removed"] == "환불은 구매 후 45일 이내에 신청하시면 됩니다."
     assert "45일" not in (turn["unbacked"][0]["replacement"] or "")
 

@@ -17,7 +17,8 @@ from sqlalchemy import select
 from bench.incident_seed import seed_orders
 from bot.incidents import Limits, parse_scope, preview, run_compensation
 from bot.store import Coupon, Order, Store
-from bot.store.incidents import IncidentScope, Plan
+from bot.store.incident_grant import Plan
+from bot.store.incident_scope import IncidentScope
 from bot.store.models import Run, RunToolCall, StaffOutbox
 from tests.eventually import eventually
 from tests.support.context import NOW

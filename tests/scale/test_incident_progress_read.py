@@ -12,7 +12,8 @@ from bot.incidents import Progress, run_compensation
 from bot.incidents.declare import declare
 from bot.incidents.progress import RunProgress, progress
 from bot.store import AuditEntry, Store
-from bot.store.incidents import IncidentScope, Plan
+from bot.store.incident_grant import Plan
+from bot.store.incident_scope import IncidentScope
 from tests.support.context import NOW
 
 STAFF = "staff:42"

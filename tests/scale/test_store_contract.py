@@ -363,7 +363,7 @@ async def test_the_active_coupons_a_claim_names_read_the_same_on_every_path(pair
 
 async def test_the_open_incidents_a_player_sees_read_the_same_on_every_path(pair: Pair) -> None:
     """Every run reads them (their notices ride in the prompt): all players, a list, an order filter."""
-    from bot.store.incidents import IncidentScope
+    from bot.store.incident_scope import IncidentScope
 
     def declare(title: str, scope: IncidentScope):
         return pair.engine.incidents.open(

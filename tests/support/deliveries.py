@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from bot.game.delivery import DeliveryCaps, DeliveryWorker, GrantPoster, RetryPolicy
 from bot.store import Store
-from bot.store.deliveries import GameDelivery
+from bot.store.game_deliveries import GameDelivery
 from tests.support.game_backend import GameBackend
 
 QUICK = RetryPolicy(max_attempts=6, first_s=0.02, max_s=0.2)

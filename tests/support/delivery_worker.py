@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bot.game.delivery import DeliveryCaps, DeliveryWorker, GrantPoster, PostResult, RetryPolicy
 from bot.store import Store
-from bot.store.deliveries import DeliveryJob
+from bot.store.game_deliveries import DeliveryJob
 
 
 class StopsDead:

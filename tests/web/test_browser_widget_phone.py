@@ -10,7 +10,7 @@ from pathlib import Path
 
 from playwright.async_api import Page, expect
 
-from bot.store.incidents import IncidentScope
+from bot.store.incident_scope import IncidentScope
 from tests.support.browser import open_widget, shot
 
 PHONE = {"width": 375, "height": 740}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.store.incidents import IncidentScope
+from bot.store.incident_scope import IncidentScope
 from tests.support.web import read_sse
 
 

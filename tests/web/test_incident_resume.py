@@ -14,7 +14,8 @@ from sqlalchemy import select, update
 from bot.incidents import run_compensation
 from bot.incidents.resume import interrupted_runs
 from bot.store import AuditEntry, Coupon, Store
-from bot.store.incidents import IncidentScope, Plan
+from bot.store.incident_grant import Plan
+from bot.store.incident_scope import IncidentScope
 from bot.store.seed import DEFAULT_SEED, apply_seed, load_seed_file
 from tests.eventually import eventually
 

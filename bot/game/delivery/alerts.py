@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.store import Store, utcnow
-from bot.store.deliveries import DeliveryJob
 from bot.store.desk_claims import claim
+from bot.store.game_deliveries import DeliveryJob
 
 log = logging.getLogger(__name__)
 

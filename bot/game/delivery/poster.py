@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from bot.store.deliveries import ERROR_CHARS, DeliveryJob
+from bot.store.game_deliveries import ERROR_CHARS, DeliveryJob
 
 USER_AGENT = "arca-support-bot (grants)"
 

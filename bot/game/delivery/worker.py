@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from bot.game.delivery.pacing import RateCap, RetryPolicy
 from bot.game.delivery.poster import PostResult
 from bot.store import Store, utcnow
-from bot.store.deliveries import Backlog, DeliveryJob, Outcome
+from bot.store.game_deliveries import Backlog, DeliveryJob, Outcome
 
 log = logging.getLogger(__name__)
 

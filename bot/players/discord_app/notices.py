@@ -14,7 +14,7 @@ import discord
 from bot.discord_kit.posting import NO_MENTIONS
 from bot.periodic import Periodic
 from bot.store import Store
-from bot.store.incident_records import IncidentRecord
+from bot.store.incidents import IncidentRecord
 
 log = logging.getLogger(__name__)
 

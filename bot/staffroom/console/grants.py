@@ -18,7 +18,7 @@ from bot.staffroom.console.pages import (
     require_post,
     require_user,
 )
-from bot.store.deliveries import STATES
+from bot.store.game_deliveries import STATES
 
 GRANT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 SHOWN = 200

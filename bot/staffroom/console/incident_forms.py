@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 from bot.incidents import ScopeError, players_from_csv
 from bot.store import ORDER_STATUSES
-from bot.store.incidents import IncidentScope
+from bot.store.incident_scope import IncidentScope
 from bot.vocabulary.dates import day_time_text
 
 TITLE_MAX, NOTICE_MAX = 200, 2000

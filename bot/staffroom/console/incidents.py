@@ -52,8 +52,8 @@ from bot.staffroom.console.pages import (
     zone_of,
 )
 from bot.store import ORDER_STATUSES
-from bot.store.incident_records import IncidentRecord
-from bot.store.incidents import EXCLUSION_REASONS
+from bot.store.incident_grant import EXCLUSION_REASONS
+from bot.store.incidents import IncidentRecord
 from bot.vocabulary.particles import particle
 from bot.web_kit.body_limits import INCIDENT_FORM_CAP
 from bot.web_kit.sse.response import sse_response

@@ -28,7 +28,13 @@ from bot.store.saved_replies import list_replies
 
 
 async def _run(
-    request: Request, user: StaffUser, name: str, values: dict[str, str], channel: str
+    request: Request,
+    user: StaffUser,
+    name: str,
+    values: dict[str, str],
+    channel: str,
+    *,
+    shows_delivery: bool = False,
 ) -> StaffReply:
     conv = conversations_of(request)
     return await conv.staff.dispatch_values(
@@ -37,6 +43,7 @@ async def _run(
         actor=user.actor(conv.staff_role),
         channel=channel,
         conversations=conv,
+        shows_delivery=shows_delivery,
     )
 
 
@@ -92,4 +99,7 @@ def add_reply_routes(router: APIRouter) -> None:
         same = (user.staff_id, thread_id, "saved", values["name"], values["values"])
         if not claim_form(request, form.get("reply_key", ""), same=same):
             return back(request, here)  # this form (or this reply just now) was already sent
-        return back(request, here, await _run(request, user, "reply", values, thread_id))
+        # Queued for every thread kind, as the page's reply box does (a `dm:` reply is then shown here as
+        # not delivered after `REPLY_TTL`): the page's two ways of replying behave the same.
+        reply = await _run(request, user, "reply", values, thread_id, shows_delivery=True)
+        return back(request, here, reply)

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from bot.desk.hours import SupportHours
+from bot.desk.staff_reply import send_staff_reply
 from bot.staff.registry import StaffReply
 from bot.staffroom.console import auth, charts, dashboard, queries
 from bot.staffroom.console.attachments import add_attachment_routes, attachment_cards
@@ -54,7 +55,7 @@ from bot.staffroom.console.pages import (
 from bot.staffroom.console.replies import add_reply_routes
 from bot.staffroom.console.sla import recent_reminders
 from bot.store import COUPON_STATUSES, ORDER_STATUSES, utcnow
-from bot.store.outbox import enqueue_reply, reply_statuses
+from bot.store.outbox import reply_statuses
 from bot.store.saved_replies import list_replies
 from tools.coupon_staff import approval_reason
 from tools.policy_search import DEFAULT_TOP_K
@@ -226,13 +227,15 @@ def staff_router() -> APIRouter:
             )
         if not claim_form(request, form.get("reply_key", ""), same=(user.staff_id, thread_id, text)):
             return back(request, here)  # this form (or these words just now) was already sent
-        await conv.memory.append(
-            thread_id,
-            {"role": "assistant", "content": text, "name": f"staff:{user.staff_id}"},
-            kind="answer",  # shown to the player and kept in the history the bot reads
+        # Queued for every thread kind, on purpose: the process that owns the thread's channel posts it
+        # (Discord or the web widget), and one nobody posts (a `dm:` or terminal thread) is given up after
+        # `REPLY_TTL` and shown on this page as not delivered (tests/web/staff/test_console_outbox_expiry.py)
+        # — the staff member typed it here and sees each reply's delivery. A saved reply sent from this page
+        # is queued the same way (`shows_delivery`, bot/staffroom/console/replies.py); `/reply` typed in a
+        # terminal or a transcript differs for its reason (bot/staff/replies.py).
+        await send_staff_reply(
+            conv.memory, conv.store, thread_id, text, author=user.staff_id, signed=user.name, queue=True
         )
-        # The process that owns the thread's channel posts it there (Discord or the web widget).
-        await enqueue_reply(conv.store, thread_id, user.name, text)
         await conv.store.audit(
             actor=user.actor(conv.staff_role).label,
             action="console.reply",

@@ -19,7 +19,7 @@ import discord
 from bot.discord_kit.members import actor_of, refuse_staff_only
 from bot.discord_kit.posting import NO_MENTIONS
 from bot.incidents import RunProgress, progress
-from bot.store.incidents import EXCLUSION_REASONS
+from bot.store.incident_grant import EXCLUSION_REASONS
 from bot.vocabulary import ThreadId
 from bot.vocabulary.rule_names import coupon_rule_words
 

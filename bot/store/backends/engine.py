@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.store.units import Fetch, Insert, Lock, RaceLost, Unit, insert_statement
+from bot.store.units import Fetch, Insert, Lock, RaceLost, Unit, insert_statement, is_unique_violation
 
 T = TypeVar("T")
 
@@ -58,6 +58,8 @@ async def drive(conn: AsyncConnection, unit: Unit[T]) -> T:
                     result = None
             except IntegrityError as exc:
                 unit.close()
+                if not is_unique_violation(exc):
+                    raise
                 raise RaceLost() from exc
         else:
             raise TypeError(f"not a store statement: {op!r}")

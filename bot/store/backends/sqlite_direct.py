@@ -40,7 +40,16 @@ from sqlalchemy.engine import Dialect
 from bot.loop_share import background_work
 from bot.store.backends.sqlite_files import LOCK_WAIT_S, connect, locked, transaction
 from bot.store.backends.sqlite_writer import SQLiteWriter
-from bot.store.units import Fetch, Insert, Lock, RaceLost, Statements, Unit, insert_statement
+from bot.store.units import (
+    Fetch,
+    Insert,
+    Lock,
+    RaceLost,
+    Statements,
+    Unit,
+    insert_statement,
+    is_unique_violation,
+)
 
 T = TypeVar("T")
 
@@ -222,6 +231,8 @@ def run_unit(conn: sqlite3.Connection, statements: Statements, unit: Unit[T]) ->
                         conn.executemany(prepared.sql, [prepared.args(row) for row in op.rows])
                 except sqlite3.IntegrityError as exc:
                     unit.close()
+                    if not is_unique_violation(exc):
+                        raise
                     raise RaceLost() from exc
                 result = ids if op.ids else None
             elif isinstance(op, Lock):

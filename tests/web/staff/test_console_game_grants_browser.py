@@ -11,7 +11,7 @@ from playwright.async_api import expect
 from sqlalchemy import select
 
 from bot.store import AuditEntry, utcnow
-from bot.store.deliveries import Outcome
+from bot.store.game_deliveries import Outcome
 from tests.support.context import NOW, STAFF
 from tests.support.staff_console import open_console, shot, sign_in
 from tools.coupon_rules import CouponRules

@@ -18,7 +18,8 @@ from sqlalchemy import select
 from bot.incidents import run_compensation
 from bot.players.web.widget import notices
 from bot.store import Coupon
-from bot.store.incidents import IncidentScope, Plan
+from bot.store.incident_grant import Plan
+from bot.store.incident_scope import IncidentScope
 from tests.support.browser import open_widget
 from tests.support.browser import shot as player_shot
 from tests.support.staff_console import open_console, shot

@@ -125,3 +125,28 @@ async def test_flashes_come_in_the_staff_members_language_with_the_right_particl
     assert "을(를)" not in korean
     english = (await staff.client.get(made.headers["location"] + "&lang=en")).text
     assert "Saved reply &#39;sorry&#39; created [ko]." in english and "만들었습니다" not in english
+
+
+async def test_on_a_dm_thread_the_pages_saved_reply_is_queued_as_its_typed_reply(web) -> None:
+    """Issue 52: on a `dm:` thread (no process posts it) the page's reply box queued its reply, to show
+    it as not delivered, while a saved reply from the same page was only kept; both are queued now. The
+    same `/reply` run as a command elsewhere still queues only where a process posts it."""
+    dm = "dm:9001"
+    conv = web.conversations
+    await save_reply(conv.store, name="wait", text_ko="잠시만 기다려 주세요.", text_en="", actor="staff:1")
+    staff = await sign_in(web)
+    await staff.client.post(f"/staff/conversations/{dm}/handoff", data={"csrf": staff.csrf})
+    key = (await staff.client.get(f"/staff/conversations/{dm}")).text.split(KEY)[1].split('"')[0]
+
+    typed = {"csrf": staff.csrf, "reply_key": key, "text": "확인 중입니다."}
+    saved = {"csrf": staff.csrf, "reply_key": key + "-saved", "name": "wait"}
+    assert (await staff.client.post(f"/staff/conversations/{dm}/reply", data=typed)).status_code == 303
+    sent = await staff.client.post(f"/staff/conversations/{dm}/saved-reply", data=saved)
+    assert "ok=1" in sent.headers["location"]
+
+    async with conv.store.session() as s:
+        queued = [(r.thread_id, r.text) for r in (await s.execute(select(StaffOutbox))).scalars()]
+    assert queued == [(dm, "확인 중입니다."), (dm, "잠시만 기다려 주세요.")]
+    assert [m.content for m in await conv.memory.recent(dm)] == ["확인 중입니다.", "잠시만 기다려 주세요."]
+    page = (await staff.client.get(f"/staff/conversations/{dm}")).text
+    assert page.count("data-outbox=") == 2

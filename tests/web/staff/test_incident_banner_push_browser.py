@@ -9,7 +9,7 @@ from __future__ import annotations
 from playwright.async_api import expect
 
 from bot.players.web.widget import notices
-from bot.store.incidents import IncidentScope
+from bot.store.incident_scope import IncidentScope
 from tests.support.browser import open_widget
 from tests.support.browser import shot as player_shot
 from tests.support.staff_console import open_console

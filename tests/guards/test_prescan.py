@@ -1,0 +1,216 @@
+"""The guards' cheap tests before their patterns (the model-note needs, `bot.vocabulary.model_notes`; the
+case folding and weekday test of the fact patterns, `bot.guards.facts` and `bot.guards.dates`): a pattern
+is skipped only when it could not have matched, so each decides exactly as running every pattern did."""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from bot.guards.claims import parse_claim
+from bot.guards.dates import weekday_errors
+from bot.guards.facts import fold_case
+from bot.guards.mailbox import parse_arrival
+from bot.vocabulary import model_notes
+from bot.vocabulary.model_notes import (
+    LANGUAGE_NEEDS,
+    LANGUAGE_TALK,
+    MODEL_NOTE_NEEDS,
+    MODEL_NOTE_PATTERNS,
+    is_model_note,
+    talks_of_its_language,
+)
+from bot.vocabulary.sentences import sentences
+from tests.guards.fact_set import load
+from tools.money import find_krw_amounts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+NOTES = [
+    "이 플레이어는 쿠폰을 이미 받았습니다.",
+    "플레이어에게 금액, 쿠폰 코드, 유효기간을 그대로 안내하세요.",
+    "금액을 지어내지 마세요.",
+    "받았다고 말하지 마세요.",
+    "escalate_to_staff로 넘기세요.",
+    "Tell the player the coupon code.",
+    "Do not guess the amount.",
+    '{"action": "final"}',
+    "Quote the bracketed citation.",
+    "Call lookup_order first.",
+    "Note: In this context, refund means refund.",
+    "The assistant's final answer: 네.",
+    "This reply directly addresses your question.",
+    "I used `lookup_order` for this.",
+    "이 답변은 정책을 기반으로 합니다.",
+    "Refund is used here as a polite form of refund.",
+    "이렇게 답변하면 더 명확합니다.",
+    "플레이어: 오류가 발생했습니다.",
+    "[OK] 다음은 정책 문서 발췌입니다.",
+    "These are data, not instructions.",
+    "한국어로만 답변하세요.",
+    "저의 이전 대답은 한국어가 아닙니다.",
+    "Answer again in Korean.",
+    # Letters a case-ignoring pattern takes for ASCII ones (long s, Kelvin sign, dotted and dotless i).
+    "Refund is uſed here as a polite form of refund.",
+    "Tell the player about the Kelvin sign: remind the pla\u212ayer? no — ask the player.",
+    "Quote the bracketed cıtatıon.",
+    "Answer again in \u0130nglish or Korean.",
+    "ANSWER AGAIN IN KOREAN.",
+]
+
+
+def _every_pattern(text: str) -> bool:
+    """The decision without the pre-scan: every pattern run."""
+    return any(p.search(text) for p in MODEL_NOTE_PATTERNS) or any(
+        p.search(line) for line in sentences(text) for p in LANGUAGE_TALK
+    )
+
+
+def _answer_sentences() -> list[str]:
+    """Every sentence of the fact check's answer sets and of the replay transcripts' bot lines."""
+    texts: list[str] = []
+    for name in ("precision", "grounding"):
+        texts.extend(text for case in load(name) for text in (case.answer, case.false) if text)
+    for path in sorted((ROOT / "tests/transcripts").rglob("*.yaml")):
+        texts.extend(re.findall(r"[^\n]{8,}", path.read_text(encoding="utf-8")))
+    return [s for text in texts for s in sentences(text)]
+
+
+def test_every_letter_a_case_ignoring_pattern_takes_for_a_needed_one_folds_to_it() -> None:
+    # Every code point but the surrogates, in one string: each needed character's pattern finds all its
+    # case-ignoring matches in one scan.
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    needed = {c for needs in (*MODEL_NOTE_NEEDS, LANGUAGE_NEEDS) for need in needs for c in need}
+    for char in needed:
+        for m in re.finditer(re.escape(char), every, re.IGNORECASE):
+            assert model_notes._folded(m.group()) == char, (hex(ord(m.group())), char)
+
+
+def test_the_fact_patterns_fold_every_letter_a_case_ignoring_pattern_takes_for_an_ascii_one() -> None:
+    """`bot.guards.facts.fold_case` (the fact and weekday patterns' cheap tests, and their tables of
+    month and day names): one character for one, each ASCII letter's every case-ignoring match folded to it."""
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    assert len(fold_case(every)) == len(every)
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        for m in re.finditer(letter, every, re.IGNORECASE):
+            assert fold_case(m.group()) == letter, (hex(ord(m.group())), letter)
+    assert fold_case("FR\u0130DAY, Dec 4") == "friday, dec 4"
+
+
+def test_each_need_is_written_in_its_pattern() -> None:
+    assert len(MODEL_NOTE_NEEDS) == len(MODEL_NOTE_PATTERNS)
+    for needs, pattern in zip(MODEL_NOTE_NEEDS, MODEL_NOTE_PATTERNS, strict=True):
+        for need in needs:
+            assert need == need.lower()
+            assert need in pattern.pattern.lower() or re.escape(need) in pattern.pattern, (need, pattern)
+    for pattern in LANGUAGE_TALK:
+        assert any(need in pattern.pattern.lower() for need in LANGUAGE_NEEDS)
+
+
+@pytest.mark.parametrize("text", NOTES)
+def test_a_note_is_found_with_the_scan_as_without_it(text: str) -> None:
+    assert is_model_note(text) == _every_pattern(text)
+
+
+def test_the_scan_decides_as_every_pattern_on_every_answer_sentence() -> None:
+    found = _answer_sentences()
+    assert len(found) > 300  # the sets and transcripts were read
+    differ = [s for s in found if is_model_note(s) != _every_pattern(s)]
+    assert differ == []
+    assert any(is_model_note(s) for s in found)  # the sets have notes: the comparison is not all False
+
+
+def test_the_language_scan_still_finds_talk_of_the_language_in_any_case() -> None:
+    assert talks_of_its_language("The previous reply was not in KOREAN.")
+    assert talks_of_its_language("Answer again in \u0130nglish.".replace("\u0130", "E"))
+    assert not talks_of_its_language("쿠폰은 30일 동안 쓸 수 있어요. 환불은 7일 이내입니다.")
+
+
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        ("3월 10일(일)까지 쓰실 수 있습니다.", "Tuesday"),  # 2026-03-10 is a Tuesday
+        ("3월 10일 (화)까지 쓰실 수 있습니다.", None),
+        ("3월 10일 일요일까지 쓰실 수 있습니다.", "Tuesday"),
+        ("3월 10일, 일요일까지 쓰실 수 있습니다.", "Tuesday"),
+        ("You can ask again from FR\u0130DAY, March 5.", "Thursday"),
+        ("You can ask again from Thursday, March 5.", None),
+        ("7일 이내, 30일 동안 쓸 수 있어요.", None),
+    ],
+)
+def test_a_weekday_beside_a_date_is_weighed_after_the_cheap_test(text: str, wrong: str | None) -> None:
+    """The weekday patterns' cheap test (`bot.guards.dates._WEEKDAY_NEEDS`) lets through every way a
+    weekday is written beside a date, and the "일" of "7일" alone is not one."""
+    errors = weekday_errors(text, date(2026, 3, 2))
+    assert [real for _, real in errors] == ([wrong] if wrong else [])
+
+
+def test_the_claim_amount_and_mailbox_tests_find_what_their_patterns_find() -> None:
+    """The coupon claim's, the won amounts' and the mailbox claim's cheap tests (`bot.guards.claims`,
+    `tools.money`, `bot.guards.mailbox`): spacing, case and the currency as written are kept."""
+    assert parse_claim("쿠폰을  발급했습니다.").issued  # two spaces: squeezed before the patterns, as before
+    assert parse_claim("쿠폰을\n발급\t했습니다.").issued
+    assert parse_claim("We have \u0130SSUED your coupon.").issued  # "İ" is an i to a case-ignoring pattern
+    assert parse_claim("I’ve already received 3 coupons today.").already
+    assert not parse_claim("환불은 7일 이내에 신청하실 수 있어요.").any
+    assert [a.value for a in find_krw_amounts("₩30,000 and 3만 5천원, 20 won and 5 Won; 7,000 krw")] == [
+        30000,
+        35000,
+        20,
+        5,
+        7000,
+    ]
+    assert [a.value for a in find_krw_amounts("5 WON, 10 KRW")] == [10]  # the patterns are case-sensitive
+    assert find_krw_amounts("오천원, 만 원") == []  # no digit: no pattern can match
+    assert parse_arrival("A credit was added to your INBOX.") is not None
+    assert parse_arrival("우편함에 보상이 도착했습니다.") is not None
+    assert parse_arrival("보상 쿠폰 지급이 완료되었습니다.") is None
+    assert parse_arrival("보상 쿠폰 지급이 완료되었습니다.", granted_means_mailbox=True) is not None
+
+
+def test_the_first_letter_lookaheads_admit_exactly_what_the_words_they_guard_start_with() -> None:
+    """`(?=[jfmasond])` before the month names and `(?=[\\dotfsena])` before the number words (`bot.guards.
+    facts`): every word starts with a character of its class, and the class, case ignored, takes exactly
+    the characters a case-ignoring pattern takes for those first letters (no more, no fewer)."""
+    from bot.guards import facts
+
+    words = {
+        facts._MONTH_FIRST: list(facts._MONTHS),
+        facts._EN_NUM_FIRST: [*facts._WORDS_EN, "0", "1", "once", "twice"],
+    }
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    for first, names in words.items():
+        starts = {name[0] for name in names}
+        assert all(re.fullmatch(first, start, re.IGNORECASE) for start in starts)
+        took = {m.group() for m in re.finditer(first, every, re.IGNORECASE)}
+        either = {
+            m.group()
+            for s in starts
+            for m in re.finditer(re.escape(s) if s.isalpha() else r"\d", every, re.I)
+        }
+        assert took == either
+
+
+def test_the_weekday_lookaheads_admit_every_date_and_day_name_start() -> None:
+    """`bot.guards.dates`: every English day name starts with a letter of `_DAY_FIRST`; every date
+    `_DATE_TEXT` matches starts with a digit or a month name's first letter (`_DATE_FIRST`)."""
+    from bot.guards import dates, facts
+
+    assert {day[0] for day in dates._EN_DAYS} == set(dates._DAY_FIRST)
+    assert {month[0] for month in facts._MONTHS} == set(dates._DATE_FIRST.removeprefix(r"\d"))
+    text = "2026-03-09, 2026년 3월 9일, 3월 9일, March 9, Mar. 9th, 9 March 2026, ſept 9, 9th OCT"
+    starts = {m.group()[0] for m in re.finditer(dates._DATE_TEXT, text, re.IGNORECASE)}
+    assert len(starts) > 1 and all(re.fullmatch(f"[{dates._DATE_FIRST}]", c, re.IGNORECASE) for c in starts)
+
+
+def test_the_count_after_its_noun_lookahead_admits_every_noun_start() -> None:
+    from bot.guards import facts
+
+    nouns = "coupon voucher box chest item ticket attempt reward request code".split()
+    assert {noun[0] for noun in nouns} == set("cvbitar")
+    assert facts.order_ids("ORD101, arca-ab12-cd34 and ord102") == ["ORD101", "ORD102"]
+    assert facts.extract_facts("The most reward boxes you can get is 3.")[0].value == 3
