@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from bot.store import Store, TableRows, ThreadMessage
@@ -59,16 +61,53 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A thread's stored messages as the last load decoded them, and what they start from."""
+
+    start: tuple[int, int, str | None]
+    """The reset point, the summary's last message id and the summary's text."""
+    messages: list[dict[str, Any]]
+
+
+HELD_THREADS = 256
+"""Threads whose decoded messages a `ThreadMemory` keeps (the most recently loaded)."""
+
+
 class ThreadMemory:
     """Append-only storage of thread messages; loads start after the last `/thread reset` and summary."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        self._held: OrderedDict[str, _Held] = OrderedDict()
+        """Each recent thread's messages, decoded once: a load reads only the rows after the last one
+        held (a thread's history was read and decoded whole before every run)."""
 
     async def load(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread as OpenAI-format messages (with `pinned` and a private `_id`), oldest first."""
-        stored = await self._store.threads.load(thread_id)
-        messages = stored.messages
+        held = self._held.pop(thread_id, None)
+        after = held.messages[-1]["_id"] if held is not None and held.messages else 0
+        stored = await self._store.threads.load(thread_id, after=after)
+        start = (stored.reset_point, stored.summary_upto, stored.summary)
+        if (
+            held is not None
+            and held.start == start
+            and stored.count == len(held.messages) + len(stored.messages)
+        ):
+            rows = held.messages + stored.messages
+        else:
+            # Another start (a reset, a summary), or a message below `after` that was committed after the
+            # last load (PostgreSQL hands ids out before commit; rows are never changed or deleted, so the
+            # count tells): read the thread whole.
+            if after:
+                stored = await self._store.threads.load(thread_id)
+                start = (stored.reset_point, stored.summary_upto, stored.summary)
+            rows = stored.messages
+        self._held[thread_id] = _Held(start, rows)
+        while len(self._held) > HELD_THREADS:
+            self._held.popitem(last=False)
+        # Copies: the run adds to and rewrites its messages; the held ones stay as stored.
+        messages = [{**m} for m in rows]
         if stored.summary is not None:
             messages.insert(0, {"role": "user", "content": stored.summary})
         return repair_history(messages)

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 from bot.engine import fallbacks
 from bot.engine.calls import CallIds, ToolCalls
-from bot.engine.context import ContextGuard, message_tokens, summary_note, tools_tokens
+from bot.engine.context import ContextGuard, message_tokens, offered_schemas, summary_note
 from bot.engine.events import (
     AnswerEvent,
     CompactEvent,
@@ -212,6 +212,9 @@ class AgentRun:
         self.deadline: float | None = None
         self.ids = CallIds(ctx.run_id)
         self.raw_estimate = 0
+        self._known: tuple[list[dict[str, Any]], int, list[str]] = ([], 0, [])
+        """`known_texts`' scan so far: the messages list it read, how many of its messages, their texts."""
+        self._known_last: dict[str, Any] | None = None
         self._request: list[tuple[dict[str, Any], dict[str, Any], float]] = []
         """The last request's messages: (message of `messages`, its API copy, its token share). The run
         only appends to `messages` (and sets a stored message's private `_id`), so a request reuses the
@@ -352,19 +355,32 @@ class AgentRun:
             await self.emit(
                 PhaseEvent(phase="tools_selected", total_tools=len(tools), selected=list(selection.selected))
             )
-        self.schemas = self.registry.schemas() if self.native and len(self.registry) else None
-        self.schemas_estimate = tools_tokens(self.schemas)  # not serialised again every iteration
+        if self.native and len(self.registry):
+            self.schemas, self.schemas_estimate = offered_schemas(self.registry)
+        else:
+            self.schemas, self.schemas_estimate = None, 0.0
 
     def known_texts(self) -> list[str]:
         """What the conversation got from outside the model: the player's messages and tool results
         (earlier runs of the thread included)."""
-        said = [self.query, *self.injected]
-        said += [
+        messages, scanned, texts = self._known
+        last = scanned - 1
+        # Asked before every call: only the messages appended since the last ask are scanned. A history
+        # that was replaced (compaction) or changed at its end (an answer taken back) is scanned again.
+        if (
+            messages is not self.messages
+            or len(messages) < scanned
+            or (last >= 0 and messages[last] is not self._known_last)
+        ):
+            messages, scanned, texts = self.messages, 0, []
+        texts += [
             m["content"]
-            for m in self.messages
+            for m in messages[scanned:]
             if m.get("role") in ("user", "tool") and isinstance(m.get("content"), str)
         ]
-        return said
+        self._known = (messages, len(messages), texts)
+        self._known_last = messages[-1] if messages else None
+        return [self.query, *self.injected, *texts]
 
     def missing_calls(self) -> list[RequiredCall]:
         """Calls the player's messages of this run require that the model has not made yet."""

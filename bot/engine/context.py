@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.engine.prompts import compact_messages
 from bot.llm.base import LLM
+from tools.base import Tool, ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,28 @@ def estimate_text_tokens(text: str) -> float:
 def tools_tokens(tools: list[dict[str, Any]] | None) -> float:
     """Uncalibrated token estimate of the tool schemas of a request (a run computes it once)."""
     return estimate_text_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0.0
+
+
+_OFFERED: dict[tuple[int, ...], tuple[tuple[Tool, ...], list[dict[str, Any]], float]] = {}
+"""`offered_schemas` by the identities of the tools offered (the tools are kept in the entry, so an id
+cannot be reused by another tool while its entry lives); a handful of tool sets in a process."""
+_OFFERED_MAX = 64
+
+
+def offered_schemas(registry: ToolRegistry) -> tuple[list[dict[str, Any]], float]:
+    """The registry's tool schemas and their `tools_tokens`, built and dumped once per set of tool objects
+    (a run used to copy every schema and dump them all to JSON to estimate them). A tool is frozen, so the
+    same objects give the same schemas; a registry with another tool is another set. Callers only read
+    the list (it is sent as the request's `tools`)."""
+    tools = tuple(registry)
+    key = tuple(map(id, tools))
+    found = _OFFERED.get(key)
+    if found is None:
+        if len(_OFFERED) >= _OFFERED_MAX:
+            _OFFERED.clear()
+        schemas = registry.schemas()
+        found = _OFFERED[key] = (tools, schemas, tools_tokens(schemas))
+    return found[1], found[2]
 
 
 def estimate_tokens(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from tools.base import Tool, ToolResult
@@ -55,19 +56,23 @@ def example_refusal(
     return None
 
 
-_ID_WRITTEN = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]+)[-_ ]?(\d+)(?![0-9])")
-"""An id as a player writes it ("ORD101", "ORD 101", "ord-101"): letters, a separator or none, digits."""
-
-
 def _written(value: str, text: str, *, numeric: bool) -> bool:
     if numeric:
         return value in numbers_in(text)
     parts = re.fullmatch(r"([A-Z]+)[-_ ]?(\d+)", value)
     if parts is None:
         return re.search(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![0-9])", text, re.IGNORECASE) is not None
-    # One pattern for every id (one compiled per value cost a compile per call in a burst).
-    wanted = (parts.group(1), parts.group(2))
-    return any((m.group(1).upper(), m.group(2)) == wanted for m in _ID_WRITTEN.finditer(text))
+    return _id_written(parts.group(1), parts.group(2)).search(text) is not None
+
+
+@lru_cache(maxsize=1024)
+def _id_written(letters: str, digits: str) -> re.Pattern[str]:
+    """The id as a player writes it ("ORD101", "ORD 101", "ord-101"): its letters in either case, a
+    separator or none, its digits, with no letter or digit before and no digit after. One scan in C per
+    check (it used to loop in Python over every id-like word of the conversation, before every call);
+    compiled once per id, a burst reuses its ids."""
+    either = "".join(f"[{c}{c.lower()}]" for c in letters)
+    return re.compile(rf"(?<![A-Za-z0-9]){either}[-_ ]?{re.escape(digits)}(?!\d)")
 
 
 def numbers_in(text: str) -> set[str]:

@@ -6,10 +6,11 @@ What a history means for the model (repairing dangling tool calls, write-behind)
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, false, func, literal_column, null, select, union_all
+from sqlalchemy import Text, bindparam, false, func, literal_column, null, select, type_coerce, union_all
 
 from bot.store.models import ThreadMessage, ThreadState, ThreadSummary, utcnow
 from bot.store.units import Fetch, Insert, TableRows, Unit, UnitRunner
@@ -45,21 +46,26 @@ _LATEST_SUMMARY = (
     .limit(1)
     .cte("latest_summary")
 )
-_SUMMARY_PART, _MESSAGE_PART = 0, 1
+_SUMMARY_PART, _MESSAGE_PART, _COUNT_PART, _RESET_PART = 0, 1, 2, 3
+_SINCE = func.coalesce(select(_LATEST_SUMMARY.c.upto_message_id).scalar_subquery(), 0)
+"""The latest summary's last message (0: none): the thread starts after it and after the reset point."""
 _THREAD = union_all(
     select(
         literal_column(str(_MESSAGE_PART)).label("part"),
         _MESSAGES.c.id,
         _MESSAGES.c.role,
         _MESSAGES.c.content,
-        _MESSAGES.c.tool_calls,
+        # Read as the stored text and decoded in `_to_message` only when there are calls: most rows hold
+        # JSON `null`, which the column type would decode for every row of every load.
+        type_coerce(_MESSAGES.c.tool_calls, Text).label("tool_calls"),
         _MESSAGES.c.tool_call_id,
         _MESSAGES.c.name,
         _MESSAGES.c.pinned,
     ).where(
         _MESSAGES.c.thread_id == bindparam("thread_id"),
         _MESSAGES.c.id > _RESET_POINT,
-        _MESSAGES.c.id > func.coalesce(select(_LATEST_SUMMARY.c.upto_message_id).scalar_subquery(), 0),
+        _MESSAGES.c.id > _SINCE,
+        _MESSAGES.c.id > bindparam("after"),
     ),
     select(
         literal_column(str(_SUMMARY_PART)),
@@ -71,10 +77,30 @@ _THREAD = union_all(
         null(),
         false(),
     ),
+    select(
+        literal_column(str(_COUNT_PART)),
+        select(func.count())
+        .select_from(_MESSAGES)
+        .where(
+            _MESSAGES.c.thread_id == bindparam("thread_id"),
+            _MESSAGES.c.id > _RESET_POINT,
+            _MESSAGES.c.id > _SINCE,
+        )
+        .scalar_subquery(),
+        null(),
+        null(),
+        null(),
+        null(),
+        null(),
+        false(),
+    ),
+    select(literal_column(str(_RESET_PART)), _RESET_POINT, null(), null(), null(), null(), null(), false()),
 ).order_by("part", "id")
 """A thread as `Threads.load` gives it, in one statement (one snapshot on every backend, no transaction
 to open): the latest summary after the reset point as a row of its own (`part` 0), then the messages after
-both, oldest first."""
+both and after `after`, oldest first, then how many messages follow the summary and the reset point in
+all (`part` 2) and the reset point (`part` 3): a caller that holds the earlier messages knows from these
+whether what it holds is still the thread's start."""
 _NEWEST_SINCE = (
     select(_MESSAGES.c.role, _MESSAGES.c.content, _MESSAGES.c.meta, _MESSAGES.c.run_id)
     .where(_MESSAGES.c.thread_id == bindparam("thread_id"), _MESSAGES.c.id > _RESET_POINT)
@@ -91,8 +117,14 @@ class StoredThread:
     summary: str | None
     """The latest summary after the reset point: it stands for every message up to it."""
     messages: list[dict[str, Any]]
-    """The messages after the reset point and the summary, oldest first, in OpenAI format with
-    `pinned` and a private `_id`."""
+    """The messages after the reset point and the summary (and after `after`, when given), oldest first,
+    in OpenAI format with `pinned` and a private `_id`."""
+    count: int = 0
+    """How many messages follow the reset point and the summary in all (`after` aside)."""
+    reset_point: int = 0
+    """The `/thread reset` point: the id before which the model reads nothing (0: never reset)."""
+    summary_upto: int = 0
+    """The last message id `summary` stands for (0: no summary)."""
 
 
 def message_row(
@@ -122,10 +154,19 @@ def answer_rows(thread_id: str, text: str, run_id: str | None) -> TableRows:
     ]
 
 
+def _tool_calls(stored: Any) -> Any:
+    """A row's `tool_calls` as the JSON column would give it: SQLite hands over the stored text, a
+    PostgreSQL connection's JSON codec the decoded value already."""
+    if isinstance(stored, str):
+        return None if stored == "null" else json.loads(stored)
+    return stored
+
+
 def _to_message(row: Any) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": row.role, "content": row.content}
-    if row.tool_calls:
-        msg["tool_calls"] = row.tool_calls
+    calls = _tool_calls(row.tool_calls)
+    if calls:
+        msg["tool_calls"] = calls
     if row.tool_call_id:
         msg["tool_call_id"] = row.tool_call_id
     if row.name:
@@ -142,13 +183,24 @@ class Threads:
     def __init__(self, store: UnitRunner) -> None:
         self._store = store
 
-    async def load(self, thread_id: str) -> StoredThread:
-        """The latest summary after the reset point and the messages after both, in one statement."""
+    async def load(self, thread_id: str, *, after: int = 0) -> StoredThread:
+        """The latest summary after the reset point and the messages after both, in one statement; with
+        `after`, only the messages after that id (a caller that holds the earlier ones: `ThreadMemory`)."""
 
         def unit() -> Unit[StoredThread]:
-            rows = yield Fetch(_THREAD, {"thread_id": thread_id})
-            summary = rows[0].content if rows and rows[0].part == _SUMMARY_PART else None
-            return StoredThread(summary, [_to_message(r) for r in rows if r.part == _MESSAGE_PART])
+            rows = yield Fetch(_THREAD, {"thread_id": thread_id, "after": after})
+            summary, summary_upto, count, reset_point = None, 0, 0, 0
+            messages = []
+            for r in rows:
+                if r.part == _MESSAGE_PART:
+                    messages.append(_to_message(r))
+                elif r.part == _SUMMARY_PART:
+                    summary, summary_upto = r.content, r.id
+                elif r.part == _COUNT_PART:
+                    count = r.id
+                else:
+                    reset_point = r.id
+            return StoredThread(summary, messages, count, reset_point, summary_upto)
 
         return await self._store.run(unit, write=False, snapshot=False)
 

@@ -191,3 +191,18 @@ async def test_a_request_built_from_cached_messages_is_estimated_as_a_fresh_one(
     assert len(loops) == len(raw) >= 3 and any(r.purpose == "compact" for r in recorded.requests)
     for request, estimate in zip(loops, raw, strict=True):
         assert estimate == estimate_tokens(request.messages, tools_estimate=tools_tokens(request.tools))
+
+
+def test_offered_schemas_follow_the_registry_s_tools(tools):
+    """The schemas a run offers are built once per set of tool objects: the same tools in a new registry
+    give the same list and figure as fresh ones, and a registry with other tools gets its own."""
+    from bot.engine.context import offered_schemas, tools_tokens
+    from tools.base import ToolRegistry
+
+    schemas, estimate = offered_schemas(tools)
+    again, again_estimate = offered_schemas(ToolRegistry(tools))
+    assert schemas == again == tools.schemas() and estimate == again_estimate == tools_tokens(tools.schemas())
+    fewer = tools.subset(tools.names[:1])
+    fewer_schemas, fewer_estimate = offered_schemas(fewer)
+    assert fewer_schemas == fewer.schemas() and fewer_estimate == tools_tokens(fewer.schemas())
+    assert len(fewer_schemas) == 1 < len(schemas) and fewer_estimate < estimate

@@ -194,3 +194,42 @@ async def test_threads_are_isolated(memory):
     await memory.append("a", {"role": "user", "content": "for a"})
     await memory.append("b", {"role": "user", "content": "for b"})
     assert [m["content"] for m in await memory.load("a")] == ["for a"]
+
+
+async def test_a_memory_that_holds_a_thread_still_sees_what_changed_since_its_last_load(memory, db):
+    """`load` reads only the rows after those it holds; what others appended, a reset, a summary and a row
+    committed late below the last id it read (PostgreSQL hands ids out before commit) all show."""
+    from sqlalchemy import insert
+
+    from bot.store.models import ThreadMessage
+
+    async def row(message_id: int, content: str) -> None:
+        async with db.session() as s:
+            await s.execute(
+                insert(ThreadMessage).values(id=message_id, thread_id=T, role="user", content=content)
+            )
+            await s.commit()
+
+    await row(10, "ten")
+    await row(30, "thirty")
+    assert [m["content"] for m in await memory.load(T)] == ["ten", "thirty"]
+    await ThreadMemory(db).append(T, {"role": "user", "content": "by another process"})
+    await memory.append(T, call_msg("c1"))
+    loaded = await memory.load(T)
+    assert [m["content"] for m in loaded[:3]] == ["ten", "thirty", "by another process"]
+    assert loaded[3]["tool_calls"][0]["id"] == "c1" and loaded[4]["content"] == INTERRUPTED_RESULT
+    loaded[0]["content"] = "changed by a run"  # a run's own copy: what the memory holds stays as stored
+    await row(20, "committed late")
+    assert [m["content"] for m in (await memory.load(T))[:4]] == [
+        "ten",
+        "committed late",
+        "thirty",
+        "by another process",
+    ]
+    last = (await memory.load(T))[-2]["_id"]
+    await memory.save_summary(T, last, summary_note("all of it"))
+    assert [m["content"] for m in await memory.load(T)] == [f"{SUMMARY_PREFIX}\nall of it"]
+    await memory.append(T, {"role": "user", "content": "new"})
+    assert [m["content"] for m in await memory.load(T)][1:] == ["new"]
+    await ThreadMemory(db).reset(T)
+    assert await memory.load(T) == []
