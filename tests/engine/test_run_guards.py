@@ -217,3 +217,40 @@ async def test_an_endless_or_stalled_answer_stream_ends_at_the_budget_with_the_l
     assert run.answer.startswith("ORD101은")  # what streamed so far; the caller swaps in the loop's answer
     assert run.result.answer == "ORD101은 배송 지연 상태입니다."
     assert closed.is_set()  # the model's stream was closed, not left running
+
+
+async def test_the_answer_streams_bound_cancels_only_the_wait_for_a_delta():
+    """The time limit cuts a stalled wait for the next delta; the consumer's own code between deltas
+    runs to its end (it is never cancelled), and a limit passed meanwhile ends the stream at the next
+    wait. A cancellation from outside stays a cancellation."""
+    from bot.engine.synthesis import SynthesisTimeout, _bounded
+
+    async def deltas(pause: float):
+        yield "a"
+        await asyncio.sleep(pause)
+        yield "b"
+
+    got = []
+    with pytest.raises(SynthesisTimeout):
+        async for delta in _bounded(deltas(10), 0.05):
+            got.append(delta)
+    assert got == ["a"]
+
+    got, slept = [], False
+    with pytest.raises(SynthesisTimeout):
+        async for delta in _bounded(deltas(0), 0.05):
+            got.append(delta)
+            await asyncio.sleep(0.1)  # past the limit, in the consumer's code
+            slept = True
+    assert got == ["a"] and slept
+
+    async def consume():
+        async for _ in _bounded(deltas(10), 5):
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert task.cancelled()
