@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from bot.store import Store, TableRows, ThreadMessage
 from bot.store.threads import answer_rows, message_row
@@ -68,7 +69,13 @@ class _Held:
     start: tuple[int, int, str | None]
     """The reset point, the summary's last message id and the summary's text."""
     messages: list[dict[str, Any]]
+    derived: dict[int, Any] = field(default_factory=dict)
+    """`load_with`'s derived values by stored message id (rows never change, so a value stays right)."""
+    derive: Callable[[dict[str, Any]], Any] | None = None
+    """The function `derived` came from."""
 
+
+T = TypeVar("T")
 
 HELD_THREADS = 256
 """Threads whose decoded messages a `ThreadMemory` keeps (the most recently loaded)."""
@@ -85,6 +92,20 @@ class ThreadMemory:
 
     async def load(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread as OpenAI-format messages (with `pinned` and a private `_id`), oldest first."""
+        return (await self._load(thread_id, None))[0]
+
+    async def load_with(
+        self, thread_id: str, derive: Callable[[dict[str, Any]], T]
+    ) -> tuple[list[dict[str, Any]], dict[int, tuple[dict[str, Any], T]]]:
+        """`load`, and `derive` of each loaded message that is a stored row as it was stored, by the
+        message's `id()` (with the message, which keeps the id from being reused). `derive` runs once per
+        stored row while the thread is held: the engine keeps each message's API form and token estimate
+        here, which every run used to rebuild for the whole history. It must depend on the row alone."""
+        return await self._load(thread_id, derive)
+
+    async def _load(
+        self, thread_id: str, derive: Callable[[dict[str, Any]], Any] | None
+    ) -> tuple[list[dict[str, Any]], dict[int, tuple[dict[str, Any], Any]]]:
         held = self._held.pop(thread_id, None)
         after = held.messages[-1]["_id"] if held is not None and held.messages else 0
         stored = await self._store.threads.load(thread_id, after=after)
@@ -95,6 +116,7 @@ class ThreadMemory:
             and stored.count == len(held.messages) + len(stored.messages)
         ):
             rows = held.messages + stored.messages
+            derived = held.derived if held.derive is derive else {}
         else:
             # Another start (a reset, a summary), or a message below `after` that was committed after the
             # last load (PostgreSQL hands ids out before commit; rows are never changed or deleted, so the
@@ -103,14 +125,27 @@ class ThreadMemory:
                 stored = await self._store.threads.load(thread_id)
                 start = (stored.reset_point, stored.summary_upto, stored.summary)
             rows = stored.messages
-        self._held[thread_id] = _Held(start, rows)
+            derived = {}
+        self._held[thread_id] = _Held(start, rows, derived, derive)
         while len(self._held) > HELD_THREADS:
             self._held.popitem(last=False)
         # Copies: the run adds to and rewrites its messages; the held ones stay as stored.
-        messages = [{**m} for m in rows]
+        copies = [{**m} for m in rows]
+        messages = list(copies)
         if stored.summary is not None:
             messages.insert(0, {"role": "user", "content": stored.summary})
-        return repair_history(messages)
+        repaired = repair_history(messages)
+        values: dict[int, tuple[dict[str, Any], Any]] = {}
+        if derive is not None:
+            kept = {id(m) for m in repaired}
+            for row, copy in zip(rows, copies, strict=True):
+                if id(copy) not in kept:
+                    continue  # dropped or rewritten by the repair
+                value = derived.get(row["_id"])
+                if value is None:
+                    value = derived[row["_id"]] = derive(row)
+                values[id(copy)] = (copy, value)
+        return repaired, values
 
     async def append(
         self,

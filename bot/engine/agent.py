@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 from bot.engine import fallbacks
 from bot.engine.calls import CallIds, ToolCalls
-from bot.engine.context import ContextGuard, message_tokens, offered_schemas, summary_note
+from bot.engine.context import ContextGuard, offered_schemas, request_share, summary_note
 from bot.engine.events import (
     AnswerEvent,
     CompactEvent,
@@ -54,7 +54,7 @@ from bot.engine.synthesis import stream_answer
 from bot.engine.tool_prompt import describe_tools, player_values
 from bot.engine.trace import format_trace
 from bot.guard_rules import Quirks
-from bot.llm.base import LLM, LLMError, ToolCall, Usage, api_message
+from bot.llm.base import LLM, LLMError, ToolCall, Usage
 from bot.loop_share import give_way
 from bot.memory import ThreadMemory
 from tools.base import ToolContext, ToolRegistry
@@ -216,6 +216,8 @@ class AgentRun:
         """`known_texts`' scan so far: the messages list it read, how many of its messages, their texts."""
         self._known_last: dict[str, Any] | None = None
         self._request: list[tuple[dict[str, Any], dict[str, Any], float]] = []
+        self._prepared: dict[int, tuple[dict[str, Any], tuple[dict[str, Any], float]]] = {}
+        """`request_share` of the loaded history, kept by `ThreadMemory` between runs (by `id()`)."""
         """The last request's messages: (message of `messages`, its API copy, its token share). The run
         only appends to `messages` (and sets a stored message's private `_id`), so a request reuses the
         copies of the messages the previous one sent and builds only the new ones: a thread's history
@@ -277,11 +279,10 @@ class AgentRun:
             self.deadline = started + self.agent.run_budget_s
         stop = Stop("", StopReason.FINAL_ANSWER)
         try:
-            prior = (
-                await self.memory.load(self.ctx.thread_id)
-                if self.memory
-                else [dict(m) for m in self.history or []]
-            )
+            if self.memory:
+                prior, self._prepared = await self.memory.load_with(self.ctx.thread_id, request_share)
+            else:
+                prior = [dict(m) for m in self.history or []]
             for m in prior:
                 m.pop("pinned", None)  # only this run's query and interrupts are pinned
                 for tc in m.get("tool_calls") or []:
@@ -474,10 +475,14 @@ class AgentRun:
             if kept == len(cached) or cached[kept][0] is not message:
                 break
             kept += 1
-        request = cached[:kept]
+        request, prepared = cached[:kept], self._prepared
         for message in self.messages[kept:]:
-            api = api_message(message)
-            request.append((message, api, message_tokens(api)))
+            found = prepared.get(id(message))
+            if found is not None and found[0] is message:
+                api, tokens = found[1]
+            else:
+                api, tokens = request_share(message)
+            request.append((message, api, tokens))
         self._request = request
         total = self.schemas_estimate
         for _, _, tokens in request:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.engine.prompts import compact_messages
-from bot.llm.base import LLM
+from bot.llm.base import LLM, api_message
 from tools.base import Tool, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,13 @@ def message_tokens(message: dict[str, Any]) -> float:
         fn = tc.get("function") or {}
         total += 3 + estimate_text_tokens(fn.get("name", "")) + estimate_text_tokens(fn.get("arguments", ""))
     return total
+
+
+def request_share(message: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    """`message` as the API takes it and its `message_tokens` (a run's request is built from these; the
+    loaded history's are kept by `ThreadMemory.load_with`, so callers only read the copy)."""
+    api = api_message(message)
+    return api, message_tokens(api)
 
 
 @dataclass

@@ -233,3 +233,38 @@ async def test_a_memory_that_holds_a_thread_still_sees_what_changed_since_its_la
     assert [m["content"] for m in await memory.load(T)][1:] == ["new"]
     await ThreadMemory(db).reset(T)
     assert await memory.load(T) == []
+
+
+async def test_load_with_derives_each_stored_row_once_and_never_a_message_the_repair_rewrote(memory):
+    """The engine keeps each loaded message's API form and token estimate with the held thread: a row is
+    derived once while the thread is held, a message the repair wrote or changed gets no value, and a
+    reset starts over."""
+    from bot.engine.context import request_share
+
+    derived: list[str | None] = []
+
+    def share(message: dict) -> tuple[dict, float]:
+        derived.append(message.get("content"))
+        return request_share(message)
+
+    await memory.append(T, {"role": "user", "content": "q"}, pinned=True)
+    await memory.append(T, call_msg("c1", "c1"))  # a repeated call id: the repair rewrites the message
+    loaded, values = await memory.load_with(T, share)
+    assert [m["role"] for m in loaded] == ["user", "assistant", "tool"]
+    assert derived == ["q"]  # the rewritten call and the synthetic result are the run's to estimate
+    copy, (api, tokens) = values[id(loaded[0])]
+    assert copy is loaded[0] and (api, tokens) == request_share(loaded[0]) and "pinned" not in api
+    assert id(loaded[1]) not in values and id(loaded[2]) not in values
+
+    await memory.append(T, {"role": "tool", "tool_call_id": "c1", "content": "[OK] one"})
+    await memory.append(T, {"role": "user", "content": "again"})
+    loaded, values = await memory.load_with(T, share)
+    assert derived == ["q", "[OK] one", "again"]  # only the new rows
+    assert [values[id(m)][1] for m in loaded if id(m) in values] == [
+        request_share(m) for m in loaded if m["role"] != "assistant"
+    ]
+
+    await memory.reset(T)
+    await memory.append(T, {"role": "user", "content": "q"})
+    await memory.load_with(T, share)
+    assert derived == ["q", "[OK] one", "again", "q"]

@@ -230,18 +230,18 @@ async def test_a_history_the_api_would_reject_fails_the_case(
     write_case: WriteCase, replayer: Replayer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An engine or memory bug that leaves a tool call without its result must fail the case."""
-    real_load = ThreadMemory.load
+    real_load = ThreadMemory.load_with  # the engine's load (with each message's request share)
 
-    async def dangling(self: ThreadMemory, thread_id: str) -> list[dict[str, Any]]:
-        history = await real_load(self, thread_id)
+    async def dangling(self: ThreadMemory, thread_id: str, derive: Any) -> tuple[list[dict[str, Any]], Any]:
+        history, shares = await real_load(self, thread_id, derive)
         call = {
             "id": "call_lost",
             "type": "function",
             "function": {"name": "lookup_order", "arguments": "{}"},
         }
-        return [*history, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        return [*history, {"role": "assistant", "content": None, "tool_calls": [call]}], shares
 
-    monkeypatch.setattr(ThreadMemory, "load", dangling)
+    monkeypatch.setattr(ThreadMemory, "load_with", dangling)
     case = load_transcript(write_case("case.yaml", minimal_case("bad history")))
     result = await replayer.run_case(case, "native")
     assert not result.passed
