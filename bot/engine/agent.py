@@ -215,7 +215,10 @@ class AgentRun:
         self._known: tuple[list[dict[str, Any]], int, list[str]] = ([], 0, [])
         """`known_texts`' scan so far: the messages list it read, how many of its messages, their texts."""
         self._known_last: dict[str, Any] | None = None
-        self._request: list[tuple[dict[str, Any], dict[str, Any], float]] = []
+        # The previous request, message by message: what was sent, its API form and its token share.
+        self._sent: list[dict[str, Any]] = []
+        self._apis: list[dict[str, Any]] = []
+        self._shares: list[float] = []
         self._prepared: dict[int, tuple[dict[str, Any], tuple[dict[str, Any], float]]] = {}
         """`request_share` of the loaded history, kept by `ThreadMemory` between runs (by `id()`)."""
         """The last request's messages: (message of `messages`, its API copy, its token share). The run
@@ -469,26 +472,31 @@ class AgentRun:
 
     def _api_request(self) -> list[dict[str, Any]]:
         """`messages` as the API takes them, and `raw_estimate` set to their `estimate_tokens` (the cached
-        shares of the messages the previous request sent, by identity, plus the new ones')."""
-        cached, kept = self._request, 0
-        for message in self.messages:
-            if kept == len(cached) or cached[kept][0] is not message:
-                break
-            kept += 1
-        request, prepared = cached[:kept], self._prepared
-        for message in self.messages[kept:]:
+        shares of the messages the previous request sent, plus the new ones')."""
+        sent, messages = self._sent, self.messages
+        kept = len(sent)
+        # The usual case, compared in C: the previous request's messages, still first (a list compares
+        # items by identity first; an equal message that is another object has the same share anyway).
+        if kept > len(messages) or messages[:kept] != sent:
+            kept = 0
+            for old, message in zip(sent, messages, strict=False):
+                if old is not message:
+                    break
+                kept += 1
+            del sent[kept:], self._apis[kept:], self._shares[kept:]
+        prepared = self._prepared
+        for message in messages[kept:]:
             found = prepared.get(id(message))
             if found is not None and found[0] is message:
                 api, tokens = found[1]
             else:
                 api, tokens = request_share(message)
-            request.append((message, api, tokens))
-        self._request = request
-        total = self.schemas_estimate
-        for _, _, tokens in request:
-            total += tokens
-        self.raw_estimate = int(total) + 1
-        return [api for _, api, _ in request]
+            sent.append(message)
+            self._apis.append(api)
+            self._shares.append(tokens)
+        # Shares are multiples of 1/4: their sum is exact in any order.
+        self.raw_estimate = int(self.schemas_estimate + sum(self._shares)) + 1
+        return list(self._apis)
 
     async def check_context(self) -> list[dict[str, Any]]:
         """The messages of the next model call as the API takes them, compacted first when they would
