@@ -139,10 +139,12 @@ def _without_endings(piece: str) -> str:
     """`piece` with the particles and endings at its end taken off, longest first (a set lookup per
     length: a regular expression of alternatives repeated to the end backtracks on long pieces)."""
     while True:
-        size = next((n for n in _ENDING_LENGTHS if n <= len(piece) and piece[-n:] in _ENDINGS), 0)
-        if not size:
+        for size in _ENDING_LENGTHS:  # a plain loop: a generator per piece cost more than the lookups
+            if size <= len(piece) and piece[-size:] in _ENDINGS:
+                piece = piece[:-size]
+                break
+        else:
             return piece
-        piece = piece[:-size]
 
 
 def _stem(word: str) -> str:
