@@ -244,7 +244,7 @@ _STATUS_NEEDS = {
     "refunded": ("환불", "refunded"),
 }
 """`STATUS_WORDS`, by status."""
-_CASE_FOLDS = str.maketrans({"ſ": "s", "ı": "i", "İ": "i", "K": "k"})
+_CASE_FOLDS = str.maketrans({"ſ": "s", "ı": "i", "İ": "i"})
 """Every letter `re.IGNORECASE` takes for an ASCII letter that `str.lower` does not turn into it ("ſ",
 "ı" stay; "İ" becomes two characters, "i̇"), folded first (the guard tests check every code point)."""
 

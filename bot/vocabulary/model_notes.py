@@ -99,7 +99,7 @@ them, lower-case): a pattern runs only on a sentence that has one (`_folded`). T
 every position of every answer sentence (60–90 µs a long English sentence, 30 µs a Korean one), and
 almost every sentence has none of these words."""
 
-_IGNORECASE_ASCII = str.maketrans({"İ": "i", "ı": "i", "ſ": "s", "K": "k"})
+_IGNORECASE_ASCII = str.maketrans({"İ": "i", "ı": "i", "ſ": "s"})
 """The non-ASCII letters `re.IGNORECASE` takes for an ASCII letter (every one of them: the guard tests
 check all code points), folded to it before `str.lower`: a need found in `_folded(text)` is exactly a
 need a case-ignoring pattern would find in `text`."""
