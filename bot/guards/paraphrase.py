@@ -52,9 +52,16 @@ MARGIN = 1.5
 @lru_cache(maxsize=2048)
 def is_english(text: str) -> bool:
     """Whether most of `text`'s letters are Latin. Cached: the fact check asks it of one sentence several
-    times (the topic tests, the voice rules), a character at a time."""
+    times (the topic tests, the voice rules)."""
+    if text.isascii():  # every letter is Latin
+        return _LATIN_LETTER.search(text) is not None
     letters = sum(map(str.isalpha, text))
-    return letters > 0 and sum("a" <= c.lower() <= "z" for c in text) * 2 > letters
+    return letters > 0 and len(_LATIN_LETTER.findall(text)) * 2 > letters
+
+
+_LATIN_LETTER = re.compile("[A-Za-z\u0130\u212a]")
+"""Every character whose `str.lower` lies between "a" and "z" (checked over all code points: the ASCII
+letters, "İ" and the Kelvin sign): one scan instead of a Python loop over the characters (~10 µs)."""
 
 
 def _content_words(text: str) -> frozenset[str]:
@@ -132,10 +139,12 @@ def _without_endings(piece: str) -> str:
     """`piece` with the particles and endings at its end taken off, longest first (a set lookup per
     length: a regular expression of alternatives repeated to the end backtracks on long pieces)."""
     while True:
-        size = next((n for n in _ENDING_LENGTHS if n <= len(piece) and piece[-n:] in _ENDINGS), 0)
-        if not size:
+        for size in _ENDING_LENGTHS:  # a plain loop: a generator per piece cost more than the lookups
+            if size <= len(piece) and piece[-size:] in _ENDINGS:
+                piece = piece[:-size]
+                break
+        else:
             return piece
-        piece = piece[:-size]
 
 
 def _stem(word: str) -> str:
