@@ -222,3 +222,42 @@ def test_a_prefixed_amount_followed_by_a_comma_is_still_an_amount() -> None:
     assert [a.value for a in find_krw_amounts("KRW 5,000, valid for 30 days")] == [5000]
     assert find_krw_amounts("₩30,000,5") == []  # a broken group is no amount
     assert find_krw_amounts("₩1,00") == []
+
+
+def test_the_no_fact_test_takes_every_letter_that_folds_to_an_ascii_one() -> None:
+    """`bot.guards.facts.states_no_fact` looks for the English words only when `_LATIN_LETTER` finds a
+    letter: it takes exactly the characters whose folded form holds an ASCII letter."""
+    from bot.guards import facts
+
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    folding = {c for c in every if any("a" <= f <= "z" for f in fold_case(c))}
+    assert {m.group() for m in re.finditer(facts._LATIN_LETTER, every)} == folding
+    # The order word's letters take no other character when case is ignored (`_ORDER_WORD`).
+    assert {m.group() for m in re.finditer("[order]", every, re.IGNORECASE)} == set("orderORDER")
+
+
+def test_a_sentence_the_no_fact_test_passes_states_no_fact_by_every_pattern() -> None:
+    """Every sentence of the policies, the sets and the transcripts that `states_no_fact` answers without
+    the patterns gets no fact from them either; and it answers most factless sentences."""
+    from bot.guards import facts
+
+    found = [*_answer_sentences(), *_policy_sentences()]
+    assert len(found) > 1000
+    facts._extract.cache_clear()
+    skipped = [s for s in found if facts.states_no_fact(s)]
+    assert [s for s in skipped if facts._extract(s)] == []
+    factless = [s for s in found if not facts._extract(s)]
+    assert len(skipped) > len(factless) / 2
+    assert facts.states_no_fact("확인했습니다.")
+    for stated in ("ORD101 주문은요?", "주문이 취소되었습니다.", "한 장만 드려요.", "Your ORDER was delayed.",
+                   "You get three coupons.", "하루가 지났어요.", "ſix coupons", "1."):  # fmt: skip
+        assert not facts.states_no_fact(stated), stated
+
+
+def _policy_sentences() -> list[str]:
+    return [
+        s
+        for path in sorted((ROOT / "policies").glob("*.md"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        for s in sentences(line)
+    ]
