@@ -158,6 +158,7 @@ async def _measure(rounds: int) -> dict[str, Any]:
         facts._extract.cache_clear()
         for cached in (
             evidence._trusted_facts,
+            evidence._order_items,
             evidence._hit_passages,
             evidence._player_facts,
             evidence.squash,

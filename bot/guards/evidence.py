@@ -138,9 +138,7 @@ class Evidence:
 
     def add_trusted_text(self, text: str) -> None:
         self.seen.append(squash(text))
-        for m in _ORDER_ITEM.finditer(text):
-            order, item = m.group("id") or m.group("lid"), m.group("item") or m.group("litem")
-            self.order_items[order.upper()] = item.strip()
+        self.order_items.update(_order_items(text))
         found, statuses, counted_here = _trusted_facts(text)
         self.trusted.update(found)
         for value, what in counted_here:
@@ -202,6 +200,17 @@ _ORDER_ITEM = re.compile(
 
 
 @lru_cache(maxsize=2048)
+def _order_items(text: str) -> tuple[tuple[str, str], ...]:
+    """(order, item) for each order a text names with its item, in order (a later one wins). Cached: a
+    thread's results are read again each run, and the scan of a policy search's result cost ~25 µs."""
+    out = []
+    for m in _ORDER_ITEM.finditer(text):
+        order, item = m.group("id") or m.group("lid"), m.group("item") or m.group("litem")
+        out.append((order.upper(), item.strip()))
+    return tuple(out)
+
+
+@lru_cache(maxsize=2048)
 def _trusted_facts(
     text: str,
 ) -> tuple[
@@ -254,6 +263,10 @@ def _outcome_parts(item: Any) -> tuple[str | None, str, Mapping[str, Any]]:
     return name, str(message), data if isinstance(data, Mapping) else {}
 
 
+_LEAVES = frozenset({str, float, bool, type(None)})
+"""Types of a result's values that are neither an amount (`bool` is an `int` but never one) nor a container."""
+
+
 def _data_amounts(data: Any, depth: int = 0) -> list[int]:
     """Amounts in a result's data (`{"amount": 0}` where the message wrote "요청: 0")."""
     out: list[int] = []
@@ -261,6 +274,9 @@ def _data_amounts(data: Any, depth: int = 0) -> list[int]:
         return out
     items = data.items() if isinstance(data, Mapping) else enumerate(data) if isinstance(data, list) else ()
     for key, value in items:
+        # Most values are neither an amount nor a container (the ABC checks below cost more).
+        if type(value) in _LEAVES:
+            continue
         if isinstance(value, int) and not isinstance(value, bool) and "amount" in str(key):
             out.append(value)
         elif isinstance(value, (Mapping, list)):
@@ -399,10 +415,11 @@ def build_evidence(
     for item in outcomes:
         _name, message, data = _outcome_parts(item)
         ev.add_trusted_text(message)
-        ev.trusted.update((AMOUNT, a) for a in _data_amounts(data))
+        amounts = [(AMOUNT, a) for a in _data_amounts(data)]
+        ev.trusted.update(amounts)
         if not data.get("hits"):  # a lookup's or a coupon's result, not policy sentences
             ev.add_specific_text(message)
-            ev.specific.update((AMOUNT, a) for a in _data_amounts(data))
+            ev.specific.update(amounts)
         order = data.get("order")
         if isinstance(order, Mapping) and order.get("id"):
             oid = str(order["id"]).upper()

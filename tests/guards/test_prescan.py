@@ -261,3 +261,36 @@ def _policy_sentences() -> list[str]:
         for line in path.read_text(encoding="utf-8").splitlines()
         for s in sentences(line)
     ]
+
+
+def test_the_first_character_lookaheads_of_the_fact_patterns_change_no_match() -> None:
+    """The look-aheads put before the date, time, native count and 만 원 patterns and around both of the
+    English count's alternatives (`bot.guards.facts`, a cost cut on long texts): each pattern finds the
+    same matches, with the same groups, as it did without them, over every policy line, answer and
+    transcript, and over texts written to start matches every way."""
+    from bot.guards import facts
+
+    count_en = facts._COUNT_EN.pattern
+    head, tail = rf"\b(?={facts._EN_NUM_FIRST})(?:", r"|(once|twice)\b)"
+    assert count_en.startswith(head) and count_en.endswith(tail)
+    inner = count_en[len(head) : -len(tail)]
+    before = {facts._COUNT_EN: rf"\b(?={facts._EN_NUM_FIRST})" + inner + r"|\b(once|twice)\b"}
+    for pattern in (*facts._DATE_PATTERNS, facts._YEAR_KO, facts._TIME_PATTERNS[2]):
+        before[pattern] = pattern.pattern.removeprefix(facts._STARTS_AT_DIGIT)
+    for pattern in facts._TIME_PATTERNS[:2]:
+        before[pattern] = pattern.pattern.removeprefix(facts._TIME_FIRST)
+    before[facts._COUNT_KO_NATIVE] = facts._COUNT_KO_NATIVE.pattern.split(")", 1)[1]
+    before[facts._MAN_WON] = facts._MAN_WON.pattern.removeprefix("(?=만)")
+    texts = [*_answer_sentences(), *_policy_sentences()]
+    texts += [
+        "2026-03-01, 2026년 3월 1일, 3월 1일에, 2027년까지 오전 10:30, 새벽 2시 30분, 밤 11시, 3시, 7 pm, 9AM",
+        "쿠폰 한 장, 하나 개, 두 번, 세 건, 다섯 명, 여섯 상자, 일곱 박스, 아홉 차례, 열 장; 만 원, 3만 원",
+        "You get three coupons once a day, TWICE a week; 3 ORDERS and one box per hour. Once more.",
+    ]
+    for pattern, written in before.items():
+        old = re.compile(written, pattern.flags)
+        assert old.pattern != pattern.pattern
+        for text in texts:
+            new_matches = [(m.span(), m.groups()) for m in pattern.finditer(text)]
+            assert new_matches == [(m.span(), m.groups()) for m in old.finditer(text)], (pattern, text)
+    assert sum(bool(facts._TIME_PATTERNS[1].search(t)) for t in texts) > 3  # the texts do have matches
