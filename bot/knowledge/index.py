@@ -27,7 +27,7 @@ from bot.knowledge.candidates import CANDIDATES, CandidateSet, gather, steered_a
 from bot.knowledge.chroma import ChromaStore, ChunkSnapshot, IndexFolderMissing, Nearest, nearest
 from bot.knowledge.context import with_neighbours
 from bot.knowledge.documents import Chunk, KnowledgeError, chunk_documents, load_policies
-from bot.knowledge.embedders import Embedder, make_embedder
+from bot.knowledge.embedders import E5Embedder, Embedder, make_embedder
 from bot.knowledge.fitted import FittedParts
 from bot.knowledge.fusion import DEFAULT_FUSION, Evidence, FusionParams, fuse
 from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
@@ -99,6 +99,9 @@ class PolicyIndex:
         Chroma server, in `fitted_dir` (`<data dir>/search-model`), never in an embedded index's folder."""
         if second is not None:
             second.parts = self.fitted
+        if isinstance(embedder, E5Embedder) and embedder.parts is None:
+            fitted = self.fitted
+            embedder.parts = lambda: fitted  # its graph and tokenizer pieces are stored there too
         self._yardstick = Yardstick(embedder, second, self.fitted)
 
     @classmethod
