@@ -478,6 +478,15 @@ _NUMBER_WORD_NEEDS = (
 most sentences of an answer state none (the pattern's alternatives cost ~10 µs a sentence)."""
 
 
+# `_has`'s patterns compiled at import, not on a text's first need of each: compiling one costs ~0.2 ms
+# and its garbage can set off a full collection of a grown heap (seen in the lone conversation's evidence,
+# 2026-12-07: 1–30 ms for a policy sentence in English, the first such in the process).
+for _needs in (
+    _PERCENT_NEEDS, _DURATION_KO_NEEDS, _DURATION_KO_WORDS_NEEDS, _DURATION_EN_NEEDS, _COUNT_KO_NEEDS,
+    _COUNT_EN_NEEDS, _NUMBER_WORD_NEEDS, *_STATUS_NEEDS.values(),
+):  # fmt: skip
+    _has("", _needs)
+
 _KO_FACT_WORDS = (*(w for w in _NUMBER_WORD_NEEDS if not w.isascii()), "주문")
 _EN_FACT_WORDS = (*(w for w in _NUMBER_WORD_NEEDS if w.isascii()), "order")
 """`states_no_fact`'s words: the number words and the order word (`_ORDER_WORD`) of `_extract`, split by

@@ -294,3 +294,18 @@ def test_the_first_character_lookaheads_of_the_fact_patterns_change_no_match() -
             new_matches = [(m.span(), m.groups()) for m in pattern.finditer(text)]
             assert new_matches == [(m.span(), m.groups()) for m in old.finditer(text)], (pattern, text)
     assert sum(bool(facts._TIME_PATTERNS[1].search(t)) for t in texts) > 3  # the texts do have matches
+
+
+def test_every_word_list_the_fact_patterns_need_is_compiled_at_import() -> None:
+    """`bot.guards.facts._has` compiles a word list's alternation the first time it is asked; the lists are
+    compiled at import so that no conversation pays for it (nor for the collection its garbage can start).
+    Extracting every policy line, answer and transcript sentence, whole and one by one, compiles nothing."""
+    from bot.guards import facts
+
+    compiled = dict(facts._WORDS_PATTERNS)
+    facts._extract.cache_clear()
+    texts = [*_answer_sentences(), *_policy_sentences()]
+    for text in [*texts, " ".join(texts)]:
+        facts.extract_facts(text)
+    assert facts._WORDS_PATTERNS == compiled
+    assert len(compiled) >= 14
