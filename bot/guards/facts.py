@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from bot.vocabulary.sentences import split_sentences
 from tools.money import find_krw_amounts
 
 AMOUNT, COUNT, DURATION, PERCENT, DATE, TIME, ORDER, STATUS = (
@@ -513,6 +514,73 @@ def states_no_fact(text: str) -> bool:
     return _latin_letter_in(text) is None or _en_fact_word_in(fold_case(text)) is None
 
 
+_CUT_BEFORE = re.compile(r"(?<![\d\s])[.!?]\s*\Z")
+"""How a piece before a cut ends: one terminal mark after a character that is neither a digit nor a space."""
+
+
+def calendar_pieces(text: str) -> list[str]:
+    """`text` cut into pieces whose dates, times and durations (`extract_facts`, those kinds only) are,
+    together, the whole text's, in the same number: a long text (a policy search's result, ~2,000
+    characters) is read piece by piece, each piece cached, most of them sentences the evidence has read
+    already (`bot.guards.evidence._trusted_facts`) or that an earlier result had too.
+
+    A cut is made only between sentences (`split_sentences`), never inside a citation label, where the
+    sentence before ends with one ".", "!" or "?" after a character that is neither a digit nor a space,
+    and the one after starts, past its spaces (and past a list mark at a line's start and a citation
+    label, which the extraction blanks in both), with something else than a digit. No match of those
+    kinds, nor of the amounts, percentages and order ids blanked before them, crosses such a cut: "!"
+    and "?" are in no pattern, and a "." inside a match is followed by a digit (a decimal, "2026. 3. 1",
+    "Jan. 5, 2026"), preceded by a digit or a space ("2026 .") or ends the match ("p.m."). The blanking
+    is the same piece by piece: a citation or a coupon code lies inside one piece, and a list mark starts
+    a piece only where it starts a line. The look-arounds at a cut see a space or the string's start,
+    which they read alike. The cheap tests before each pattern and before the whole extraction only skip
+    what could not match the piece. tests/guards/test_prescan.py compares both over the policies, the
+    sets, the transcripts and texts written to cross the cuts."""
+    done, rest = split_sentences(text)
+    parts = [*done, rest] if rest else done
+    if len(parts) < 2:
+        return [text]
+    cited = {m.start(): m.end() for m in _CITATION.finditer(text)} if "[" in text else {}
+    pieces = [parts[0]]
+    at = len(parts[0])
+    after = _CUT_BEFORE.search(parts[0]) is not None
+    """Whether the text so far ends where a cut may follow."""
+    for part in parts[1:]:
+        line_start = text[at - 1] == "\n"
+        cut = after and _clear_after(text, at, part, line_start, cited)
+        if cut:
+            pieces.append(part)
+        else:
+            pieces[-1] += part
+        at += len(part)
+        mark = _LIST_MARK.match(part) if cut and line_start else None
+        # "2. " alone (the splitter ends a sentence after its "."): blanked in both, it stands for spaces,
+        # so the text after it may be cut as the text before it could.
+        after = (mark is not None and mark.end() == len(part)) or _CUT_BEFORE.search(pieces[-1]) is not None
+    return pieces
+
+
+def _clear_after(text: str, at: int, part: str, line_start: bool, cited: dict[int, int]) -> bool:
+    """Whether `text` may be cut before `part` (at `at`), the text before allowing it: not inside a
+    citation label, a list mark only at a line's start, and, past the spaces, the list mark and a label
+    (blanked in both), no digit."""
+    if any(a < at < b for a, b in cited.items()):
+        return False
+    pos = at
+    mark = _LIST_MARK.match(part)
+    if mark is not None:
+        if not line_start:
+            return False  # a list mark inside a line: blanked in the piece, not in the whole text
+        pos += mark.end()
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if pos in cited:
+        pos = cited[pos]
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return pos < len(text) and not text[pos].isdigit()
+
+
 def extract_facts(text: str) -> list[Fact]:
     """Every fact `text` states. A status counts only in a sentence that names an order (or says
     "주문"/"order"): "배송이 지연되면 …" about the rules states no order's status."""
@@ -564,6 +632,7 @@ __all__ = [
     "STATUS_WORDS",
     "TIME",
     "Fact",
+    "calendar_pieces",
     "extract_facts",
     "fold_case",
     "order_ids",

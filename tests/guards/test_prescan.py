@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -309,3 +311,93 @@ def test_every_word_list_the_fact_patterns_need_is_compiled_at_import() -> None:
         facts.extract_facts(text)
     assert facts._WORDS_PATTERNS == compiled
     assert len(compiled) >= 14
+
+
+def _calendar_kinds(found: list[Any]) -> Counter[tuple[str, Any, str]]:
+    from bot.guards.facts import DATE, DURATION, TIME
+
+    return Counter((f.kind, f.value, f.text) for f in found if f.kind in (DATE, TIME, DURATION))
+
+
+CROSSING = [
+    # A "." a match may continue past, with a digit after the cut (or before the mark): never cut there.
+    "Refunds open in Jan. 5 days later they close.",
+    "We answer in Jan.\n2. [Refund Policy §1] 5 March is the day.",
+    "Sent on 2026. 3. 1. 이후 7일.",
+    "The window ends 2026 .\n3. 1 일에 끝납니다.",
+    "It starts at 10:30. Pm and am are the same to us. 오전. 3시에 봐요.",
+    "We close at 7 p.m. Tomorrow we open at 9 a.m. Every day.",
+    "A gift returns after 7 days. 한 달 뒤에. 하루. 이틀 후에 끝나요.",
+    "Label [Refund Policy §1. Refunds within 7 days] 환불은 7일. [보상. 3일] 이내.",
+    "목록입니다.\n- 3일 이내\n* 2시간 뒤\n• 5월 1일부터\n1. 14일 동안\n10) 오전 9:00",
+    "문장입니다. - 3일 이내. * 2시간 뒤. 1. 14일 동안.",
+    "끝났습니다.\n\n2. [환불 정책 §1] 7일 이내. > EN: within 7 days.\n   + [선물 §3] 7일 동안 돌아갑니다.",
+    "Ends on March 9. 2026 is the year. Until Mar. 9th. 9 March. 2027.",
+    "두 시간. 세 시간! 한 시간? 일주일. 보름.",
+    "Valid for ten. Days go by. For a single. Day.",
+    # Found by the random texts below while the cuts were written: a label cut at its ". ", a list mark
+    # alone before a digit.
+    "EN: Jan.  [Policy §1. 7 days]2) 끝.",
+    "> EN: Jan.\n1. 14%하루)hours\n",
+]
+
+
+def test_the_calendar_reads_a_text_piece_by_piece_with_the_same_dates_times_and_durations() -> None:
+    """`bot.guards.facts.calendar_pieces` cuts a text only where no date, time or duration pattern can
+    carry a match across (nor the patterns that blank text before them): the pieces' facts of those kinds
+    are the whole text's, in number, over every policy file whole, policy search results built from every
+    policy line as the tool writes them, every answer and transcript line, and texts written to cross."""
+    from bot.guards import dates, facts
+    from tools.policy_search import EXCERPTS_CLOSE, EXCERPTS_NOTE, EXCERPTS_OPEN
+
+    policies = [path.read_text(encoding="utf-8") for path in sorted((ROOT / "policies").glob("*.md"))]
+    lines = [" ".join(line.split()) for text in policies for line in text.splitlines() if line.strip()]
+    results = []
+    for start in range(0, len(lines), 5):
+        hits = lines[start : start + 5]
+        body = [f"{i}. [정책 §{i} {hit[:12]}] {hit}" if i % 2 else f"   + [Policy §{i}] {hit}" for i, hit in
+                enumerate(hits, start=1)]  # fmt: skip
+        results.append("\n".join([EXCERPTS_NOTE("ko"), EXCERPTS_OPEN, *body, EXCERPTS_CLOSE]))
+    texts = [*policies, *results, *CROSSING, "\n".join(CROSSING), *_answer_sentences()]
+    texts.append("\n".join(_answer_sentences()[:400]))
+    cut = 0
+    for text in texts:
+        pieces = facts.calendar_pieces(text)
+        assert "".join(pieces) == text
+        cut += len(pieces) - 1
+        whole = _calendar_kinds(facts._extract.__wrapped__(text))
+        assert sum((_calendar_kinds(facts._extract.__wrapped__(p)) for p in pieces), Counter()) == whole, text
+        assert dates._calendar_facts.__wrapped__(text)[0] is not None
+    assert cut > 1000  # most sentences are cut apart
+    # Each crossing text has a place where a cut would have changed its facts, and was not cut there.
+    assert facts.calendar_pieces("Refunds open in Jan. 5 days later.") == [
+        "Refunds open in Jan. 5 days later."
+    ]
+    assert len(facts.calendar_pieces("환불은 7일입니다. 교환은 14일입니다.")) == 2
+
+
+_PIECE_TOKENS = [
+    "1", "3", "7", "10", "14", "30", "2026", "2026-03-01", ".", ". ", ".\n", "\n", " ", "!", "? ", "일", "월", "년",
+    "시", "분", "시간", "하루", "한 달", "두", "주", "개월", "영업일", "Jan", "Jan.", "March", "Mar.", "9th", "a.m.",
+    "p.m.", "pm", "오전", "밤", ":", "-", "/", "[", "]", "[Policy §1. 7 days]", "(", ")", "+ ", "> EN: ", "- ",
+    "1. ", "2) ", "환불", "입니다", "days", "hours", "ten", "a single", "week", "원", "만 원", "KRW", "%", "ORD101",
+    "arca-ab12-cd34", "b", "가",
+]  # fmt: skip
+
+
+def test_random_texts_read_piece_by_piece_give_the_calendar_the_same_facts() -> None:
+    """The same comparison over texts made of the pieces of dates, times and durations, marks, list marks
+    and labels in random order (seeded): a cut where a match could cross shows up here."""
+    import random
+
+    from bot.guards import facts
+
+    rnd = random.Random(54)
+    cut = 0
+    for _ in range(8000):
+        text = "".join(rnd.choice(_PIECE_TOKENS) for _ in range(rnd.randint(3, 40)))
+        pieces = facts.calendar_pieces(text)
+        cut += len(pieces) - 1
+        whole = _calendar_kinds(facts._extract.__wrapped__(text))
+        assert sum((_calendar_kinds(facts.extract_facts(p)) for p in pieces), Counter()) == whole, text
+    assert cut > 2000
