@@ -78,9 +78,12 @@ def marked_llm(*, latency: float, marks: list[float]) -> FunctionLLM:
     return FunctionLLM(answer, stream_function=stream, abilities=ScriptedLLM().abilities)
 
 
-async def run(n: int, latency: float, data_dir: Path, *, profile: Path | None = None) -> dict[str, Any]:
+async def run(
+    n: int, latency: float, data_dir: Path, *, policy_index: Any = None, profile: Path | None = None
+) -> dict[str, Any]:
     """`n` conversations, one at a time after one untimed (the first use of every path), each its own
-    player's first."""
+    player's first. `policy_index`: an index already built (a test's); None builds the settings' index
+    into `data_dir` and closes it after."""
     settings = load_settings(data_dir=data_dir, llm_concurrency=4, edit_interval=0.0)
     db = data_dir / "lone.db"
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
@@ -88,7 +91,7 @@ async def run(n: int, latency: float, data_dir: Path, *, profile: Path | None = 
     store = Store(f"sqlite+aiosqlite:///{db}")
     await store.open()
     await _seed(store, n + 1)
-    index = await asyncio.to_thread(make_policy_index, settings)
+    index = policy_index or await asyncio.to_thread(make_policy_index, settings)
     marks: list[float] = []
     app = await build_app(
         settings,
@@ -119,7 +122,8 @@ async def run(n: int, latency: float, data_dir: Path, *, profile: Path | None = 
         counts = (store.counts() - before).per(n)
     finally:
         await store.close()
-        index.close()
+        if policy_index is None:
+            index.close()
     above.sort()
     quartiles = statistics.quantiles(above, n=4) if n > 1 else [above[0]] * 3
     return {
