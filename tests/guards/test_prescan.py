@@ -339,6 +339,11 @@ CROSSING = [
     # alone before a digit.
     "EN: Jan.  [Policy §1. 7 days]2) 끝.",
     "> EN: Jan.\n1. 14%하루)hours\n",
+    # A time's "p.m." is blanked before the durations are read: the "." it ends on is gone.
+    "Ends 12-3 p.m. Weeks pass. Ends 12-3 P.M. Weeks pass.",
+    # Labels are blanked before list marks: a mark past them is blanked from the line's start.
+    "Since March.\n[Policy §1. 7 days]* 2) rules.\n[a][b] 3 days.",
+    "Since March.\nARCA-AB12-CD34 - 12 coupons.",
 ]
 
 
