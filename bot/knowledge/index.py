@@ -34,7 +34,7 @@ from bot.knowledge.chroma import (
 )
 from bot.knowledge.context import with_neighbours
 from bot.knowledge.documents import Chunk, KnowledgeError, chunk_documents, load_policies
-from bot.knowledge.embedders import Embedder, make_embedder
+from bot.knowledge.embedders import E5Embedder, Embedder, make_embedder
 from bot.knowledge.fitted import FittedParts
 from bot.knowledge.fusion import DEFAULT_FUSION, Evidence, FusionParams, fuse
 from bot.knowledge.hits import EmptyQueryError, PolicyHit, ReindexCounts
@@ -108,6 +108,9 @@ class PolicyIndex:
         Chroma server, in `fitted_dir` (`<data dir>/search-model`), never in an embedded index's folder."""
         if second is not None:
             second.parts = self.fitted
+        if isinstance(embedder, E5Embedder) and embedder.parts is None:
+            fitted = self.fitted
+            embedder.parts = lambda: fitted  # its graph and tokenizer pieces are stored there too
         self._yardstick = Yardstick(embedder, second, self.fitted)
 
     @classmethod

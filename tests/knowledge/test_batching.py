@@ -54,17 +54,13 @@ def test_batched_e5_query_vectors_are_the_one_by_one_vectors(e5: E5Embedder) -> 
         np.testing.assert_allclose(row, e5.embed_query(text), atol=1e-6)
 
 
-def test_preloaded_model_handles_serve_searches_side_by_side_without_loading_another() -> None:
-    e5 = E5Embedder(num_threads=1, handles=2)
-    e5.preload(5)  # never more handles than the embedder keeps
-    assert e5._created == 2 and e5._free.qsize() == 2
-    with e5._model() as first, e5._model() as second:  # two lanes at once: both handles already there
-        assert first is not second
-    assert e5._created == 2
-    vectors = e5.embed_queries(["쿠폰 한도"])
-    e5.preload(2)  # nothing more to load
-    assert e5._created == 2
-    np.testing.assert_allclose(vectors[0], e5.embed_query("쿠폰 한도"), atol=1e-6)
+def test_preloading_loads_the_one_model_every_lane_shares() -> None:
+    first, second = E5Embedder(num_threads=1), E5Embedder(num_threads=1)
+    first.preload(5)
+    assert first._model is not None
+    vectors = second.embed_queries(["쿠폰 한도"])
+    assert second._model is first._model  # the process's one model
+    np.testing.assert_allclose(vectors[0], first.embed_query("쿠폰 한도"), atol=1e-6)
 
 
 async def test_searches_arriving_while_the_lanes_are_busy_are_embedded_in_one_batch(
