@@ -22,7 +22,7 @@ from bot.engine.interrupts import InterruptQueue
 from bot.engine.notes import engine_notes
 from bot.engine.results import AgentResult
 from bot.guards.notice_use import relays_notice
-from bot.guards.output import OutputGuard
+from bot.guards.output import OutputGuard, StreamingOutputGuard
 from bot.incidents.notice import open_incidents, pinned_notice
 from bot.loop_share import give_way
 from bot.observability import log_context
@@ -145,39 +145,62 @@ async def _answer(
             question=query,
         )
         result = await agent.run(query, ctx, memory=deps.memory, interrupts=state.queue, on_event=on_event)
-        facts = await fact_context(
-            deps,
-            thread_id,
-            run_id=run_id,
-            query=query,
-            result=result,
-            notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
-        )
-        facts = replace(facts, model_notes=tuple(engine_notes(result)))
-        output_guard = await OutputGuard.for_actor(
-            deps.store,
-            actor,
-            thread_id=thread_id,
-            locale=locale,
-            protected_texts=[deps.system_prompt],
-            tools=deps.tools,
-            facts=facts,
-            quirks=deps.quirks,
-        )
-        # The answer's checks run in the loop's turns like the tool loop's slices (`loop_share`): the
-        # evidence, each streamed delta and the final check each wait while the turn is spent (the
-        # contacts read above gives way in the store).
-        await give_way()
-        guard = output_guard.stream(outcomes=result.tool_outcomes)  # builds the run's evidence
+
+        async def prepare_guard() -> tuple[OutputGuard, StreamingOutputGuard]:
+            facts = await fact_context(
+                deps,
+                thread_id,
+                run_id=run_id,
+                query=query,
+                result=result,
+                notices=[i.notice(lang) for i in incidents for lang in ("ko", "en")],
+            )
+            facts = replace(facts, model_notes=tuple(engine_notes(result)))
+            output_guard = await OutputGuard.for_actor(
+                deps.store,
+                actor,
+                thread_id=thread_id,
+                locale=locale,
+                protected_texts=[deps.system_prompt],
+                tools=deps.tools,
+                facts=facts,
+                quirks=deps.quirks,
+            )
+            # The answer's checks run in the loop's turns like the tool loop's slices (`loop_share`): the
+            # evidence, each streamed delta and the final check each wait while the turn is spent (the
+            # contacts read above gives way in the store).
+            await give_way()
+            return output_guard, output_guard.stream(outcomes=result.tool_outcomes)  # the run's evidence
+
+        # The guard is made ready (the thread's history read, the evidence built: 3–5 ms of the loop's
+        # work) while the model starts on the answer, not before the request is sent: its first words
+        # take a model's latency to come, and nothing the guard reads changes meanwhile (the tool loop's
+        # messages are stored; the synthesis writes nothing). No delta reaches the player before the
+        # guard has it. A lone conversation waited for both, one after the other.
+        preparing = asyncio.create_task(prepare_guard())
+        ready: tuple[OutputGuard, StreamingOutputGuard] | None = None
         try:
-            async for delta in agent.stream_answer(result, query=query, on_event=on_event):
-                await give_way()
-                safe = await guard.feed(delta)
-                if safe:
-                    await hooks.on_answer_text(info, safe)
-                    await renderer.append(safe)
-        except Exception:  # synthesis broke mid-stream: what was checked so far stands
-            log.exception("synthesis failed on %s", thread_id)
+            try:
+                async for delta in agent.stream_answer(result, query=query, on_event=on_event):
+                    if ready is None:
+                        ready = await preparing
+                    await give_way()
+                    safe = await ready[1].feed(delta)
+                    if safe:
+                        await hooks.on_answer_text(info, safe)
+                        await renderer.append(safe)
+            except Exception:  # synthesis broke mid-stream: what was checked so far stands
+                if ready is None and preparing.done() and not preparing.cancelled() and preparing.exception():
+                    raise  # the guard could not be made: not the synthesis' failure
+                log.exception("synthesis failed on %s", thread_id)
+            if ready is None:
+                ready = await preparing
+        finally:
+            if not preparing.done():
+                preparing.cancel()  # the run was stopped or failed first
+            elif not preparing.cancelled():
+                preparing.exception()  # raised above, or superseded by what is raised
+        output_guard, guard = ready
         await give_way()
         final = await guard.finish()
         if result.synthesis_error and result.answer.strip():

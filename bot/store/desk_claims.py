@@ -12,6 +12,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.store.database import Store
 from bot.store.models import Base, UTCDateTime, utcnow
+from bot.store.units import is_unique_violation
 
 
 class DeskClaim(Base):
@@ -30,6 +31,8 @@ async def claim(store: Store, key: str, *, by: str, now: datetime | None = None)
     try:
         async with store.session() as s, s.begin():
             s.add(DeskClaim(key=key[:120], by=by[:100], at=now or utcnow()))
-    except IntegrityError:
+    except IntegrityError as exc:
+        if not is_unique_violation(exc):
+            raise
         return False
     return True

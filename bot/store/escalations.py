@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.store.database import Store
 from bot.store.models import AuditEntry, Escalation
+from bot.store.units import is_unique_violation
 
 CLOSED_ACTION = "escalation.closed"
 """The audit action that closes an escalation (the desk's auto-close writes it; naming it here lets every
@@ -140,9 +141,11 @@ async def open_escalation(store: Store, new: NewEscalation, *, audit_code: str) 
                 session=session,
             )
             await session.commit()
-        except IntegrityError:
-            # The same call ran concurrently and won: answer with its record.
+        except IntegrityError as exc:
             await session.rollback()
+            if not is_unique_violation(exc):
+                raise
+            # The same call ran concurrently and won: answer with its record.
             winner = (
                 await session.execute(select(Escalation).where(Escalation.idempotency_key == key))
             ).scalar_one()

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from bot.store.database import Store
 from bot.store.models import Feedback, Run, RunToolCall, ThreadMessage
 from bot.store.policy_gaps import GapRecord, PolicyGap
+from bot.store.units import is_unique_violation
 
 
 class FeedbackError(ValueError):
@@ -46,7 +47,9 @@ async def store_vote(
     for _attempt in range(2):  # a racing first vote of the same player hits the unique key once
         try:
             return await _upsert(store, run_id, player, vote, comment, thread_id, now, gap_tool)
-        except IntegrityError:
+        except IntegrityError as exc:
+            if not is_unique_violation(exc):
+                raise
             continue
     raise FeedbackError("the vote could not be stored, try again")
 

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from bot.store.coupons import LIVE_STATUSES
 from bot.store.incident_tables import IncidentDelivery, IncidentNoticeAnswer
 from bot.store.models import Coupon, Run, RunToolCall, StaffOutbox, utcnow
-from bot.store.units import UnitRunner
+from bot.store.units import UnitRunner, is_unique_violation
 
 SENDER = "운영팀 / Arca team"
 """Who the player sees the compensation message from (the outbox's `staff` column)."""
@@ -62,7 +62,9 @@ class IncidentDeliveries:
                         created_at=now,
                     )
                 )
-        except IntegrityError:
+        except IntegrityError as exc:
+            if not is_unique_violation(exc):
+                raise
             return False
         return True
 

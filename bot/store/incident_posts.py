@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from bot.store.incident_tables import IncidentPost
 from bot.store.models import utcnow
-from bot.store.units import UnitRunner
+from bot.store.units import UnitRunner, is_unique_violation
 
 STALE_CLAIM = timedelta(minutes=1)
 """A claimed post still without a message after this (its process died mid-send) is claimed again."""
@@ -58,7 +58,9 @@ class IncidentPosts:
                         incident_id=incident_id, channel_id=channel_id, revision=revision, updated_at=now
                     )
                 )
-        except IntegrityError:
+        except IntegrityError as exc:
+            if not is_unique_violation(exc):
+                raise
             return None
         return await self.of(incident_id, channel_id)
 

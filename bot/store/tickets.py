@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
 from bot.store.models import Base, UTCDateTime
+from bot.store.units import is_unique_violation
 
 OPEN = 1
 CLAIM_TIMEOUT = timedelta(seconds=60)
@@ -155,8 +156,10 @@ async def claim_ticket(
             )
             try:
                 await s.commit()
-            except IntegrityError:
+            except IntegrityError as exc:
                 await s.rollback()
+                if not is_unique_violation(exc):
+                    raise
             else:
                 won = await open_ticket(store, channel_id, player)
                 if won is not None:

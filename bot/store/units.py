@@ -21,7 +21,7 @@ from sqlalchemy import Table, bindparam, insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql import Executable
-from sqlalchemy.types import TypeEngine
+from sqlalchemy.types import JSON, TypeEngine
 
 TableRows = tuple[Table, list[dict[str, Any]]]
 """Rows for one table, as `Store.insert_rows` writes them in one transaction."""
@@ -130,7 +130,15 @@ def insert_statement(table: Table, columns: tuple[str, ...]) -> Executable:
 
 
 def _bind_processor(type_: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any] | None:
-    return type_.dialect_impl(dialect).bind_processor(dialect)
+    impl = type_.dialect_impl(dialect)
+    process = impl.bind_processor(dialect)
+    if process is None or not isinstance(impl, JSON):
+        return process
+    # Most JSON values bound are None (a message without tool calls or meta: 2 of a message row's
+    # columns), and what the column's processor makes of None never changes (`null`, or SQL NULL with
+    # `none_as_null`): made once, not serialized again for every row.
+    for_none = process(None)
+    return lambda value: for_none if value is None else process(value)
 
 
 def _result_processor(type_: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any] | None:

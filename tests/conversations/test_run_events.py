@@ -135,3 +135,63 @@ async def test_a_stopped_run_ends_with_the_stop_notice(harness: Harness) -> None
     items = await _items_of(conv.run_events, THREAD, say)
     assert outcome[0].kind == "stopped"
     assert _ends(items) == [(items[0].run_id, STOPPED_TEXT)]
+
+
+def _guard_preparations() -> list[asyncio.Task[Any]]:
+    """The output guard's preparation tasks still pending (`run._answer` makes it ready beside the model's
+    first words)."""
+    return [t for t in asyncio.all_tasks() if "prepare_guard" in repr(t.get_coro()) and not t.done()]
+
+
+async def test_a_run_stopped_while_its_answer_starts_ends_with_the_stop_notice_and_no_guard_left(
+    harness: Harness,
+) -> None:
+    conv = harness.conv
+    actor = await conv.resolve_actor("9001", set())
+    harness.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001 배송 지연"})
+    pending: list[list[asyncio.Task[Any]]] = []
+
+    async def stop_as_the_answer_starts(event: Any) -> None:
+        if event.type == "answer" and event.channel == "answer" and event.status == "start":
+            pending.append(_guard_preparations())
+            asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(conv.stop(THREAD)))
+            await asyncio.sleep(WITHIN)  # cancelled by the stop
+
+    outcome: list[Any] = []
+    surface = RecordingSurface()
+
+    async def say() -> None:
+        with harness.hooked(stop_as_the_answer_starts):
+            outcome.append(await conv.handle(Incoming(THREAD, actor, "ORD001 확인"), surface))
+
+    items = await _items_of(conv.run_events, THREAD, say)
+    assert outcome[0].kind == "stopped"
+    assert _ends(items) == [(items[0].run_id, STOPPED_TEXT)]
+    assert len(pending[0]) == 1  # the guard was being made while the answer started
+    await asyncio.sleep(0)
+    assert _guard_preparations() == []  # … and the stop cancelled it
+    assert not any("ORD001 배송 지연" in text for text in surface.messages.values())
+
+
+async def test_a_guard_that_cannot_be_made_fails_the_run_before_any_answer_text(
+    harness: Harness, monkeypatch
+) -> None:
+    conv = harness.conv
+    actor = await conv.resolve_actor("9001", set())
+    harness.script({"tool": "lookup_order", "args": {"order_id": "ORD001"}}, {"final": "ORD001 배송 지연"})
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the guard's history read failed")
+
+    monkeypatch.setattr("bot.conversations.run.OutputGuard.for_actor", broken)
+    outcome: list[Any] = []
+    surface = RecordingSurface()
+
+    async def say() -> None:
+        outcome.append(await conv.handle(Incoming(THREAD, actor, "ORD001 확인"), surface))
+
+    items = await _items_of(conv.run_events, THREAD, say)
+    assert outcome[0].kind == "failed"
+    assert _ends(items) == [(items[0].run_id, failure_text("ko"))]
+    assert not any("ORD001 배송 지연" in text for text in surface.messages.values())
+    assert _guard_preparations() == []
