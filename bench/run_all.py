@@ -59,7 +59,12 @@ HEADLINES: list[tuple[str, str, str]] = [
     (
         "concurrency_single_above_model_ms",
         "ms",
-        "one conversation alone, steady: wall above its 5 model calls",
+        "one conversation alone (one sample, between the warm-up and the burst): wall above its 5 model calls",
+    ),
+    (
+        "lone_above_model_ms_p50",
+        "ms",
+        "one conversation alone, the median of 30 after a warm-up one (`bench.lone`)",
     ),
     ("concurrency_first_conversation_s", "s", "a process's first conversation (first use of each path)"),
     ("concurrency_cpu_ms_per_conversation", "ms", "process CPU per conversation in the burst (load-robust)"),
@@ -168,6 +173,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         game_deliveries,
         game_orders,
         incident_bulk,
+        lone,
         memory,
         retrieval,
         search_latency,
@@ -187,6 +193,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 lambda: concurrency.main(
                     ["--conversations", "20" if quick else "200", "--data-dir", str(shared)]
                 ),
+            ),
+            (
+                "lone",
+                lambda: lone.main(["--conversations", "5" if quick else "30", "--data-dir", str(shared)]),
             ),
             ("streaming", lambda: streaming.main(["--chars", "2500" if quick else "6000"])),
             ("retrieval", lambda: retrieval.main(["--no-st", "--skip-synthetic"])),
@@ -237,6 +247,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "concurrency_idle_loop_max_lag_ms": c["idle_loop_max_lag_ms"],
         "concurrency_loop_max_lag_above_idle_ms": c["loop_max_lag_above_idle_ms"],
         "concurrency_single_above_model_ms": c["single_above_model_ms"],
+        "lone_above_model_ms_p50": details["lone"]["above_model_ms_p50"],
         "concurrency_first_conversation_s": c["first_conversation_s"],
         "concurrency_cpu_ms_per_conversation": c["burst_cpu_ms_per_conversation"],
         "concurrency_loop_cpu_ms_per_conversation": c["burst_loop_cpu_ms_per_conversation"],
@@ -319,7 +330,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 GOALS: list[tuple[str, str, str, float]] = [
     ("engine_vs_langgraph_per_run_ratio", "engine per run ÷ LangGraph", "<=", 0.15),
-    ("concurrency_single_above_model_ms", "one conversation alone above its model, ms", "<=", 30),
+    ("lone_above_model_ms_p50", "one conversation alone above its model, ms", "<=", 30),
     ("concurrency_conversations_per_s", "burst of 200 at 50 ms model, conv/s", ">=", 150),
     ("concurrency_loop_max_lag_above_idle_ms", "burst's worst lag above idle, ms", "<=", 20),
     ("coupon_issues_per_second", "guarded issues/s (SQLite)", ">=", 2500),

@@ -40,6 +40,7 @@ class Yardstick:
         self._domain = DomainClassifier(embedder, self._parts)
         self._second_domain = DomainClassifier(second.embedder, self._parts) if second is not None else None
         self._vectors: np.ndarray | None = None
+        self._in: dict[frozenset[str], np.ndarray] = {}
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:
@@ -53,11 +54,16 @@ class Yardstick:
             self._second.background_vectors()
 
     def background(self, languages: frozenset[str]) -> np.ndarray:
-        """The main model's vectors of the background sentences in `languages`."""
+        """The main model's vectors of the background sentences in `languages` (taken from all of them
+        once per set of languages, not copied per query; read-only)."""
+        rows = self._in.get(languages)
+        if rows is not None:
+            return rows
         with self._lock:
             if self._vectors is None:
                 self._vectors = background_vectors(self._embedder, self._parts)
-            return self._vectors[background_rows(languages)]
+            rows = self._in[languages] = self._vectors[background_rows(languages)]
+            return rows
 
     def evidence(
         self,
@@ -74,15 +80,13 @@ class Yardstick:
         coverage = lexical.coverage(terms, ranked[0].candidate.chunk_id) if ranked and lexical else 0.0
         background = Evidence.background_of(self.background(languages) @ vector, params.background_k)
         second_margin = second_standout = 0.0
-        if self._second is not None and found.second_pool:
+        if self._second is not None and len(found.second_pool):
             # The sections' text alone: their questions lift small talk that shares a word with them.
-            plain = found.plain_second or {c.chunk_id: c.second for c in found.candidates}
-            pool = list(found.plain_second.values()) if found.plain_second else found.second_pool
-            best = max(found.candidates, key=lambda c: plain.get(c.chunk_id, c.second))
-            best_second = plain.get(best.chunk_id, best.second)
+            at = max(range(len(found.candidates)), key=found.plain.__getitem__)  # the first best
+            best, best_second = found.candidates[at], found.plain[at]
             second_background = self._second.background(query, text_languages(best.text), params.background_k)
             second_margin = best_second - second_background
-            nearest = np.sort(np.asarray(pool))[-CANDIDATES:]
+            nearest = np.sort(found.plain_pool)[-CANDIDATES:]
             second_standout = best_second - float(nearest.mean())
         domain = self._domain.logit(vector) if params.domain_weight else 0.0
         second_domain = 0.0

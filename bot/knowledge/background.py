@@ -14,6 +14,7 @@ with the third batch) make the nearest everyday sentence a fairer yardstick than
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -109,9 +110,11 @@ _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 LANGUAGES = ("ko", "en")
 
 
+@lru_cache(maxsize=4096)
 def text_languages(text: str) -> frozenset[str]:
     """The languages a passage is written in: `ko` when it has Hangul, `en` when it has at least a few
-    English words (a Korean body with a `> EN:` summary line is both)."""
+    English words (a Korean body with a `> EN:` summary line is both). Cached: a search asks it of the
+    same few passages' texts again and again."""
     languages = set()
     if has_hangul(text):
         languages.add("ko")

@@ -55,7 +55,10 @@ class QueryVectors:
         """The queries being embedded by some thread now, and where their vectors will be."""
 
     def __call__(self, query: str) -> np.ndarray:
-        return self.many([query])[0]
+        # A cached query (a search asks for its vectors four times) skips `many`'s bookkeeping.
+        with self._lock:
+            vector = self._cache.get(query)
+        return vector if vector is not None else self.many([query])[0]
 
     def many(self, queries: Sequence[str]) -> list[np.ndarray]:
         """The vector of each query, in order; the uncached distinct ones that no other thread is

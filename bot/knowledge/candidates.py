@@ -3,7 +3,7 @@ model's top list), each candidate with every raw score the fusion combines."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -12,9 +12,13 @@ from bot.knowledge.chroma import ChunkSnapshot, Nearest
 from bot.knowledge.fusion import Candidate
 from bot.knowledge.indexing import QUESTIONS_KEY
 from bot.knowledge.lexical import LexicalIndex
+from bot.knowledge.second_dense import SecondScores
 
 CANDIDATES = 40
 """How many dense and how many lexical candidates are fused; far more than any top_k we serve."""
+
+
+_NONE = np.zeros(0, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -26,11 +30,13 @@ class CandidateSet:
     """Dense similarity of the dense top list."""
     lexical_pool: np.ndarray
     """BM25 of every chunk."""
-    second_pool: list[float]
+    second_pool: np.ndarray = field(default_factory=lambda: _NONE)
     """Second-model similarity of every chunk (empty without a second model)."""
-    plain_second: dict[str, float] | None = None
+    plain_pool: np.ndarray = field(default_factory=lambda: _NONE)
     """Second-model similarity of every chunk's text without its questions: the abstain evidence's
-    (None when it is `second_pool`'s)."""
+    (empty without a second model)."""
+    plain: list[float] = field(default_factory=list)
+    """That similarity of each candidate, in `candidates` order (empty without a second model)."""
 
 
 def gather(
@@ -40,8 +46,7 @@ def gather(
     found: Nearest,
     vector: np.ndarray,
     bm25: np.ndarray,
-    second: dict[str, float],
-    plain_second: dict[str, float] | None = None,
+    second: SecondScores | None = None,
 ) -> CandidateSet:
     """Candidates from the dense neighbours `found`, the best BM25 chunks and the best second-model
     chunks; a candidate one list missed gets its dense similarity from the stored vector."""
@@ -49,17 +54,33 @@ def gather(
     chunks.cover(collection, ids)
     dense = {cid: 1.0 - float(dist) for cid, dist in zip(ids, distances, strict=True)}
     dense_pool = list(dense.values())
-    extra = [lexical.ids[i] for i in np.argsort(-bm25)[:CANDIDATES] if bm25[i] > 0]
-    extra += sorted(second, key=second.__getitem__, reverse=True)[:CANDIDATES]
+    best = np.argsort(-bm25)[:CANDIDATES]
+    extra = [lexical.ids[i] for i in best[bm25[best] > 0].tolist()]
+    if second is not None:
+        # A stable sort best first keeps equal scores in chunk order, as the sort by score it replaced did.
+        extra += [
+            second.ids[i] for i in np.argsort(-second.with_questions, kind="stable")[:CANDIDATES].tolist()
+        ]
     for cid in extra:
         if cid not in dense:
             dense[cid] = chunks.similarity(cid, vector)
+    bm25_values = bm25.tolist()  # Python floats, as `float()` of each made them
     candidates = []
+    plain: list[float] = []
+    with_questions = second.with_questions.tolist() if second is not None else []
+    plain_values = second.plain.tolist() if second is not None else []
     for cid, similarity in dense.items():
         position = lexical.position(cid)
-        score = float(bm25[position]) if position is not None else 0.0
-        candidates.append(Candidate(cid, *chunks.row(cid), similarity, score, second.get(cid, 0.0)))
-    return CandidateSet(candidates, dense_pool, bm25, list(second.values()), plain_second)
+        score = bm25_values[position] if position is not None else 0.0
+        at = second.position.get(cid) if second is not None else None
+        candidates.append(
+            Candidate(cid, *chunks.row(cid), similarity, score, with_questions[at] if at is not None else 0.0)
+        )
+        if second is not None:
+            plain.append(plain_values[at] if at is not None else candidates[-1].second)
+    if second is None:
+        return CandidateSet(candidates, dense_pool, bm25)
+    return CandidateSet(candidates, dense_pool, bm25, second.with_questions, second.plain, plain)
 
 
 def steered_alone(nearest: Candidate | None, languages: frozenset[str]) -> frozenset[str]:

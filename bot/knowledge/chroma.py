@@ -9,6 +9,8 @@ client, so the next reindex creates a fresh index there.
 from __future__ import annotations
 
 import logging
+import os
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -20,6 +22,15 @@ from bot.knowledge.documents import KnowledgeError
 log = logging.getLogger(__name__)
 
 SQLITE_FILE = "chroma.sqlite3"
+
+SETTLED_S = 2.0
+"""A file stamp is trusted only when the file was last written this long before it was taken: a file
+system's clock ticks coarsely (a few ms, seconds on some), so a write in the same tick as the stamp's
+could leave its time and size as they were."""
+
+FileStamp = tuple[int, ...]
+"""The embedded index's SQLite file's inode, size, modification and change times (ns), and its
+write-ahead log's size and times (-1 without one)."""
 
 Nearest = tuple[list[str], list[float]]
 """A vector's nearest chunks: their ids and cosine distances, nearest first."""
@@ -68,6 +79,8 @@ class ChromaStore:
         self, *, chroma_dir: Path | None, chroma_url: str | None, collection_name: str, client: Any = None
     ) -> None:
         self.chroma_dir = Path(chroma_dir) if chroma_dir is not None else None
+        self._sqlite = str(self.chroma_dir / SQLITE_FILE) if self.chroma_dir is not None else ""
+        self._wal = f"{self._sqlite}-wal"
         self.chroma_url = chroma_url
         self.collection_name = collection_name
         self._client = client
@@ -95,6 +108,28 @@ class ChromaStore:
                 f"the policy index folder {self.chroma_dir} was deleted; rebuild it with "
                 "`/policy reindex` or `arca-bot index`"
             )
+
+    def file_stamp(self) -> FileStamp | None:
+        """A stamp of the embedded index's SQLite file (and of its write-ahead log, should Chroma ever
+        keep one: today it commits into the file itself) that changes whenever anything writes to it;
+        None when it cannot be trusted to: a Chroma server, a client handed in, a missing file, or a
+        file changed within the last `SETTLED_S` seconds. Taken before the collection is read, an equal
+        stamp later means nothing was written since that read."""
+        if self.chroma_url or self.chroma_dir is None or not self._opened:
+            return None
+        try:
+            main = os.stat(self._sqlite)
+        except OSError:
+            return None
+        try:
+            wal = os.stat(self._wal)
+            wal_stamp = (wal.st_size, wal.st_mtime_ns, wal.st_ctime_ns)
+        except OSError:
+            wal_stamp = (-1, -1, -1)
+        changed = max(main.st_mtime_ns, main.st_ctime_ns, wal_stamp[1], wal_stamp[2])
+        if changed > time.time_ns() - int(SETTLED_S * 1e9):
+            return None
+        return (main.st_ino, main.st_size, main.st_mtime_ns, main.st_ctime_ns, *wal_stamp)
 
     def reset(self) -> None:
         if self.chroma_dir is not None and not self.chroma_url:

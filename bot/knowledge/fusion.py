@@ -88,6 +88,7 @@ and 80 questions to other businesses alike (AUC 0.55 and 0.50); none scored abov
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -248,8 +249,12 @@ class FusionParams:
 DEFAULT_FUSION = FusionParams()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Candidate:
+    """One passage a query may be answered with, and its raw scores. Not frozen, like `Ranked`: a search
+    makes ~57 of each, and a frozen dataclass's `__init__` takes three times as long (0.8 against 0.25
+    µs); nothing changes them after they are made."""
+
     chunk_id: str
     metadata: dict[str, Any]
     text: str
@@ -261,7 +266,7 @@ class Candidate:
     """Cosine similarity under the second dense model (0 without one)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Ranked:
     candidate: Candidate
     score: float
@@ -328,14 +333,25 @@ def _ranks(values: Sequence[float], *, positive_only: bool) -> list[int | None]:
     return ranks
 
 
-def _standardised(values: Sequence[float], pool: Sequence[float] | None) -> list[float]:
+def _standardised(values: Sequence[float], pool: Sequence[float] | None) -> np.ndarray:
     """(v − mean) / std with the mean and spread of `pool` (default: `values`); zeros when it is flat."""
     array = np.asarray(values, dtype=np.float64)
     reference = array if pool is None else np.asarray(pool, dtype=np.float64)
-    std = float(reference.std()) if len(reference) else 0.0
+    count = len(reference)
+    if not count:
+        return np.zeros(len(array), dtype=np.float64)
+    # `ndarray.mean` and `ndarray.std` step by step: the same sums and divisions (bit for bit), without
+    # their argument handling, which cost more than the arithmetic on a search's few hundred values.
+    mean = reference.sum() / count
+    deviations = reference - mean
+    std = math.sqrt((deviations * deviations).sum() / count)
     if std < 1e-12:
-        return [0.0] * len(values)
-    return list((array - reference.mean()) / std)
+        return np.zeros(len(array), dtype=np.float64)
+    return (array - mean) / std
+
+
+def _empty(pool: Sequence[float] | np.ndarray | None) -> bool:
+    return pool is None or len(pool) == 0
 
 
 def fuse(
@@ -353,14 +369,15 @@ def fuse(
     happened to join the candidate set; without pools the candidates themselves are the reference.
     """
     if params.method == "zscore":
-        dense = _standardised([c.dense for c in candidates], dense_pool)
+        # One array operation over the candidates (the same float64 arithmetic, term by term, as the
+        # sum per candidate it replaced), and one stable sort on (score, dense), best first.
+        raw = np.asarray([c.dense for c in candidates], dtype=np.float64)
+        dense = _standardised(raw, dense_pool)
         lexical = _standardised([c.lexical for c in candidates], lexical_pool)
-        second = _standardised([c.second for c in candidates], second_pool or None)
-        scored = [
-            Ranked(c, params.dense_weight * d + params.lexical_weight * x + params.second_weight * y)
-            for c, d, x, y in zip(candidates, dense, lexical, second, strict=True)
-        ]
-        return sorted(scored, key=lambda r: (r.score, r.candidate.dense), reverse=True)
+        second = _standardised([c.second for c in candidates], None if _empty(second_pool) else second_pool)
+        scores = params.dense_weight * dense + params.lexical_weight * lexical + params.second_weight * second
+        order = np.lexsort((-raw, -scores)).tolist()
+        return [Ranked(candidates[i], scores[i]) for i in order]
     if params.method == "linear":
         best = max((c.lexical for c in candidates), default=0.0)
         scored = [

@@ -16,6 +16,7 @@ import importlib.util
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,20 @@ class USEEmbedder:
         return np.asarray(self._load().encode(list(texts)), dtype=np.float32).reshape(len(texts), self.dim)
 
 
+@dataclass(frozen=True)
+class SecondScores:
+    """A query's similarity under the second model with every chunk, in the order of `ids` (the index's
+    chunk snapshot as of the last `SecondDense.refresh`)."""
+
+    ids: list[str]
+    position: dict[str, int]
+    """Where each id is in `ids`."""
+    with_questions: np.ndarray
+    """Against each chunk's text with its questions (float64)."""
+    plain: np.ndarray
+    """Against each chunk's text alone (float64): what the abstain evidence was calibrated on."""
+
+
 class SecondDense:
     """The second model's vectors of the stored chunks (in the snapshot's order) and a query's scores."""
 
@@ -112,10 +127,13 @@ class SecondDense:
         self._query = QueryVectors(embedder, cache)
         self._stamp: object = None
         self._ids: list[str] = []
+        self._position: dict[str, int] = {}
         self._matrix = np.zeros((0, int(embedder.dim)), dtype=np.float32)
         self._plain = self._matrix
         """The chunks' vectors without their questions: what the abstain evidence was calibrated on."""
         self._background: np.ndarray | None = None
+        self._background_in: dict[frozenset[str], np.ndarray] = {}
+        """The background vectors of the sentences in each set of languages."""
         self._by_content: dict[bytes, np.ndarray] = {}
         """The vector of each chunk's text by its SHA-256: a rebuild embeds only changed or new chunks."""
         self._lock = threading.Lock()
@@ -147,6 +165,7 @@ class SecondDense:
         ]
         self._plain = np.stack(plain_rows) if plain_rows else self._matrix
         self._ids, self._stamp = list(chunks.ids), stamp
+        self._position = {cid: i for i, cid in enumerate(self._ids)}
 
     def _chunks_part(self) -> tuple[str, str]:
         name = f"chunks:{self.embedder.name}"
@@ -207,7 +226,9 @@ class SecondDense:
 
     def background(self, query: str, languages: frozenset[str], k: int) -> float:
         """The mean of the query's `k` best similarities to the background sentences in `languages`."""
-        vectors = self.background_vectors()[background_rows(languages)]
+        vectors = self._background_in.get(languages)
+        if vectors is None:  # the rows of a language set are taken once, not copied per query
+            vectors = self._background_in[languages] = self.background_vectors()[background_rows(languages)]
         return float(np.sort(vectors @ self._query(query))[-max(1, k) :].mean())
 
     def scores(self, query: str, *, questions: bool = True) -> dict[str, float]:
@@ -215,4 +236,14 @@ class SecondDense:
         if not self._ids:
             return {}
         similarities = (self._matrix if questions else self._plain) @ self._query(query)
-        return {cid: float(s) for cid, s in zip(self._ids, similarities, strict=True)}
+        return dict(zip(self._ids, similarities.tolist(), strict=True))
+
+    def similarities(self, query: str) -> SecondScores:
+        """`scores` both ways as arrays, for a search: no dict of every chunk is built per query."""
+        vector = self._query(query)
+        return SecondScores(
+            self._ids,
+            self._position,
+            (self._matrix @ vector).astype(np.float64),
+            (self._plain @ vector).astype(np.float64),
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from bot.knowledge.evaluation import (
@@ -11,7 +12,7 @@ from bot.knowledge.evaluation import (
     cross_validate_margins,
     evaluate_explained,
 )
-from bot.knowledge.fusion import DEFAULT_FUSION, Candidate, Evidence, fuse
+from bot.knowledge.fusion import DEFAULT_FUSION, Candidate, Evidence, _standardised, fuse
 
 
 def _candidate(cid: str, dense: float, lexical: float) -> Candidate:
@@ -122,3 +123,15 @@ def test_cross_validation_judges_each_question_by_thresholds_calibrated_without_
     english = out["en", 0.0]
     assert english.wrongly_abstained < 0.5 and english.off_topic_abstained == {"small talk": 1.0}
     assert out["en", 0.3].wrongly_abstained == 0.0
+
+
+def test_standardising_matches_numpys_mean_and_spread_to_the_last_bit() -> None:
+    """The fusion's z-scores are computed step by step; they must equal numpy's `mean` and `std` exactly."""
+    rng = np.random.default_rng(3)
+    for size in (2, 7, 40, 94, 333):
+        pool = rng.standard_normal(size) * 5
+        values = pool[: max(1, size // 2)]
+        expected = (values - pool.mean()) / float(pool.std())
+        assert _standardised(values, pool).tobytes() == expected.tobytes()
+    assert not _standardised([1.0, 2.0], [3.0, 3.0]).any()  # a flat pool gives zeros
+    assert not _standardised([1.0], []).any()

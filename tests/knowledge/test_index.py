@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.knowledge import chroma
 from bot.knowledge.documents import KnowledgeError, PolicyFormatError
 from bot.knowledge.embedders import E5Embedder
 from bot.knowledge.index import EmptyQueryError, PolicyIndex
@@ -190,3 +191,23 @@ def test_search_follows_a_reindex_made_by_another_process(
     )  # e.g. `arca-bot index`
     assert _sources(serving) == {"coupons.md", "name.md"}
     assert all(h.source != "privacy.md" for h in serving.explain("결제 기록 보관 기간")[0])
+
+
+def test_a_settled_index_file_is_read_again_only_after_something_writes_to_it(
+    tmp_path: Path, small_corpus: Path, e5: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serving = PolicyIndex(CountingEmbedder(e5), chroma_dir=tmp_path / "chroma")
+    serving.build(small_corpus)
+    monkeypatch.setattr(chroma, "SETTLED_S", 0.0)  # trust the file at once instead of after 2 s
+    reads: list[int] = []
+    read = serving.store.get
+    monkeypatch.setattr(serving.store, "get", lambda: reads.append(1) or read())
+
+    assert "privacy.md" in _sources(serving)
+    assert "privacy.md" in _sources(serving)
+    assert len(reads) == 1  # the second search found the file as the first had read it
+
+    (small_corpus / "privacy.md").unlink()
+    PolicyIndex(CountingEmbedder(e5), chroma_dir=tmp_path / "chroma").reindex(small_corpus)
+    assert _sources(serving) == {"coupons.md", "name.md"}  # the write changed the file's stamp
+    assert len(reads) == 2

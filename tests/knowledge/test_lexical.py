@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
+
 from bot.knowledge.analysis import analyze, keyword_head, korean_number
 from bot.knowledge.lexical import LexicalIndex
 
@@ -65,3 +69,20 @@ def test_the_head_noun_counts_more_in_bm25() -> None:
     headed = index.scores(query, 1.0, head="한도", head_weight=2.0)
     assert plain[0] > plain[1]
     assert headed[1] > headed[0]
+
+
+def test_bm25_scores_are_bm25s_own_to_the_last_bit() -> None:
+    """The search adds bm25s's stored term columns itself; any query must score exactly as bm25s does."""
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(60)]
+    docs = [[rng.choice(words) for _ in range(rng.randrange(0, 30))] for _ in range(40)]
+    index = LexicalIndex([f"c{i}" for i in range(40)], docs, [d[:3] for d in docs])
+    body = index._body
+    assert body is not None and body._columns is not None  # the exact path is the one taken
+    for _ in range(300):
+        terms = [rng.choice(words) for _ in range(rng.randrange(1, 8))]
+        ids = [body.vocab[t] for t in terms if t in body.vocab]
+        ours = body.scores(ids, len(index))
+        theirs = np.asarray(body.model.get_scores(ids), dtype=np.float32)
+        assert ours.dtype == np.float32
+        assert ours.tobytes() == theirs.tobytes(), ids
