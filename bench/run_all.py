@@ -10,14 +10,13 @@ Figures only; nothing here asserts a time. See bench/README.md for what each fig
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -143,17 +142,26 @@ HEADLINES: list[tuple[str, str, str]] = [
 ]
 
 
-def _timed(name: str, fn: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], float]:
-    # Every benchmark runs in this one process: without this, full collections of what the earlier ones
-    # left landed inside later ones' timed parts (measured: a 140 ms collection on the SQLite writer in
-    # the coupon ledger's run, 1,236 issues/s against 7,283; 22–62 ms loop steps in the incident grant).
-    # Each starts as a serving process does after start-up (`bot.heap.freeze_startup_heap`): the
-    # earlier ones' garbage collected, what is still alive frozen out of the collector's walks.
-    gc.collect()
-    gc.freeze()
+CHILD = (
+    "import json, sys\n"
+    "from bench import {name} as bench\n"
+    "figures = bench.main(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w', encoding='utf-8').write(json.dumps(figures, ensure_ascii=False, default=str))\n"
+)
+
+
+def _timed(name: str, argv: list[str]) -> tuple[dict[str, Any], float]:
+    """`bench.<name>.main(argv)` in a Python process of its own, as the benchmark is run alone, and its
+    figures. In one process for them all, what the earlier benchmarks left (their heap, threads and
+    Chroma's caches) moved the later ones' figures even with the heap frozen between them (the same
+    quiet sitting, 2026-12-07: the incident grant 11,170 coupons/s inside `make bench` against
+    21,887–25,865 alone; the policy search ÷ Chroma 1.62 against 1.19–1.26)."""
     print(f"\n=== {name} " + "=" * max(0, 60 - len(name)), flush=True)
     start = time.perf_counter()
-    figures = fn()
+    with tempfile.TemporaryDirectory(prefix=f"arca-bench-{name}-") as tmp:
+        out = Path(tmp) / "figures.json"
+        subprocess.run([sys.executable, "-c", CHILD.format(name=name), str(out), *argv], cwd=REPO, check=True)
+        figures = json.loads(out.read_text(encoding="utf-8"))
     elapsed = time.perf_counter() - start
     print(f"--- {name}: {elapsed:.1f} s", flush=True)
     return figures, elapsed
@@ -165,71 +173,52 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true", help="smaller runs (a smoke test of the suite)")
     args = parser.parse_args(argv)
 
-    from bench import (
-        concurrency,
-        coupon_ledger,
-        engine_overhead,
-        fact_check,
-        game_deliveries,
-        game_orders,
-        incident_bulk,
-        lone,
-        memory,
-        retrieval,
-        search_latency,
-        streaming,
-    )
-
     quick = args.quick
     details: dict[str, dict[str, Any]] = {}
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="arca-bench-") as tmp:
         shared = Path(tmp) / "data"  # one policy index, built by the concurrency bench, reused by memory
         shared.mkdir()
-        runs: list[tuple[str, Callable[[], dict[str, Any]]]] = [
-            ("engine_overhead", lambda: engine_overhead.main(["--runs", "40" if quick else "200"])),
+        runs: list[tuple[str, list[str]]] = [
+            ("engine_overhead", ["--runs", "40" if quick else "200"]),
             (
                 "concurrency",
-                lambda: concurrency.main(
-                    ["--conversations", "20" if quick else "200", "--data-dir", str(shared)]
-                ),
+                ["--conversations", "20" if quick else "200", "--data-dir", str(shared)],
             ),
             (
                 "lone",
-                lambda: lone.main(["--conversations", "5" if quick else "30", "--data-dir", str(shared)]),
+                ["--conversations", "5" if quick else "30", "--data-dir", str(shared)],
             ),
-            ("streaming", lambda: streaming.main(["--chars", "2500" if quick else "6000"])),
-            ("retrieval", lambda: retrieval.main(["--no-st", "--skip-synthetic"])),
+            ("streaming", ["--chars", "2500" if quick else "6000"]),
+            ("retrieval", ["--no-st", "--skip-synthetic"]),
             (
                 "search_latency",
-                lambda: search_latency.main(["--rounds", "5" if quick else "20", "--data-dir", str(shared)]),
+                ["--rounds", "5" if quick else "20", "--data-dir", str(shared)],
             ),
             (
                 "coupon_ledger",
-                lambda: coupon_ledger.main(["--issues", "50" if quick else "300", "--race", "100"]),
+                ["--issues", "50" if quick else "300", "--race", "100"],
             ),
-            ("fact_check", lambda: fact_check.main(["--rounds", "50" if quick else "300"])),
+            ("fact_check", ["--rounds", "50" if quick else "300"]),
             (
                 "incident_bulk",
-                lambda: incident_bulk.main(["--orders", "2000" if quick else "10000"]),
+                ["--orders", "2000" if quick else "10000"],
             ),
             (
                 "game_orders",
-                lambda: game_orders.main(["--rounds", "100" if quick else "500"]),
+                ["--rounds", "100" if quick else "500"],
             ),
             (
                 "game_deliveries",
-                lambda: game_deliveries.main(
-                    ["--grants", "500" if quick else "3000", "--incident", "2000" if quick else "10000"]
-                ),
+                ["--grants", "500" if quick else "3000", "--incident", "2000" if quick else "10000"],
             ),
             (
                 "memory",
-                lambda: memory.main(["--threads", "100" if quick else "1000", "--data-dir", str(shared)]),
+                ["--threads", "100" if quick else "1000", "--data-dir", str(shared)],
             ),
         ]
-        for name, fn in runs:
-            details[name], seconds[name] = _timed(name, fn)
+        for name, bench_argv in runs:
+            details[name], seconds[name] = _timed(name, bench_argv)
 
     e, c, s, r, k, m = (
         details[n]
