@@ -514,9 +514,16 @@ _loaded_lock = threading.Lock()
 
 def shared_model(*, threads: int = 1, parts: FittedParts | None = None) -> E5Model:
     """One model per thread count in this process, whichever embedder asks first: it is the same file
-    whatever `parts` it was read from."""
+    whatever `parts` it was read from.
+
+    The model is loaded outside `_loaded_lock`: loading reads `parts`, whose lock a thread making another
+    part holds while it embeds with this model (`FittedParts.get` → the background vectors), so a thread
+    loading under `_loaded_lock` and that one waited for each other for ever (a start hung so). Two threads
+    that both find it missing both load it; the first to finish is kept."""
     with _loaded_lock:
         model = _loaded.get(threads)
-        if model is None:
-            model = _loaded[threads] = load_model(threads=threads, parts=parts)
+    if model is not None:
         return model
+    loaded = load_model(threads=threads, parts=parts)
+    with _loaded_lock:
+        return _loaded.setdefault(threads, loaded)

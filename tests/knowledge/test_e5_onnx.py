@@ -7,6 +7,7 @@ import logging
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +185,41 @@ def test_a_file_that_is_not_e5s_is_refused_clearly(tmp_path: Path) -> None:
     bad.write_bytes(b"GGUF" + bytes(200))
     with pytest.raises(KnowledgeError, match="not an e5 model file"):
         e5_onnx.ModelFile(bad)
+
+
+@pytest.mark.slow
+def test_a_part_being_made_with_e5_and_a_lane_loading_e5_do_not_wait_for_each_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a start, one thread makes a part (holding the parts' lock) by embedding with e5 while another
+    loads e5, which reads its graph from the same parts: before, the loader held the model's lock while
+    it waited for the parts' lock, and the maker waited for the model's lock (a start hung for ever)."""
+    # this process's model is loaded afresh, under a lock of this test's own (were they to hang, the
+    # threads would hold only what belongs to this test)
+    monkeypatch.setattr(e5_onnx, "_loaded", {})
+    monkeypatch.setattr(e5_onnx, "_loaded_lock", threading.Lock())
+    parts = FittedParts(tmp_path)
+    loaded: list[object] = []
+
+    def loader() -> None:
+        loaded.append(e5_onnx.shared_model(parts=parts))
+
+    other = threading.Thread(target=loader, daemon=True)
+
+    def make() -> dict[str, np.ndarray]:
+        other.start()  # the loader asks for the model while this thread holds the parts' lock
+        deadline = time.monotonic() + 1.0
+        while not e5_onnx._loaded_lock.locked() and time.monotonic() < deadline:
+            time.sleep(0.005)  # the old loader took the model's lock and kept it while it waited
+        return {"v": e5_onnx.shared_model(parts=parts).embed(["passage: 쿠폰 한도"])}
+
+    maker = threading.Thread(target=lambda: loaded.append(parts.get("test", "1", make)), daemon=True)
+    maker.start()
+    maker.join(60)
+    other.join(60)
+    assert not maker.is_alive() and not other.is_alive(), (
+        "the part's maker and the model's loader wait for each other"
+    )
+    model = e5_onnx.shared_model(parts=parts)
+    assert any(item is model for item in loaded)  # one model kept for the process
+    assert parts.load(e5_onnx.PART, e5_onnx._model_print(e5_onnx.model_path())) is not None
