@@ -16,7 +16,9 @@ def test_the_startup_heap_is_frozen_once_per_process() -> None:
     gc.collect()  # what a later call would collect and freeze: nothing is frozen again
     [object() for _ in range(10)]
     freeze_startup_heap()
-    assert gc.get_freeze_count() == frozen
+    # A second freeze would move every object made since into the permanent generation; the count can
+    # only fall, when another thread frees frozen objects meanwhile (the full suite: 993,473 → 993,471).
+    assert gc.get_freeze_count() <= frozen
 
 
 def test_full_collections_are_spaced_out_once_the_startup_heap_is_frozen() -> None:
