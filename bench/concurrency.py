@@ -86,9 +86,10 @@ def conversation_of(messages: list[dict[str, Any]]) -> int:
     raise LookupError("no bench order id in the player's message")
 
 
-def latency_llm(*, latency: float) -> FunctionLLM:
+def latency_llm(*, latency: float, marks: list[float] | None = None) -> FunctionLLM:
     """One run's model: the script of the conversation whose player wrote the request's order id, with a
-    network-like latency before every call (loop; synthesis: first token)."""
+    network-like latency before every call (loop; synthesis: first token). `marks`, when given, gets the
+    time each call starts waiting and the time its wait ends (`bench.lone`)."""
     scripted: ScriptedLLM | None = None
 
     def model_for(request: ModelRequest) -> ScriptedLLM:
@@ -97,12 +98,19 @@ def latency_llm(*, latency: float) -> FunctionLLM:
             scripted = ScriptedLLM(_script(conversation_of(request.messages)))
         return scripted
 
-    async def answer(request: ModelRequest) -> Any:
+    async def wait() -> None:
+        if marks is not None:
+            marks.append(time.perf_counter())
         await asyncio.sleep(latency)
+        if marks is not None:
+            marks.append(time.perf_counter())
+
+    async def answer(request: ModelRequest) -> Any:
+        await wait()
         return await forward(model_for(request), request)
 
     async def stream(request: ModelRequest) -> Any:
-        await asyncio.sleep(latency)
+        await wait()
         async for piece in forward_stream(model_for(request), request):
             yield piece
 

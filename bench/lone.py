@@ -41,41 +41,13 @@ if __package__ in (None, ""):
     if os.environ.get("ARCA_BENCH_TREE"):  # an A/B child: the checkout under test's code comes first
         sys.path.insert(0, os.environ["ARCA_BENCH_TREE"])
 
-from bench.concurrency import MODEL_CALLS, _round, _script, _seed, conversation_of, settle_heap, thread_cpu_s
+from bench.concurrency import MODEL_CALLS, _round, _seed, latency_llm, settle_heap, thread_cpu_s
 from bench.sampler import sampled
 from bot.app import build_app, make_policy_index
 from bot.config import load_settings
-from bot.llm.function import FunctionLLM, ModelRequest, forward, forward_stream
-from bot.llm.scripted import ScriptedLLM
 from bot.store import Store
 
 THREADS = ("MainThread", "policy-index-search", "arca-sqlite-reader", "arca-sqlite-writer")
-
-
-def marked_llm(*, latency: float, marks: list[float]) -> FunctionLLM:
-    """`bench.concurrency.latency_llm`, noting when each call starts waiting and when its wait ends."""
-    scripted: ScriptedLLM | None = None
-
-    def model_for(request: ModelRequest) -> ScriptedLLM:
-        nonlocal scripted
-        if scripted is None:
-            scripted = ScriptedLLM(_script(conversation_of(request.messages)))
-        return scripted
-
-    async def answer(request: ModelRequest) -> Any:
-        marks.append(time.perf_counter())
-        await asyncio.sleep(latency)
-        marks.append(time.perf_counter())
-        return await forward(model_for(request), request)
-
-    async def stream(request: ModelRequest) -> Any:
-        marks.append(time.perf_counter())
-        await asyncio.sleep(latency)
-        marks.append(time.perf_counter())
-        async for piece in forward_stream(model_for(request), request):
-            yield piece
-
-    return FunctionLLM(answer, stream_function=stream, abilities=ScriptedLLM().abilities)
 
 
 async def run(
@@ -95,7 +67,7 @@ async def run(
     marks: list[float] = []
     app = await build_app(
         settings,
-        llm_factory=lambda: marked_llm(latency=latency, marks=marks),
+        llm_factory=lambda: latency_llm(latency=latency, marks=marks),
         store=store,
         policy_index=index,
     )
