@@ -85,6 +85,9 @@ def make_policy_index(
             index.ensure_built(index.policies_dir, progress=checkpoint)
         checkpoint()
         index.warm_up()
+        from bot.guards.evidence import warm_policy_passages
+
+        warm_policy_passages((hit.citation, hit.text) for hit in index.sections())
     return index
 
 

@@ -175,6 +175,19 @@ class PolicyIndex:
             collection = self._open()
             return 0 if collection is None else int(collection.count())
 
+    def sections(self) -> list[PolicyHit]:
+        """Every stored chunk as a search would return it (score 0, no neighbour): what the fact check's
+        caches are filled from at start-up (`bot.guards.evidence.warm_policy_passages`)."""
+        with self._lock:
+            self._current()
+            chunks = self._chunks
+        if chunks is None:
+            return []
+        return [
+            PolicyHit.from_metadata(meta, text, 0.0)
+            for meta, text in zip(chunks.metadatas, chunks.documents, strict=True)
+        ]
+
     # ---- indexing -------------------------------------------------------------------------
 
     def reindex(self, policies_dir: Path | None = None, *, progress: Progress | None = None) -> ReindexCounts:

@@ -4,8 +4,12 @@ an amount is never refused for equalling the description's example (issue 50).""
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
+from bot.engine.example_values import id_written
 from tests.support.engine import MODES, run_scripted
 
 
@@ -190,3 +194,32 @@ async def test_a_search_made_in_place_of_a_guessed_lookup_is_shown_as_the_search
         ("done", "search_policy", str(made.result.code)),
     ], seen
     assert "placeholder" in steps[1].observation and steps[3].observation == made.observation
+
+
+def _id_pattern(letters: str, digits: str) -> re.Pattern[str]:
+    """The pattern `id_written` replaced (one compiled per id), the reference it is held to."""
+    either = "".join(f"[{c}{c.lower()}]" for c in letters)
+    return re.compile(rf"(?<![A-Za-z0-9]){either}[-_ ]?{re.escape(digits)}(?!\d)")
+
+
+def test_an_id_is_found_in_a_text_exactly_where_the_per_id_pattern_found_it() -> None:
+    """A differential over random texts made of the characters that matter around an id (its letters in
+    both cases, the separators, other letters and digits, Korean, non-ASCII digits and letters whose
+    case maps onto ASCII): `id_written` says what the per-id pattern said, on every text."""
+    rng = random.Random(20261207)
+    alphabet = "ORDodrX-_ 0123456789가١٢ıſK"
+    ids = [("ORD", "101"), ("ORD", "1"), ("O", "10"), ("GIFT", "0012"), ("ORD", "١٢"), ("SK", "101")]
+    found = 0
+    for _ in range(40_000):
+        letters, digits = rng.choice(ids)
+        parts = [rng.choice(alphabet) for _ in range(rng.randint(0, 14))]
+        if rng.random() < 0.5:  # plant a near-miss or the id itself, in some case, with some separator
+            written = "".join(c if rng.random() < 0.5 else c.lower() for c in letters)
+            parts.insert(
+                rng.randint(0, len(parts)), written + rng.choice(["", "-", "_", " ", "  ", "/"]) + digits
+            )
+        text = "".join(parts)
+        expected = _id_pattern(letters, digits).search(text) is not None
+        assert id_written(letters, digits, text) is expected, (letters, digits, text)
+        found += expected
+    assert 2_000 < found < 38_000  # both answers were exercised (4,019 found)
