@@ -47,8 +47,16 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-TURN_S = 0.005
+TURN_S = 0.002
 """How long one loop turn runs runs' slices before the next `give_way()` defers to the next turn.
+
+2 ms since wave 4 session 5 (it was 5 ms): the burst's worst lag comes from turns of a few hundred
+callbacks (`bench/results/2026-12-07-quiet4/lagturns.py`), about half of it the search lanes' hold on the
+interpreter lock, the rest the turn's own length (lanes answering from memory: 22 ms above idle against
+45). On a quiet fresh machine, 2 ms against 5 ms interleaved in one process (`bench.burst_ab`, medians):
+worst lag 27.8 against 35.9 ms above idle at 190.8 against 196.9 conversations/s (8 rounds), 33.4 against
+45.3 at 160.4 against 164.7 (4 rounds); 3 ms in between (32.9, 187.9). The conversations are cheaper
+than when 1 ms turns halved the throughput (below): a deferral costs ~10 µs, 15 a conversation at 5 ms.
 
 Every run deferred in a spent turn wakes in the next one only to find it spent again and defer once more,
 so short turns cost the loop work of their own (a burst of 200 passed `give_way()` ~87,000 times with
