@@ -78,7 +78,6 @@ def id_written(letters: str, digits: str, text: str) -> bool:
     time, 2026-12-07 profile), and a serving bot sees new ids all day. It looks for the digits with
     `str.find` and checks what stands before them (a differential test holds it to the pattern)."""
     n = len(letters)
-    lower = letters.lower()
     at = text.find(digits)
     while at >= 0:
         after = at + len(digits)
@@ -88,9 +87,9 @@ def id_written(letters: str, digits: str, text: str) -> bool:
                 start = end - n
                 if start < 0 or (start > 0 and text[start - 1] in _ID_BEFORE):
                     continue
-                if all(
-                    ch == up or ch == low for ch, up, low in zip(text[start:end], letters, lower, strict=True)
-                ):
+                written = text[start:end]
+                # ASCII only: "ı".upper() and "ſ".upper() are "I" and "S", which the pattern never took
+                if written.isascii() and written.upper() == letters:
                     return True
         at = text.find(digits, at + 1)
     return False
